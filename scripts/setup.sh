@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Set up a development machine: system tools (as root, via apt), a virtualenv, the package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v emacs >/dev/null 2>&1 || need+=(emacs-nox)   # tests compare our writes with Emacs
+command -v rg >/dev/null 2>&1 || need+=(ripgrep)        # the sparse scan
+command -v git >/dev/null 2>&1 || need+=(git)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing ${need[*]} (apt)" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "note: install ${need[*]} for the full test suite (sudo apt-get install ${need[*]})" >&2
+  fi
+fi
+
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -U pip 2>/dev/null || true
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'

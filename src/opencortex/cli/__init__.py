@@ -1,0 +1,43 @@
+"""The ``opencortex`` command line: a thin layer over :class:`opencortex.memex.Memex`."""
+
+from __future__ import annotations
+
+import click
+
+from .. import __version__
+from .doctor import doctor
+from .export_cmd import export
+from .memex_cmds import agenda, index, projects, query
+from .write_cmds import (
+    append,
+    capture,
+    deadline,
+    history,
+    new_note,
+    schedule,
+    set_property,
+    tag,
+    todo,
+    undo,
+)
+
+__all__ = ["cli", "main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="opencortex")
+def cli() -> None:
+    """OpenCortex: a local-first personal agent that lives in your Org files.
+
+    Every command takes --memex DIR (default: config, $OPENCORTEX_MEMEX, ~/memex)
+    and --json for scripting.
+    """
+
+
+for _cmd in (index, query, agenda, projects, export, capture, todo, set_property, tag,
+             schedule, deadline, append, new_note, undo, history, doctor):
+    cli.add_command(_cmd)
+
+
+def main() -> None:
+    cli(prog_name="opencortex")

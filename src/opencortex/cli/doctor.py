@@ -1,0 +1,78 @@
+"""``opencortex doctor``: what works here, what does not, and how to fix it."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import sys
+
+import click
+
+from .output import common_options, emit
+
+
+def _check(name: str, ok: bool, detail: str, fix: str = "") -> dict:
+    return {"check": name, "ok": ok, "detail": detail, **({"fix": fix} if fix and not ok else {})}
+
+
+@click.command()
+@common_options
+def doctor(memex: str | None, index: str | None, json_: bool) -> None:
+    """Check the installation, configuration, memex and index."""
+    from ..config import config_path, load_settings
+
+    checks = [_check("python", sys.version_info >= (3, 11), sys.version.split()[0])]
+    cp = config_path()
+    checks.append(_check("config", True, f"{cp} ({'found' if cp.exists() else 'not present: defaults'})"))
+    try:
+        s = load_settings(memex=memex, index=index)
+    except Exception as e:
+        checks.append(_check("config-valid", False, str(e), "fix the TOML file"))
+        s = None
+    try:
+        con = sqlite3.connect(":memory:")
+        con.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        checks.append(_check("sqlite-fts5", True, f"SQLite {sqlite3.sqlite_version}"))
+    except sqlite3.Error as e:
+        checks.append(_check("sqlite-fts5", False, str(e), "use a Python built with FTS5"))
+    rg = shutil.which("rg")
+    checks.append(_check("ripgrep", rg is not None, rg or "not found",
+                         "pip install ripgrep==14.1.0 or apt-get install ripgrep"))
+    emacs = shutil.which("emacs")
+    checks.append(_check("emacs", True, emacs or "not found (optional: the Emacs package)"))
+    if s is not None:
+        root = s.memex.expanduser()
+        checks.append(_check("memex", root.is_dir(), f"{root} (from {s.source.get('memex')})",
+                             "pass --memex DIR, set OPENCORTEX_MEMEX or memex = in the config"))
+        if root.is_dir():
+            from ..memex import Memex
+
+            try:
+                with Memex(settings=s) as m:
+                    summary = m.sync()
+                    c = m.store.counts()
+                    errs = m.store.file_errors()
+                    dangling = m.store.dangling_links()
+                checks.append(_check("index", True, f"{s.index_path}: {c['files']} files, "
+                                     f"{c['nodes']} nodes, {c['links']} links "
+                                     f"(sync {summary.seconds:.2f}s)"))
+                checks.append(_check("files", not errs and not summary.skipped,
+                                     f"{len(errs)} files with read problems, "
+                                     f"{summary.skipped} skipped",
+                                     "see `opencortex index` for the list"))
+                checks.append(_check("links", True, f"{len(dangling)} id: links to unknown IDs"))
+            except Exception as e:
+                checks.append(_check("index", False, str(e),
+                                     "the index is disposable: opencortex index --rebuild"))
+    ok = all(c["ok"] for c in checks)
+
+    def human() -> None:
+        for c in checks:
+            mark = click.style("ok ", fg="green") if c["ok"] else click.style("!! ", fg="red")
+            click.echo(f"{mark}{c['check']:<12} {c['detail']}")
+            if "fix" in c:
+                click.echo(f"   fix: {c['fix']}")
+
+    emit({"ok": ok, "checks": checks}, json_, human)
+    if not ok:
+        sys.exit(1)

@@ -1,0 +1,97 @@
+"""Shared CLI plumbing: the common options, JSON vs human output, errors with the fix."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import click
+
+from ..errors import OpenCortexError
+
+__all__ = ["common_options", "emit", "fail", "node_line", "open_memex", "progress_bar"]
+
+
+def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--memex, --index and --json on a command; OpenCortex errors become clean exits."""
+
+    @click.option("--memex", "memex", type=click.Path(file_okay=False), default=None,
+                  help="Memex folder (default: config, $OPENCORTEX_MEMEX, ~/memex).")
+    @click.option("--index", "index", type=click.Path(dir_okay=False), default=None,
+                  help="Index database (default: under the XDG cache dir).")
+    @click.option("--json", "json_", is_flag=True, help="Machine-readable JSON output.")
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return f(*args, **kwargs)
+        except OpenCortexError as e:
+            fail(str(e), kwargs.get("json_", False), type(e).__name__)
+
+    return wrapper
+
+
+def fail(message: str, as_json: bool, kind: str = "error", code: int = 1) -> None:
+    if as_json:
+        click.echo(json.dumps({"ok": False, "error": message, "type": kind}))
+    else:
+        click.echo(f"Error: {message}", err=True)
+    sys.exit(code)
+
+
+def open_memex(memex: str | None, index: str | None):  # -> Memex (imported lazily)
+    from ..memex import Memex
+
+    return Memex(memex, index)
+
+
+def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
+    else:
+        human()
+
+
+def node_line(n: Any) -> str:
+    todo = f"{n.todo} " if n.todo else ""
+    prio = f"[#{n.priority}] " if n.priority else ""
+    tags = f"  :{':'.join(n.local_tags)}:" if n.local_tags else ""
+    where = click.style(f"{n.file}:{n.line}", fg="cyan")
+    return f"{where}  {'*' * n.level} {todo}{prio}{n.title}{tags}"
+
+
+def print_nodes(nodes: Iterable[Any]) -> None:
+    for n in nodes:
+        click.echo(node_line(n))
+
+
+class progress_bar:
+    """A rich progress bar on stderr when it is a terminal; a no-op otherwise."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self._p = None
+        self._task = None
+
+    def __enter__(self) -> Callable[[int, int], None]:
+        if sys.stderr.isatty() and not os.environ.get("OPENCORTEX_NO_PROGRESS"):
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self._p = Progress(console=Console(stderr=True), transient=True)
+            self._p.start()
+        return self.update
+
+    def update(self, done: int, total: int) -> None:
+        if self._p is None:
+            return
+        if self._task is None:
+            self._task = self._p.add_task(self.label, total=total)
+        self._p.update(self._task, completed=done)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._p is not None:
+            self._p.stop()

@@ -1,0 +1,122 @@
+"""Settings: defaults < config.toml (XDG) < OPENCORTEX_* environment < command-line flags.
+
+The config file lives at ``$XDG_CONFIG_HOME/opencortex/config.toml`` (via platformdirs) or
+wherever ``OPENCORTEX_CONFIG`` points.  Example::
+
+    memex = "~/memex"
+
+    [capture]
+    target = "inbox.org"
+
+    [todo]
+    log_states = true        # note every state change ...
+    log_into_drawer = true   # ... in a :LOGBOOK: drawer
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import ConfigError
+
+__all__ = ["Settings", "config_path", "load_settings"]
+
+APP = "opencortex"
+
+
+def _dirs():  # platformdirs is cheap, but keep CLI start-up minimal anyway
+    import platformdirs
+
+    return platformdirs.PlatformDirs(APP, appauthor=False)
+
+
+def config_path() -> Path:
+    env = os.environ.get("OPENCORTEX_CONFIG")
+    return Path(env).expanduser() if env else Path(_dirs().user_config_dir) / "config.toml"
+
+
+@dataclass(slots=True)
+class Settings:
+    memex: Path = field(default_factory=lambda: Path("~/memex").expanduser())
+    index: Path | None = None
+    """Index database; None = derived from the memex path under the XDG cache dir."""
+    capture_target: str = "inbox.org"
+    log_into_drawer: bool = True
+    """State-change notes go into a :LOGBOOK: drawer (org-log-into-drawer)."""
+    log_states: bool = False
+    """Add a ``- State "DONE" from "TODO" [time]`` note on every state change
+    (repeating tasks always get one, as in Org)."""
+    notes_dir: str = "notes"
+    source: dict[str, str] = field(default_factory=dict)
+    """Where each setting came from (default, config, env, flag) — for ``doctor``."""
+
+    @property
+    def index_path(self) -> Path:
+        if self.index is not None:
+            return self.index
+        key = hashlib.sha1(str(self.memex.resolve()).encode()).hexdigest()[:12]
+        name = f"{self.memex.resolve().name or 'root'}-{key}.sqlite3"
+        return Path(_dirs().user_cache_dir) / "index" / name
+
+    @property
+    def state_dir(self) -> Path:
+        return Path(_dirs().user_state_dir)
+
+
+_ENV_BOOL = {"1": True, "true": True, "yes": True, "on": True,
+             "0": False, "false": False, "no": False, "off": False}
+
+
+def _bool(value: object, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    b = _ENV_BOOL.get(str(value).strip().lower())
+    if b is None:
+        raise ConfigError(f"{name} must be true or false, got {value!r}")
+    return b
+
+
+def load_settings(memex: str | os.PathLike[str] | None = None,
+                  index: str | os.PathLike[str] | None = None) -> Settings:
+    """Resolve settings from every layer; flags (the arguments) win."""
+    s = Settings()
+    s.source = {"memex": "default"}
+    path = config_path()
+    data: dict = {}
+    if path.exists():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{path}: not valid TOML ({e}); fix or remove the file") from e
+    if "memex" in data:
+        s.memex, s.source["memex"] = Path(str(data["memex"])).expanduser(), "config"
+    if "index" in data:
+        s.index, s.source["index"] = Path(str(data["index"])).expanduser(), "config"
+    cap = data.get("capture", {})
+    if "target" in cap:
+        s.capture_target = str(cap["target"])
+    todo = data.get("todo", {})
+    if "log_into_drawer" in todo:
+        s.log_into_drawer = _bool(todo["log_into_drawer"], "todo.log_into_drawer")
+    if "log_states" in todo:
+        s.log_states = _bool(todo["log_states"], "todo.log_states")
+    if "notes_dir" in data:
+        s.notes_dir = str(data["notes_dir"])
+    env = os.environ
+    if env.get("OPENCORTEX_MEMEX"):
+        s.memex, s.source["memex"] = Path(env["OPENCORTEX_MEMEX"]).expanduser(), "env"
+    if env.get("OPENCORTEX_INDEX"):
+        s.index, s.source["index"] = Path(env["OPENCORTEX_INDEX"]).expanduser(), "env"
+    if env.get("OPENCORTEX_CAPTURE_TARGET"):
+        s.capture_target = env["OPENCORTEX_CAPTURE_TARGET"]
+    if env.get("OPENCORTEX_LOG_STATES"):
+        s.log_states = _bool(env["OPENCORTEX_LOG_STATES"], "OPENCORTEX_LOG_STATES")
+    if memex is not None:
+        s.memex, s.source["memex"] = Path(memex).expanduser(), "flag"
+    if index is not None:
+        s.index, s.source["index"] = Path(index).expanduser(), "flag"
+    return s

@@ -1,0 +1,137 @@
+"""The Python API in one object: a memex folder, its index, and safe writes to it.
+
+The CLI mirrors this class; every other part of OpenCortex (pipeline, skills, servers)
+talks to the memex through it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+from .config import Settings, load_settings
+from .errors import NodeNotFoundError
+from .memory import views
+from .memory.nodes import Node
+from .memory.query import parse_query
+from .memory.sqlite_store import SqliteStore
+from .memory.sync import Progress, SyncSummary, sync
+from .write.writer import MemexWriter, WriteResult
+
+__all__ = ["Memex"]
+
+
+class Memex:
+    """A memex: the Org files under ``root`` (the truth) and a disposable index of them."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None,
+                 index: str | os.PathLike[str] | None = None,
+                 settings: Settings | None = None) -> None:
+        self.settings = settings or load_settings(memex=root, index=index)
+        if root is not None:
+            self.settings.memex = Path(root).expanduser()
+        if index is not None:
+            self.settings.index = Path(index).expanduser()
+        self.root = self.settings.memex.expanduser().resolve()
+        self._store: SqliteStore | None = None
+        self._writer: MemexWriter | None = None
+
+    @property
+    def store(self) -> SqliteStore:
+        if self._store is None:
+            self._store = SqliteStore(self.settings.index_path)
+        return self._store
+
+    @property
+    def writer(self) -> MemexWriter:
+        if self._writer is None:
+            self._writer = MemexWriter(self.root, self.store, self.settings)
+        return self._writer
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+            self._writer = None
+
+    def __enter__(self) -> Memex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading ---------------------------------------------------------------
+    def sync(self, progress: Progress | None = None, workers: int | None = None) -> SyncSummary:
+        return sync(self.root, self.store, progress=progress, workers=workers)
+
+    def query(self, expr: str, limit: int | None = None, order: str = "file",
+              today: dt.date | None = None, with_body: bool = False) -> list[Node]:
+        order = "rank" if order == "file" and any(
+            p.field == "text" and not p.negate for p in parse_query(expr)) else order
+        return self.store.find(parse_query(expr), limit=limit, order=order, today=today,
+                               with_body=with_body)
+
+    def resolve(self, ref: str) -> Node:
+        """The one node ``ref`` names, or NodeNotFoundError listing the candidates."""
+        hits = self.store.nodes_by_ref(ref)
+        if len(hits) == 1:
+            return hits[0]
+        if not hits:
+            raise NodeNotFoundError(
+                f"no node matches {ref!r}: use an ID, FILE::Outline/Title, FILE:LINE or an "
+                "exact title (find one with `opencortex query`)")
+        cands = "; ".join(f"{n.key} ({n.file}:{n.line})" for n in hits[:5])
+        raise NodeNotFoundError(f"{ref!r} matches {len(hits)} nodes: {cands}; use the ID "
+                                "or FILE:LINE to pick one")
+
+    def active_projects(self) -> list[Node]:
+        return views.active_projects(self.store)
+
+    def recently_done(self, limit: int = 10, days: int | None = None,
+                      today: dt.date | None = None) -> list[Node]:
+        return views.recently_done(self.store, limit, days, today)
+
+    def next_actions(self, project: str | None = None) -> list[Node]:
+        return views.next_actions(self.store, self.resolve(project) if project else None)
+
+    def overdue(self, today: dt.date | None = None) -> list[Node]:
+        return views.overdue(self.store, today)
+
+    def agenda(self, today: dt.date | None = None, days: int = 7) -> dict[str, list[Node]]:
+        return views.agenda(self.store, today, days)
+
+    # -- writing (each call re-reads the file; refuses if it changed meanwhile) --
+    def capture(self, text: str, to: str | None = None, todo: str | None = None,
+                tags: list[str] | None = None) -> WriteResult:
+        """``to``: a file (``inbox.org``), or a node (ID, ``FILE::Outline``, title)."""
+        if to and to.endswith(".org") and "::" not in to:
+            return self.writer.capture(text, target=to, todo=todo, tags=tags)
+        parent = self.resolve(to) if to else None
+        return self.writer.capture(text, todo=todo, tags=tags, parent=parent)
+
+    def set_todo(self, ref: str, state: str | None) -> WriteResult:
+        return self.writer.set_todo(self.resolve(ref), state)
+
+    def set_property(self, ref: str, key: str, value: str | None) -> WriteResult:
+        return self.writer.set_property(self.resolve(ref), key, value)
+
+    def tag(self, ref: str, changes: list[str]) -> WriteResult:
+        return self.writer.tag(self.resolve(ref), changes)
+
+    def schedule(self, ref: str, when: dt.date | dt.datetime | None,
+                 repeater: str | None = None) -> WriteResult:
+        return self.writer.set_date(self.resolve(ref), "SCHEDULED", when, repeater)
+
+    def deadline(self, ref: str, when: dt.date | dt.datetime | None,
+                 repeater: str | None = None) -> WriteResult:
+        return self.writer.set_date(self.resolve(ref), "DEADLINE", when, repeater)
+
+    def append(self, ref: str, text: str) -> WriteResult:
+        return self.writer.append(self.resolve(ref), text)
+
+    def new_note(self, title: str, body: str = "", tags: list[str] | None = None) -> WriteResult:
+        return self.writer.new_note(title, body, tags)
+
+    def undo(self, count: int = 1) -> list[WriteResult]:
+        return self.writer.undo(count)

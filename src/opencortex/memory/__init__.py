@@ -1,0 +1,9 @@
+"""The index: a disposable, incrementally synced SQLite mirror of the memex."""
+
+from __future__ import annotations
+
+from .nodes import Node, NodeLink
+from .store import SqliteStore, open_store
+from .sync import SyncSummary, sync
+
+__all__ = ["Node", "NodeLink", "SqliteStore", "SyncSummary", "open_store", "sync"]

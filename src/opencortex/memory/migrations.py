@@ -1,0 +1,130 @@
+"""Named, ordered schema migrations for the SQLite index, applied when it is opened.
+
+The name is the key (as in sqlite-utils' ``Migrations``): each runs once, in a
+transaction, and is recorded in ``_migrations``.  The index is disposable, so a
+migration may also simply drop and rebuild derived tables.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+__all__ = ["MIGRATIONS", "apply_migrations"]
+
+Migration = tuple[str, str]
+
+
+_M001_CORE = """
+    CREATE TABLE files (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,          -- relative to the memex root, '/'-separated
+        mtime_ns INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        title TEXT,
+        filetags TEXT NOT NULL DEFAULT '',
+        todo_keywords TEXT NOT NULL DEFAULT '[]',
+        done_keywords TEXT NOT NULL DEFAULT '[]',
+        errors TEXT NOT NULL DEFAULT '[]',
+        node_count INTEGER NOT NULL DEFAULT 0,
+        indexed_at REAL NOT NULL
+    );
+    CREATE TABLE nodes (
+        id INTEGER PRIMARY KEY,
+        file_id INTEGER NOT NULL REFERENCES files(id),
+        idx INTEGER NOT NULL,               -- position in the file
+        key TEXT NOT NULL,                  -- 'id:<ID>' or 'path::outline/title'
+        org_id TEXT,
+        level INTEGER NOT NULL,
+        line INTEGER NOT NULL,
+        title TEXT NOT NULL,
+        todo TEXT,
+        todo_type TEXT,                     -- 'todo' | 'done' | NULL
+        priority TEXT,
+        local_tags TEXT NOT NULL DEFAULT '',
+        tags TEXT NOT NULL DEFAULT '',      -- inherited + FILETAGS + local, space-separated
+        outline TEXT NOT NULL DEFAULT '[]',
+        properties TEXT NOT NULL DEFAULT '{}',
+        category TEXT,
+        scheduled TEXT, scheduled_raw TEXT,
+        deadline TEXT, deadline_raw TEXT,
+        closed TEXT, closed_raw TEXT,
+        body TEXT NOT NULL DEFAULT '',
+        byte_start INTEGER NOT NULL,
+        byte_end INTEGER NOT NULL,
+        parent_idx INTEGER,
+        archived INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX nodes_file ON nodes(file_id, idx);
+    CREATE INDEX nodes_key ON nodes(key);
+    CREATE INDEX nodes_org_id ON nodes(org_id) WHERE org_id IS NOT NULL;
+    CREATE INDEX nodes_todo ON nodes(todo) WHERE todo IS NOT NULL;
+    CREATE INDEX nodes_closed ON nodes(closed) WHERE closed IS NOT NULL;
+    CREATE TABLE links (
+        source_id INTEGER NOT NULL,         -- nodes.id
+        file_id INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        path TEXT NOT NULL,
+        description TEXT,
+        search TEXT,
+        target_key TEXT                     -- resolved node key, NULL if unresolved
+    );
+    CREATE INDEX links_source ON links(source_id);
+    CREATE INDEX links_file ON links(file_id);
+    CREATE INDEX links_target ON links(type, path);
+    CREATE INDEX links_target_key ON links(target_key) WHERE target_key IS NOT NULL;
+    CREATE VIRTUAL TABLE nodes_fts USING fts5(
+        title, tags, body,
+        content='nodes', content_rowid='id',
+        tokenize='unicode61 remove_diacritics 2', prefix='2 3'
+    );
+"""
+
+
+_M002_JOURNAL = """
+    CREATE TABLE journal (
+        id INTEGER PRIMARY KEY,
+        at REAL NOT NULL,
+        op TEXT NOT NULL,                   -- capture, todo, set-property, ...
+        description TEXT NOT NULL,
+        path TEXT NOT NULL,                 -- absolute path of the file written
+        before_hash TEXT,                   -- NULL: the file did not exist
+        after_hash TEXT NOT NULL,
+        before_data BLOB,                   -- zlib-compressed bytes before the write
+        before_mode INTEGER,
+        undone_at REAL,
+        batch TEXT                          -- groups the writes of one signal/command
+    );
+"""
+
+
+MIGRATIONS: list[Migration] = [
+    ("m001_core", _M001_CORE),
+    ("m002_journal", _M002_JOURNAL),
+]
+
+
+def apply_migrations(db: sqlite3.Connection) -> list[str]:
+    """Apply every migration not yet recorded; return the names applied.
+
+    ``db`` must be in autocommit mode (``isolation_level=None``) so that each
+    migration's script and its record commit together or not at all.
+    """
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    done = {r[0] for r in db.execute("SELECT name FROM _migrations")}
+    applied = []
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        try:
+            db.executescript(
+                f"BEGIN IMMEDIATE;\n{sql}\n"
+                f"INSERT INTO _migrations VALUES ('{name}', {time.time()!r});\nCOMMIT;"
+            )
+        except sqlite3.Error:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied

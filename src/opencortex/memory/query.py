@@ -1,0 +1,117 @@
+"""A small org-ql-like query language, parsed into plain predicates.
+
+    todo:TODO,NEXT   todo (any not-done keyword)   done
+    tags:a,b         (any of; inherited tags and FILETAGS count)
+    heading:word     id:ID   file:PATTERN   prop:KEY=VALUE   priority:A   level:2
+    category:NAME    scheduled:today|+7|-7|YYYY-MM-DD|A..B   deadline:...   closed:-7
+    bare words / "a phrase" / prefix*  -> full-text search
+    -PREDICATE or -word                -> negation
+
+Every predicate is ANDed.  The store compiles predicates to its own query language.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import shlex
+from dataclasses import dataclass
+
+from ..errors import OpenCortexError
+
+__all__ = ["DateRange", "Predicate", "QuerySyntaxError", "date_range", "parse_query"]
+
+FIELDS = {"todo", "done", "tags", "tag", "heading", "id", "file", "prop", "priority",
+          "level", "category", "scheduled", "deadline", "closed", "text"}
+DATE_FIELDS = {"scheduled", "deadline", "closed"}
+
+
+class QuerySyntaxError(OpenCortexError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class DateRange:
+    start: dt.date | None
+    end: dt.date | None
+    """Inclusive; None = open."""
+
+
+@dataclass(frozen=True, slots=True)
+class Predicate:
+    field: str
+    values: tuple[str, ...] = ()
+    negate: bool = False
+
+
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def date_range(spec: str, today: dt.date) -> DateRange:
+    """``today``, ``+N`` (next N days), ``-N`` (last N days), ``past``/``overdue``
+    (before today), ``future``, a date, or ``A..B``."""
+    s = spec.strip().lower()
+    if s in ("", "any"):
+        return DateRange(None, None)
+    if s == "today":
+        return DateRange(today, today)
+    if s in ("past", "overdue"):
+        return DateRange(None, today - dt.timedelta(days=1))
+    if s == "future":
+        return DateRange(today + dt.timedelta(days=1), None)
+    if re.fullmatch(r"[+-]\d+", s):
+        n = int(s)
+        return (DateRange(today, today + dt.timedelta(days=n)) if n >= 0
+                else DateRange(today + dt.timedelta(days=n), today))
+    if ".." in s:
+        a, b = s.split("..", 1)
+        return DateRange(_date(a, today) if a else None, _date(b, today) if b else None)
+    d = _date(s, today)
+    return DateRange(d, d)
+
+
+def _date(s: str, today: dt.date) -> dt.date:
+    if s == "today":
+        return today
+    if re.fullmatch(r"[+-]\d+", s):
+        return today + dt.timedelta(days=int(s))
+    if _ISO.fullmatch(s):
+        try:
+            return dt.date.fromisoformat(s)
+        except ValueError as e:
+            raise QuerySyntaxError(f"bad date {s!r}: {e}") from e
+    raise QuerySyntaxError(
+        f"bad date {s!r}: use today, +N, -N, past, future, YYYY-MM-DD or A..B")
+
+
+def parse_query(expr: str) -> list[Predicate]:
+    """Parse a query string into predicates; raise QuerySyntaxError with the fix."""
+    try:
+        tokens = shlex.split(expr, posix=True)
+    except ValueError as e:
+        raise QuerySyntaxError(f"cannot read query {expr!r}: {e} (close your quotes)") from e
+    preds: list[Predicate] = []
+    words: list[str] = []
+    for tok in tokens:
+        neg = tok.startswith("-") and len(tok) > 1 and not re.fullmatch(r"-\d+", tok)
+        body = tok[1:] if neg else tok
+        name, sep, arg = body.partition(":")
+        name_l = name.lower()
+        if sep and name_l in FIELDS:
+            values = tuple(v for v in arg.split(",") if v) if name_l != "prop" else (arg,)
+            if name_l == "tag":
+                name_l = "tags"
+            if name_l == "prop" and "=" not in arg and not arg:
+                raise QuerySyntaxError("prop: needs KEY=VALUE or KEY (e.g. prop:CATEGORY=work)")
+            if name_l == "level" and not all(v.isdigit() for v in values):
+                raise QuerySyntaxError(f"level: needs a number, got {arg!r}")
+            preds.append(Predicate(name_l, values, neg))
+        elif not sep and name_l in ("done", "todo"):
+            preds.append(Predicate(name_l, (), neg))
+        elif neg:
+            preds.append(Predicate("text", (body,), True))
+        else:
+            words.append(tok)
+    if words:
+        preds.append(Predicate("text", tuple(words)))
+    return preds

@@ -1,0 +1,59 @@
+"""The index-store interface, and how to open one.
+
+SQLite (stdlib) is the embedded default; other stores implement the same protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from .nodes import FileRows, Node, NodeLink
+from .query import Predicate
+
+__all__ = ["FileState", "IndexStore", "JournalEntry", "SqliteStore", "open_store"]
+
+FileState = tuple[int, int, str]
+"""(mtime_ns, size, hash) of a file as last indexed."""
+
+
+class JournalEntry(Protocol):
+    id: int
+    at: float
+    op: str
+    description: str
+    path: str
+    before_hash: str | None
+    after_hash: str
+    undone_at: float | None
+
+
+class IndexStore(Protocol):
+    """What the rest of OpenCortex needs from an index store."""
+
+    path: str
+
+    def file_states(self) -> dict[str, FileState]: ...
+    def begin(self) -> None: ...
+    def commit(self) -> None: ...
+    def rollback(self) -> None: ...
+    def put_file(self, rows: FileRows, state: FileState) -> int: ...
+    def touch_file(self, relpath: str, state: FileState) -> None: ...
+    def remove_files(self, relpaths: Iterable[str]) -> None: ...
+    def resolve_links(self) -> None: ...
+    def counts(self) -> dict[str, int]: ...
+    def find(self, predicates: Sequence[Predicate], limit: int | None = None,
+             order: str = "file") -> list[Node]: ...
+    def nodes_by_ref(self, ref: str) -> list[Node]: ...
+    def links_from(self, key: str) -> list[NodeLink]: ...
+    def backlinks(self, key: str) -> list[NodeLink]: ...
+    def close(self) -> None: ...
+
+
+def open_store(path: str | Path) -> SqliteStore:
+    """Open (creating and migrating as needed) the index at ``path``."""
+    return SqliteStore(path)
+
+
+from .sqlite_store import SqliteStore  # noqa: E402  (re-export; avoids an import cycle)

@@ -1,0 +1,185 @@
+"""Incremental sync of the memex's .org files into the index store.
+
+Changed files are found by (mtime, size), then confirmed by content hash; only those are
+re-parsed (in worker processes when there are many).  The whole sync is one transaction,
+so a reader never sees a half-synced file, and an interrupted sync changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .nodes import FileRows, content_hash, file_rows
+from .store import IndexStore
+
+__all__ = ["MAX_FILE_BYTES", "SyncSummary", "iter_org_files", "load_file", "sync"]
+
+MAX_FILE_BYTES = 256 * 1024 * 1024
+"""Files larger than this are skipped (counted), not parsed."""
+_POOL_MIN_FILES = 48
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(slots=True)
+class SyncSummary:
+    files: int = 0
+    nodes: int = 0
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)
+    """One line per skipped file or per file with read errors."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def iter_org_files(root: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """(relative posix path, stat) of every .org file below root; hidden directories
+    (.git, caches), editor lock/autosave files and symlinked directories are skipped."""
+    stack = [""]
+    roots = str(root)
+    while stack:
+        rel = stack.pop()
+        try:
+            it = os.scandir(os.path.join(roots, rel) if rel else roots)
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                name = e.name
+                if name.startswith((".", "#")):
+                    continue
+                r = f"{rel}/{name}" if rel else name
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(r)
+                    elif name.endswith(".org") and e.is_file():
+                        yield r, e.stat()
+                except OSError:
+                    continue
+
+
+def load_file(abspath: str, relpath: str, known_hash: str | None) -> tuple[
+        str, tuple[int, int, str] | None, FileRows | None, str | None]:
+    """Read, hash and (if the hash is new) parse one file.  Runs in worker processes.
+
+    Returns (relpath, state, rows or None when unchanged/skipped, problem or None).
+    """
+    from ..org.parser import parse_bytes
+
+    try:
+        st = os.stat(abspath)
+        if st.st_size > MAX_FILE_BYTES:
+            return relpath, None, None, f"{relpath}: skipped, {st.st_size} bytes > limit"
+        with open(abspath, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return relpath, None, None, f"{relpath}: skipped, cannot read ({e.strerror})"
+    h = content_hash(data)
+    state = (st.st_mtime_ns, len(data), h)
+    if h == known_hash:
+        return relpath, state, None, None
+    try:
+        doc = parse_bytes(data, path=abspath)
+    except Exception as e:  # the parser must not raise; if it does, count it, go on
+        return relpath, None, None, f"{relpath}: skipped, parser error {type(e).__name__}: {e}"
+    return relpath, state, file_rows(doc, relpath), None
+
+
+def _load_star(args: tuple[str, str, str | None]) -> tuple:
+    return load_file(*args)
+
+
+def sync(root: str | os.PathLike[str], store: IndexStore, progress: Progress | None = None,
+         workers: int | None = None, only: list[str] | None = None) -> SyncSummary:
+    """Bring the index up to date with the files under ``root``.
+
+    ``only``: relative paths to check (e.g. the file just written); others are left as is.
+    """
+    t0 = time.perf_counter()
+    root = Path(root).expanduser().resolve()
+    if not root.is_dir():
+        from ..errors import OpenCortexError
+
+        raise OpenCortexError(
+            f"memex {root} is not a directory: pass --memex DIR, set OPENCORTEX_MEMEX, "
+            "or set memex = \"...\" in the config file")
+    out = SyncSummary()
+    known = store.file_states()
+    if only is None:
+        on_disk = dict(iter_org_files(root))
+    else:
+        on_disk = {}
+        for rel in only:
+            try:
+                on_disk[rel] = (root / rel).stat()
+            except OSError:
+                pass
+    todo: list[tuple[str, str, str | None]] = []
+    for rel, st in on_disk.items():
+        k = known.get(rel)
+        if k and k[0] == st.st_mtime_ns and k[1] == st.st_size:
+            out.unchanged += 1
+            continue
+        todo.append((str(root / rel), rel, k[2] if k else None))
+    scope = known.keys() if only is None else [r for r in only if r in known]
+    removed = [r for r in scope if r not in on_disk]
+
+    results: Iterator[tuple] | list[tuple]
+    nworkers = workers if workers is not None else min(os.cpu_count() or 1, 4)
+    pool = None
+    if len(todo) >= _POOL_MIN_FILES and nworkers > 1:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork") if hasattr(os, "fork") else None
+        pool = ProcessPoolExecutor(max_workers=nworkers, mp_context=ctx)
+        results = pool.map(_load_star, todo, chunksize=max(1, len(todo) // (nworkers * 8)))
+    else:
+        results = (load_file(*t) for t in todo)
+    store.begin()
+    try:
+        for i, (rel, state, rows, problem) in enumerate(results, 1):
+            if problem:
+                out.skipped += 1
+                out.problems.append(problem)
+            elif rows is None:
+                store.touch_file(rel, state)
+                out.unchanged += 1
+            else:
+                store.put_file(rows, state)
+                if rel in known:
+                    out.changed += 1
+                else:
+                    out.added += 1
+                if rows.errors:
+                    out.errors += 1
+                    out.problems.extend(f"{rel}: {e}" for e in rows.errors)
+            if progress:
+                progress(i, len(todo))
+        store.remove_files(removed)
+        out.removed = len(removed)
+        if out.added or out.changed or out.removed:
+            store.resolve_links()
+        store.commit()
+    except BaseException:
+        store.rollback()
+        raise
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    c = store.counts()
+    out.files, out.nodes = c["files"], c["nodes"]
+    out.seconds = round(time.perf_counter() - t0, 3)
+    return out

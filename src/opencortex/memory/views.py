@@ -1,0 +1,64 @@
+"""The views the rest of the system asks for: active projects, recently done tasks,
+next actions per project, overdue items, today's agenda."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from .nodes import Node
+from .query import Predicate
+from .sqlite_store import SqliteStore
+
+__all__ = ["active_projects", "agenda", "next_actions", "overdue", "recently_done"]
+
+
+def active_projects(store: SqliteStore) -> list[Node]:
+    """Entries tagged ``project`` (locally) or with category Project, not done/archived.
+    A project's sub-entries inherit the tag, so only the outermost counts."""
+    return store.select(
+        "(instr(' ' || n.local_tags || ' ', ' project ') > 0 "
+        " OR (lower(n.category) = 'project' AND n.parent_idx IS NULL)) "
+        "AND coalesce(n.todo_type, '') != 'done' AND n.archived = 0")
+
+
+def recently_done(store: SqliteStore, limit: int = 10, days: int | None = None,
+                  today: dt.date | None = None) -> list[Node]:
+    """The last ``limit`` completed tasks by CLOSED time (optionally within ``days``)."""
+    preds = [Predicate("done")]
+    if days is not None:
+        preds.append(Predicate("closed", (f"-{days}",)))
+    else:
+        preds.append(Predicate("closed"))
+    return store.find(preds, limit=limit, order="closed", today=today)
+
+
+def next_actions(store: SqliteStore, project: Node | None = None) -> list[Node]:
+    """Open tasks (NEXT first, then other not-done keywords), optionally under one project."""
+    nodes = store.find([Predicate("todo")], order="file")
+    if project is not None:
+        prefix = [*project.outline, project.title]
+        nodes = [n for n in nodes if n.file == project.file and n.outline[:len(prefix)] == prefix]
+    return sorted(nodes, key=lambda n: (n.todo != "NEXT", n.priority or "B", n.file, n.line))
+
+
+def overdue(store: SqliteStore, today: dt.date | None = None) -> list[Node]:
+    """Open tasks whose deadline or scheduled date is before today."""
+    today = today or dt.date.today()
+    a = store.find([Predicate("todo"), Predicate("deadline", ("past",))], today=today,
+                   order="deadline")
+    b = store.find([Predicate("todo"), Predicate("scheduled", ("past",))], today=today,
+                   order="scheduled")
+    return list({n.key: n for n in [*a, *b]}.values())
+
+
+def agenda(store: SqliteStore, today: dt.date | None = None, days: int = 7) -> dict[str, list[Node]]:
+    """Today's agenda: scheduled/deadlines in the next ``days``, overdue, next actions."""
+    today = today or dt.date.today()
+    return {
+        "scheduled": store.find([Predicate("todo"), Predicate("scheduled", (f"+{days}",))],
+                                today=today, order="scheduled"),
+        "deadlines": store.find([Predicate("todo"), Predicate("deadline", (f"+{days}",))],
+                                today=today, order="deadline"),
+        "overdue": overdue(store, today),
+        "next": [n for n in next_actions(store) if n.todo == "NEXT"],
+    }

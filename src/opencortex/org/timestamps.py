@@ -1,0 +1,128 @@
+"""Org timestamps: recognise them where org-element does, read and write them.
+
+Recognition follows ``org-element-timestamp-parser`` (Org 9.5.5): any bracket
+pair around ``YYYY-MM-DD`` (mismatched ``<...]`` included), optional day name in
+any language, time or time range, repeater (``+1w ++1d .+2d``, habit ``/3d``),
+warning (``-2d --1d``) and date ranges ``<a>--<b>``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from .model import Timestamp
+
+__all__ = ["format_timestamp", "match_timestamp", "parse_timestamp"]
+
+# org-element--timestamp-regexp, split in its three alternatives.
+_TS_CHECK = re.compile(
+    r"[\[<]\d{4}-\d{2}-\d{2}(?: [^\n]*?)?[\]>]"
+    r"|<[0-9]+-[0-9]+-[0-9]+[^>\n]+?\+[0-9]+[dwmy]>"
+    r"|<%%\([^>\n]+\)>",
+    re.ASCII,
+)
+_TS_RAW = re.compile(r"([<\[](%%)?[^\n]*?)[\]>](?:--([<\[][^\n]*?[\]>]))?")
+# org-parse-time-string's org-ts-regexp0
+_DATE = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})( +[^\]+0-9>\r\n -]+)?( +(\d{1,2}):(\d{2}))?", re.ASCII
+)
+_TIME_RANGE = re.compile(r"[012]?[0-9]:[0-5][0-9](-([012]?[0-9]):([0-5][0-9]))")
+_REPEATER = re.compile(r"([.+]?\+)([0-9]+)([hdwmy])(/[0-9]+[hdwmy])?")
+_WARNING = re.compile(r"(-)?-([0-9]+)([hdwmy])")
+
+_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+def _mkdate(y: int, mo: int, d: int, h: int = 0, mi: int = 0) -> dt.datetime:
+    """Like Emacs ``encode-time``: out-of-range fields carry over instead of failing."""
+    yy, mm = divmod(y * 12 + (mo - 1), 12)
+    yy = min(max(yy, 1), 9998)
+    base = dt.datetime(yy, mm + 1, 1)
+    return base + dt.timedelta(days=d - 1, hours=h, minutes=mi)
+
+
+def _parse_one(part: str) -> tuple[dt.datetime, bool] | None:
+    m = _DATE.search(part)
+    if not m:
+        return None
+    y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    if m.group(5):
+        return _mkdate(y, mo, d, int(m.group(6)), int(m.group(7))), True
+    return _mkdate(y, mo, d), False
+
+
+def _build(raw: str, start_part: str, end_part: str | None) -> Timestamp | None:
+    one = _parse_one(start_part)
+    if one is None:
+        return None
+    start, has_time = one
+    end: dt.datetime | None = None
+    if end_part is not None:
+        two = _parse_one(end_part)
+        if two is not None:
+            end = two[0]
+    else:
+        tr = _TIME_RANGE.search(start_part)
+        if tr:
+            end = start.replace(hour=0, minute=0) + dt.timedelta(
+                hours=int(tr.group(2)), minutes=int(tr.group(3))
+            )
+    rep = _REPEATER.search(raw)
+    warn = _WARNING.search(raw)
+    return Timestamp(
+        raw=raw,
+        active=raw.startswith("<"),
+        start=start,
+        has_time=has_time,
+        end=end,
+        repeater=rep.group(0) if rep else None,
+        warning=warn.group(0) if warn else None,
+    )
+
+
+def match_timestamp(s: str, pos: int) -> tuple[int, Timestamp | None] | None:
+    """Timestamp object at ``pos`` of ``s``: (end, timestamp) or None.
+
+    The timestamp is None for diary sexps (``<%%(...)>``), which are objects
+    but have no date of their own.
+    """
+    if not _TS_CHECK.match(s, pos):
+        return None
+    m = _TS_RAW.match(s, pos)
+    if not m:
+        return None
+    if m.group(2):
+        return m.end(), None
+    return m.end(), _build(m.group(0), m.group(1), m.group(3))
+
+
+def parse_timestamp(raw: str) -> Timestamp | None:
+    """Parse one timestamp string such as ``<2026-11-30 Mon 10:00 +1w>``; None if not one."""
+    raw = raw.strip()
+    got = match_timestamp(raw, 0)
+    if got is None or got[1] is None:
+        return None
+    end, ts = got
+    if end != len(raw):
+        return None
+    return ts
+
+
+def format_timestamp(
+    value: dt.date | dt.datetime,
+    active: bool = True,
+    with_time: bool = False,
+    repeater: str | None = None,
+) -> str:
+    """Org text for a date/datetime: ``<2026-11-30 Mon>``, ``[2026-11-30 Mon 14:05]``.
+
+    Day names are English so files stay readable by any Org setup; ``with_time`` is
+    honoured only for datetimes.
+    """
+    text = f"{value.year:04d}-{value.month:02d}-{value.day:02d} {_DAYS[value.weekday()]}"
+    if with_time and isinstance(value, dt.datetime):
+        text += f" {value.hour:02d}:{value.minute:02d}"
+    if repeater:
+        text += f" {repeater}"
+    return f"<{text}>" if active else f"[{text}]"

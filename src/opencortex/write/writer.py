@@ -1,0 +1,346 @@
+"""Write operations on the memex: locate the entry afresh, edit its text surgically,
+verify the result parses as intended, write atomically, journal for undo, re-index."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import uuid
+import zlib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import Settings
+from ..errors import NodeNotFoundError, VerifyError, WriteError
+from ..memory.nodes import Node, content_hash, heading_keys
+from ..memory.sqlite_store import SqliteStore
+from ..memory.sync import sync
+from ..org.model import Heading, OrgDocument
+from ..org.parser import parse
+from ..org.timestamps import format_timestamp
+from . import edits
+from .atomic import Snapshot, atomic_write, read_snapshot, remove_file
+
+__all__ = ["MemexWriter", "WriteResult"]
+
+Clock = Callable[[], dt.datetime]
+
+
+@dataclass(slots=True)
+class WriteResult:
+    op: str
+    file: str
+    description: str
+    journal_id: int
+    node: str | None = None
+    """Key of the entry written (or created)."""
+    before_hash: str | None = None
+    after_hash: str | None = None
+    changed: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _q(state: str | None) -> str:
+    return f'"{state or ""}"'
+
+
+def _slug(title: str) -> str:
+    s = re.sub(r"[^\w\s-]", "", title.lower(), flags=re.UNICODE)
+    s = re.sub(r"[\s_-]+", "-", s).strip("-")
+    return s[:60] or "note"
+
+
+class MemexWriter:
+    """Every write OpenCortex makes to a user's files goes through here."""
+
+    def __init__(self, root: Path, store: SqliteStore, settings: Settings,
+                 clock: Clock | None = None) -> None:
+        self.root = root.resolve()
+        self.store = store
+        self.settings = settings
+        self.clock: Clock = clock or (lambda: dt.datetime.now().replace(second=0, microsecond=0))
+        self.batch: str | None = None
+        """Set by callers (a pipeline signal) to group writes for rollback."""
+
+    # -- plumbing ------------------------------------------------------------------
+    def _path(self, rel: str) -> Path:
+        p = (self.root / rel).resolve()
+        if p != self.root and self.root not in p.parents:
+            raise WriteError(f"{rel}: outside the memex {self.root}; refusing to write there")
+        if p.suffix != ".org":
+            raise WriteError(f"{rel}: not an .org file; OpenCortex only writes Org files")
+        return p
+
+    def _rel(self, p: Path) -> str:
+        return p.relative_to(self.root).as_posix()
+
+    def _locate(self, node: Node) -> tuple[Snapshot, OrgDocument, int]:
+        """Read the node's file now and find the entry in it (by key, not by offset)."""
+        snap = read_snapshot(self._path(node.file))
+        if snap.data is None:
+            raise NodeNotFoundError(f"{node.file} no longer exists; run `opencortex index`")
+        doc = parse(snap.text, str(snap.path))
+        keys = heading_keys(doc, node.file)
+        try:
+            return snap, doc, keys.index(node.key)
+        except ValueError:
+            raise NodeNotFoundError(
+                f"{node.title!r} is no longer in {node.file}; run `opencortex index`") from None
+
+    def _commit(self, op: str, description: str, snap: Snapshot, new_text: str,
+                node_key: str | None) -> WriteResult:
+        data = new_text.encode("utf-8", "surrogateescape")
+        rel = self._rel(snap.path)
+        if data == snap.data:
+            return WriteResult(op, rel, description + " (no change)", 0, node_key,
+                               snap.hash, snap.hash, changed=False)
+        before = zlib.compress(snap.data) if snap.data is not None else None
+        after_hash = content_hash(data)
+        self.store.begin()
+        try:
+            jid = self.store.journal_add(op, description, str(snap.path), snap.hash, after_hash,
+                                         before, snap.mode, self.batch)
+            atomic_write(snap, data)
+            self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            raise
+        sync(self.root, self.store, only=[rel])
+        return WriteResult(op, rel, description, jid, node_key, snap.hash, after_hash)
+
+    @staticmethod
+    def _outline(doc: OrgDocument) -> list[tuple[int, str]]:
+        return [(h.level, h.title) for h in doc.headings]
+
+    def _verify(self, old: OrgDocument, new_text: str, idx: int | None,
+                check: Callable[[Heading], bool], what: str, added: int = 0) -> None:
+        """The edited text must parse with the intended change and no other outline change."""
+        new = parse(new_text)
+        before, after = self._outline(old), self._outline(new)
+        if added == 0 and idx is not None:
+            ok = (len(before) == len(after)
+                  and all(a == b for i, (a, b) in enumerate(zip(before, after, strict=True))
+                          if i != idx))
+            target = new.headings[idx] if ok else None
+        else:
+            ok = len(after) == len(before) + added
+            target = next((h for h in new.headings if check(h)), None) if ok else None
+        if not ok or target is None or not check(target):
+            raise VerifyError(f"{what}: the edited file would not parse as intended; "
+                              "nothing was written (please report this with the file)")
+
+    def _edit(self, node: Node, op: str, description: str,
+              steps: list[Callable[[str, Heading], str]],
+              check: Callable[[Heading], bool],
+              located: tuple[Snapshot, OrgDocument, int] | None = None) -> WriteResult:
+        snap, doc, idx = located or self._locate(node)
+        text = snap.text
+        cur = doc
+        for step in steps:  # re-parse between steps: each sees exact spans
+            text = step(text, cur.headings[idx])
+            cur = parse(text)
+        self._verify(doc, text, idx, check, f"{op} {node.title!r}")
+        return self._commit(op, description, snap, text, node.key)
+
+    # -- operations -------------------------------------------------------------
+    def set_todo(self, node: Node, state: str | None) -> WriteResult:
+        """Change the TODO state as Org does: DONE adds CLOSED (removed when reopened);
+        a repeating task moves to its next date instead and logs the change."""
+        located = self._locate(node)
+        _, doc, idx = located
+        h = doc.headings[idx]
+        state = (state or "").strip() or None
+        if state and state.lower() == "none":
+            state = None
+        allowed = [*doc.todo_keywords, *doc.done_keywords]
+        if state is not None and state not in allowed:
+            raise WriteError(f"{state!r} is not a TODO keyword of {node.file}; use one of: "
+                             f"{', '.join(allowed)} (or 'none' to clear)")
+        old = h.todo
+        if state == old:
+            return WriteResult("todo", node.file, f"{node.title}: already {state}", 0, node.key,
+                               changed=False)
+        now = self.clock()
+        stamp = format_timestamp(now, active=False, with_time=True)
+        done = set(doc.done_keywords)
+        note = f"- State {_q(state):<12} from {_q(old):<12} {stamp}"
+        steps: list[Callable[[str, Heading], str]] = []
+        repeating = [k for k in ("scheduled", "deadline")
+                     if getattr(h, k) is not None and getattr(h, k).repeater]
+        if state in done and old not in done and repeating:
+            reset = old if old in doc.todo_keywords else doc.todo_keywords[0]
+            for k in repeating:
+                shifted = edits.shift_repeated(getattr(h, k), now)
+                if shifted:
+                    steps.append(lambda t, x, k=k, s=shifted: edits.set_planning(t, x, k, s))
+            steps.append(lambda t, x: edits.set_todo_keyword(t, x, reset))
+            steps.append(lambda t, x: edits.set_property(t, x, "LAST_REPEAT", stamp))
+            steps.append(lambda t, x: edits.add_log_note(t, x, note, self.settings.log_into_drawer))
+            desc = f"{node.title}: {state} (repeats; next {', '.join(repeating)} moved)"
+            return self._edit(node, "todo", desc, steps, lambda x: x.todo == reset, located)
+        steps.append(lambda t, x: edits.set_todo_keyword(t, x, state))
+        if state in done and old not in done:
+            steps.append(lambda t, x: edits.set_planning(t, x, "CLOSED", stamp))
+        elif old in done and state not in done:
+            steps.append(lambda t, x: edits.set_planning(t, x, "CLOSED", None))
+        if self.settings.log_states:
+            steps.append(lambda t, x: edits.add_log_note(t, x, note, self.settings.log_into_drawer))
+
+        def check(x: Heading) -> bool:
+            closed_ok = x.closed is not None if state in done else x.closed is None
+            return x.todo == state and (closed_ok or (old in done) == (state in done))
+
+        return self._edit(node, "todo", f"{node.title}: {old or '-'} -> {state or '-'}",
+                          steps, check, located)
+
+    def set_property(self, node: Node, key: str, value: str | None) -> WriteResult:
+        if not re.fullmatch(r"[^\s:]+(?::[^\s:]+)*", key or "") or key.upper() == "END":
+            raise WriteError(f"{key!r} is not a valid property name (no spaces; not END)")
+        value = " ".join((value or "").split()) if value is not None else None
+        desc = f"{node.title}: {key} = {value}" if value is not None else f"{node.title}: -{key}"
+        return self._edit(node, "set-property", desc,
+                          [lambda t, x: edits.set_property(t, x, key, value)],
+                          lambda x: x.get(key) == (value if value else None)
+                          or (value == "" and x.get(key) == ""))
+
+    def tag(self, node: Node, changes: list[str]) -> WriteResult:
+        """``changes``: ``+tag`` / ``tag`` to add, ``-tag`` to remove."""
+        located = self._locate(node)
+        _, doc, idx = located
+        tags = list(doc.headings[idx].tags)
+        for c in changes:
+            name = c[1:] if c[:1] in "+-" else c
+            name = name.strip(":")
+            if not re.fullmatch(r"[\w@#%]+", name):
+                raise WriteError(f"{name!r} is not a valid Org tag (letters, digits, _@#%)")
+            if c.startswith("-"):
+                tags = [t for t in tags if t != name]
+            elif name not in tags:
+                tags.append(name)
+        return self._edit(node, "tag", f"{node.title}: tags {' '.join(changes)}",
+                          [lambda t, x: edits.set_tags(t, x, tags)],
+                          lambda x: list(x.tags) == tags, located)
+
+    def set_date(self, node: Node, kind: str, when: dt.date | dt.datetime | None,
+                 repeater: str | None = None) -> WriteResult:
+        """SCHEDULED or DEADLINE (None removes it)."""
+        kind = kind.upper()
+        if kind not in ("SCHEDULED", "DEADLINE"):
+            raise WriteError(f"{kind}: only SCHEDULED or DEADLINE can be set")
+        ts = (format_timestamp(when, active=True, with_time=isinstance(when, dt.datetime),
+                               repeater=repeater) if when is not None else None)
+        attr = kind.lower()
+        return self._edit(node, attr, f"{node.title}: {kind} {ts or 'removed'}",
+                          [lambda t, x: edits.set_planning(t, x, kind, ts)],
+                          lambda x: (getattr(x, attr).raw if getattr(x, attr) else None) == ts)
+
+    def append(self, node: Node, text: str) -> WriteResult:
+        text = text.rstrip()
+        if not text:
+            raise WriteError("nothing to append")
+        if re.search(r"^\*+[ \t]", text, re.M):
+            raise WriteError("appended text may not contain headlines (lines starting with "
+                             "'* '); use `capture --to` to add an entry")
+        return self._edit(node, "append", f"{node.title}: appended {len(text)} chars",
+                          [lambda t, x: edits.append_text(t, x, text)],
+                          lambda x: x.body.endswith(text.splitlines()[-1].strip()))
+
+    def _entry(self, level: int, title: str, body: str, todo: str | None,
+               tags: list[str], org_id: str, nl: str) -> str:
+        head = "*" * level + " " + (f"{todo} " if todo else "") + title
+        if tags:
+            tagstr = ":" + ":".join(tags) + ":"
+            head += " " * max(1, edits.TAGS_COLUMN - edits._width(tagstr) - edits._width(head))
+            head += tagstr
+        stamp = format_timestamp(self.clock(), active=False, with_time=True)
+        lines = [head, ":PROPERTIES:", edits.prop_line("ID", org_id),
+                 edits.prop_line("CREATED", stamp), ":END:"]
+        lines += body.splitlines() if body.strip() else []
+        return nl.join(lines) + nl
+
+    def capture(self, text: str, target: str | None = None, todo: str | None = None,
+                tags: list[str] | None = None, parent: Node | None = None) -> WriteResult:
+        """New entry with an :ID: and :CREATED:, under ``parent`` or at the end of a file."""
+        title, _, body = text.strip().partition("\n")
+        title = " ".join(title.split())
+        if not title:
+            raise WriteError("nothing to capture: give the entry's text")
+        if title.startswith("*"):
+            title = title.lstrip("* ") or title
+        if re.search(r"^\*+[ \t]", body, re.M):
+            raise WriteError("captured text may not contain headlines ('* ' lines)")
+        tags = [t.strip(":") for t in (tags or []) if t.strip(":")]
+        org_id = str(uuid.uuid4())
+        if parent is not None:
+            snap, doc, idx = self._locate(parent)
+            h = doc.headings[idx]
+            odd = any("odd" in v.lower().split() for v in doc.keywords.get("STARTUP", []))
+            level, pos = h.stars + (2 if odd else 1), h.subtree_end
+        else:
+            rel = target or self.settings.capture_target
+            snap = read_snapshot(self._path(rel))
+            doc = parse(snap.text)
+            level, pos = 1, len(snap.text)
+        if todo and todo not in (*doc.todo_keywords, *doc.done_keywords):
+            raise WriteError(f"{todo!r} is not a TODO keyword of {self._rel(snap.path)}; "
+                             f"use one of: {', '.join([*doc.todo_keywords, *doc.done_keywords])}")
+        nl = edits.newline_of(snap.text) if snap.text else "\n"
+        entry = self._entry(level, title, body, todo, tags, org_id, nl)
+        new_text = edits.insert_entry(snap.text, pos, entry)
+        self._verify(doc, new_text, None, lambda x: x.id == org_id and x.title == title,
+                     f"capture {title!r}", added=1)
+        return self._commit("capture", f"captured {title!r}", snap, new_text, "id:" + org_id)
+
+    def new_note(self, title: str, body: str = "", tags: list[str] | None = None) -> WriteResult:
+        """A new atomic note: its own file under the notes folder, with an ID."""
+        title = " ".join(title.split())
+        if not title:
+            raise WriteError("a note needs a title")
+        folder = self.settings.notes_dir.strip("/") or "."
+        base = _slug(title)
+        n = 1
+        while True:
+            rel = f"{folder}/{base}{'' if n == 1 else f'-{n}'}.org"
+            if not self._path(rel).exists():
+                break
+            n += 1
+        snap = read_snapshot(self._path(rel))
+        tags = [t.strip(":") for t in (tags or []) if t.strip(":")]
+        org_id = str(uuid.uuid4())
+        head = f"#+TITLE: {title}\n" + (f"#+FILETAGS: :{':'.join(tags)}:\n" if tags else "") + "\n"
+        text = head + self._entry(1, title, body, None, [], org_id, "\n")
+        self._verify(parse(""), text, None, lambda x: x.id == org_id, f"new note {title!r}",
+                     added=1)
+        return self._commit("new-note", f"new note {rel}", snap, text, "id:" + org_id)
+
+    def undo(self, count: int = 1) -> list[WriteResult]:
+        """Revert the last ``count`` writes, newest first; stops at a file changed since."""
+        out = []
+        for entry in self.store.journal(limit=count):
+            path = Path(entry.path)
+            snap = read_snapshot(path)
+            if snap.hash != entry.after_hash:
+                raise WriteError(
+                    f"cannot undo #{entry.id} ({entry.description}): {path} changed since "
+                    f"OpenCortex wrote it; undo your own edits there first, or edit by hand")
+            before, _mode = self.store.journal_before(entry.id)
+            self.store.begin()
+            try:
+                self.store.journal_mark_undone(entry.id)
+                if before is None:
+                    remove_file(snap)
+                else:
+                    atomic_write(snap, zlib.decompress(before))
+                self.store.commit()
+            except BaseException:
+                self.store.rollback()
+                raise
+            rel = self._rel(path)
+            sync(self.root, self.store, only=[rel])
+            out.append(WriteResult("undo", rel, f"undid #{entry.id}: {entry.description}",
+                                   entry.id, None, entry.after_hash, entry.before_hash))
+        return out

@@ -1,0 +1,101 @@
+"""The CLI: every command answers --json; errors are clean, with the fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from opencortex.cli import cli
+
+
+def run(*args: str, ok: bool = True) -> dict | list:
+    r = CliRunner().invoke(cli, [*args, "--json"], catch_exceptions=False)
+    assert (r.exit_code == 0) == ok, r.output
+    return json.loads(r.output.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def mx(memex: Path, tmp_path: Path) -> list[str]:
+    return ["--memex", str(memex), "--index", str(tmp_path / "i.sqlite3")]
+
+
+def test_index_summary(mx: list[str]) -> None:
+    d = run("index", *mx)
+    assert set(d) >= {"files", "nodes", "added", "changed", "removed", "skipped", "errors",
+                      "seconds"}
+    assert d["added"] == d["files"] > 20
+    assert run("index", *mx)["added"] == 0
+
+
+def test_query_and_views(mx: list[str]) -> None:
+    d = run("query", "todo:NEXT", *mx)
+    assert d["count"] == len(d["nodes"]) > 0
+    n = d["nodes"][0]
+    assert {"key", "file", "line", "outline", "title", "todo", "tags", "id"} <= set(n)
+    ag = run("agenda", "--today", "2026-11-30", *mx)
+    assert set(ag) == {"scheduled", "deadlines", "overdue", "next", "done"}
+    assert run("projects", "--next", *mx)
+
+
+def test_write_commands_and_undo(mx: list[str], memex: Path) -> None:
+    before = {p: p.read_bytes() for p in memex.rglob("*.org")}
+    c = run("capture", "Buy", "stamps", "--todo", "TODO", "--tag", "errand", *mx)
+    key = c["node"]
+    run("todo", key, "DONE", *mx)
+    run("set-property", key, "EFFORT", "0:10", *mx)
+    run("tag", key, "+urgent", "-errand", *mx)
+    run("schedule", key, "2026-12-01", "--repeat", "+1w", *mx)
+    run("deadline", key, "none", *mx)
+    run("append", key, "at the post office", *mx)
+    note = run("new-note", "Test note", "--tag", "t", *mx)
+    hist = run("history", *mx)
+    assert [h["op"] for h in hist][:3] == ["new-note", "append", "schedule"]
+    got = run("query", f"id:{key[3:]}", "--body", *mx)["nodes"][0]
+    assert got["todo"] == "DONE" and got["local_tags"] == ["urgent"]
+    assert got["body"].endswith("at the post office")
+    assert (memex / note["file"]).exists()
+    undone = run("undo", "20", *mx)
+    assert len(undone) == 7  # deadline none on a node without one wrote nothing
+    after = {p: p.read_bytes() for p in memex.rglob("*.org")}
+    assert after == before
+
+
+def test_errors_are_json_with_the_fix(mx: list[str]) -> None:
+    d = run("todo", "no-such-node", "DONE", *mx, ok=False)
+    assert d["ok"] is False and "opencortex query" in d["error"]
+    d = run("query", "level:x", *mx, ok=False)
+    assert "level" in d["error"]
+    d = run("index", "--memex", "/nonexistent/dir", ok=False)
+    assert "OPENCORTEX_MEMEX" in d["error"]
+
+
+def test_export_orgfid(memex: Path) -> None:
+    r = CliRunner().invoke(cli, ["export", "--memex", str(memex), "--format", "orgfid"])
+    assert r.exit_code == 0, r.output
+    recs = [json.loads(x) for x in r.output.splitlines()]
+    files = {x["file"] for x in recs if x["type"] == "file"}
+    assert "gtd.org" in files and "notes/crdt.org" in files
+    assert all(not x["file"].startswith("/") for x in recs)
+
+
+def test_doctor(mx: list[str]) -> None:
+    d = run("doctor", *mx)
+    assert d["ok"] and any(c["check"] == "index" for c in d["checks"])
+
+
+def test_env_and_config_layers(memex: Path, tmp_path: Path, monkeypatch) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'memex = "{tmp_path}/nowhere"\n')
+    monkeypatch.setenv("OPENCORTEX_CONFIG", str(cfg))
+    from opencortex.config import load_settings
+
+    assert load_settings().memex == tmp_path / "nowhere"
+    monkeypatch.setenv("OPENCORTEX_MEMEX", str(memex))
+    assert load_settings().source["memex"] == "env"
+    assert load_settings(memex="/x").memex == Path("/x")
+    cfg.write_text("memex = [unclosed")
+    d = run("doctor", ok=False)
+    assert d["ok"] is False
