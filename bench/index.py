@@ -32,19 +32,19 @@ mode, root, index = sys.argv[1], sys.argv[2], sys.argv[3]
 t0 = time.perf_counter()
 if mode == "index":
     from opencortex.memory.sqlite_store import SqliteStore
-    from opencortex.memory.sync import sync
+    from opencortex.memory.incremental import sync
     store = SqliteStore(index)
     s = sync(root, store)
     extra = {"nodes": s.nodes, "files": s.files, "added": s.added, "changed": s.changed}
 elif mode == "hash":
-    from opencortex.memory.sync import iter_org_files
+    from opencortex.memory.incremental import iter_org_files
     from opencortex.memory.nodes import content_hash
     n = 0
     for rel, st in iter_org_files(Path(root)):
         content_hash(open(os.path.join(root, rel), "rb").read()); n += 1
     extra = {"files": n}
 else:  # stat walk
-    from opencortex.memory.sync import iter_org_files
+    from opencortex.memory.incremental import iter_org_files
     extra = {"files": sum(1 for _ in iter_org_files(Path(root)))}
 dt = time.perf_counter() - t0
 kb = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,

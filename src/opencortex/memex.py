@@ -16,7 +16,7 @@ from .memory import views
 from .memory.nodes import Node
 from .memory.query import parse_query
 from .memory.sqlite_store import SqliteStore
-from .memory.sync import Progress, SyncSummary, sync
+from .memory.incremental import Progress, SyncSummary, sync
 from .write.writer import MemexWriter, WriteResult
 
 __all__ = ["Memex"]

@@ -10,7 +10,7 @@ import pytest
 
 from opencortex.errors import IndexStoreError
 from opencortex.memex import Memex
-from opencortex.memory import sync as sync_mod
+from opencortex.memory import incremental as sync_mod
 from opencortex.memory.sqlite_store import SqliteStore
 
 

@@ -22,7 +22,7 @@ def export(fmt: str, memex: str | None, index: str | None, json_: bool) -> None:
     settings = load_settings(memex=memex, index=index)
     root = settings.memex.expanduser().resolve()
     if fmt == "orgfid":
-        from ..memory.sync import iter_org_files
+        from ..memory.incremental import iter_org_files
         from ..org.orgfid import dump
 
         for rel, _ in sorted(iter_org_files(root)):

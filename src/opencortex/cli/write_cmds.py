@@ -94,7 +94,7 @@ def set_property(node: str, key: str, value: str | None, delete: bool, memex: st
         _report([m.set_property(node, key, None if delete else value)], json_)
 
 
-@click.command()
+@click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("node")
 @click.argument("changes", nargs=-1, required=True)
 @common_options

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from .nodes import Node, NodeLink
 from .store import SqliteStore, open_store
-from .sync import SyncSummary, sync
+from .incremental import SyncSummary, sync
 
 __all__ = ["Node", "NodeLink", "SqliteStore", "SyncSummary", "open_store", "sync"]

@@ -77,7 +77,7 @@ _M001_CORE = """
     CREATE VIRTUAL TABLE nodes_fts USING fts5(
         title, tags, body,
         content='nodes', content_rowid='id',
-        tokenize='unicode61 remove_diacritics 2', prefix='2 3'
+        tokenize='unicode61 remove_diacritics 2'
     );
 """
 

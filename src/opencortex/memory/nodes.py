@@ -153,7 +153,27 @@ def file_rows(doc: OrgDocument, relpath: str) -> FileRows:
         ))
         for ln in h.links:
             rows.links.append((h.index, ln.type, ln.path, ln.description, ln.search))
+    if _has_surrogates(doc.text):
+        # invalid UTF-8 bytes survive in the file (surrogate-escaped); the index gets U+FFFD
+        rows.nodes = [tuple(_clean(x) for x in r) for r in rows.nodes]
+        rows.links = [tuple(_clean(x) for x in r) for r in rows.links]
+        rows.title = _clean(rows.title)
+        rows.filetags = [_clean(t) for t in rows.filetags]
     return rows
+
+
+def _has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _clean(x: Any) -> Any:
+    if isinstance(x, str):
+        return x.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return x
 
 
 def _props(h: Heading) -> list[tuple[str, str]]:

@@ -16,7 +16,7 @@ from ..config import Settings
 from ..errors import NodeNotFoundError, VerifyError, WriteError
 from ..memory.nodes import Node, content_hash, heading_keys
 from ..memory.sqlite_store import SqliteStore
-from ..memory.sync import sync
+from ..memory.incremental import sync
 from ..org.model import Heading, OrgDocument
 from ..org.parser import parse
 from ..org.timestamps import format_timestamp
@@ -234,7 +234,8 @@ class MemexWriter:
         ts = (format_timestamp(when, active=True, with_time=isinstance(when, dt.datetime),
                                repeater=repeater) if when is not None else None)
         attr = kind.lower()
-        return self._edit(node, attr, f"{node.title}: {kind} {ts or 'removed'}",
+        op = "schedule" if kind == "SCHEDULED" else "deadline"
+        return self._edit(node, op, f"{node.title}: {kind} {ts or 'removed'}",
                           [lambda t, x: edits.set_planning(t, x, kind, ts)],
                           lambda x: (getattr(x, attr).raw if getattr(x, attr) else None) == ts)
 

@@ -138,14 +138,17 @@ def sync(root: str | os.PathLike[str], store: IndexStore, progress: Progress | N
     removed = [r for r in scope if r not in on_disk]
 
     results: Iterator[tuple] | list[tuple]
-    nworkers = workers if workers is not None else min(os.cpu_count() or 1, 4)
+    # The main process inserts while workers parse: one core stays for the inserts.
+    ncpu = os.cpu_count() or 1
+    nworkers = workers if workers is not None else min(max(ncpu - 1, 1), 6)
     pool = None
-    if len(todo) >= _POOL_MIN_FILES and nworkers > 1:
+    if len(todo) >= _POOL_MIN_FILES and nworkers >= 1 and (ncpu > 1 or nworkers > 1) \
+            and workers != 0:
         import multiprocessing as mp
 
         ctx = mp.get_context("fork") if hasattr(os, "fork") else None
         pool = ProcessPoolExecutor(max_workers=nworkers, mp_context=ctx)
-        results = pool.map(_load_star, todo, chunksize=max(1, len(todo) // (nworkers * 8)))
+        results = pool.map(_load_star, todo, chunksize=max(1, min(16, len(todo) // (nworkers * 8))))
     else:
         results = (load_file(*t) for t in todo)
     store.begin()

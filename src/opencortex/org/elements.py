@@ -1,0 +1,578 @@
+"""Element scanner: which parts of a section hold objects, and the keywords.
+
+A line-oriented port of ``org-element--current-element`` and the element
+parsers of Org 9.5.5, keeping only what decides *where objects are parsed*
+(paragraphs, verse blocks, table cells, item tags) and keyword elements.
+Blocks, drawers and LaTeX environments must be closed before the limit or they
+are paragraphs; closing lines are found through per-document indexes, so
+unterminated openers cost O(log n) each instead of a rescan.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = ["Container", "ElementScanner", "Keyword"]
+
+# container kinds (restriction sets, see objects.py)
+STD, NOLB, CELL, ROW = "std", "nolb", "cell", "row"
+
+_COMMENT = re.compile(r"[ \t]*#(?: |$)")
+_CLOCK = re.compile(r"[ \t]*CLOCK:", re.I)
+_AFFILIATED = re.compile(
+    r"[ \t]*#\+(?:(?:CAPTION|RESULTS)(?:\[.*\])?|DATA|HEADERS?|LABEL|NAME|PLOT|RESNAME|RESULT"
+    r"|SOURCE|SRCNAME|TBLNAME|ATTR_[-_A-Za-z0-9]+):[ \t]*",
+    re.I,
+)
+_LATEX_BEGIN = re.compile(r"[ \t]*\\begin\{([A-Za-z0-9*]+)\}")
+_DRAWER = re.compile(r"[ \t]*:([\w$%'\-]+):[ \t]*$")
+_FIXED = re.compile(r"[ \t]*:(?: |$)")
+_HASH_PLUS = re.compile(r"[ \t]*#\+")
+_BLOCK_BEGIN = re.compile(r"BEGIN_(\S+)", re.I)
+_CALL = re.compile(r"CALL:", re.I)
+_DYN_BEGIN = re.compile(r"BEGIN:? ", re.I)
+_KEYWORD_LIKE = re.compile(r"\S+:")
+_KEYWORD = re.compile(r"[ \t]*#\+(\S*):")
+_FOOTNOTE_DEF = re.compile(r"\[fn:([-_\w]+)\]")
+_HR = re.compile(r"[ \t]*-{5,}[ \t]*$")
+_TABLE_EL_RULE = re.compile(r"[ \t]*\+(?:-+\+)+[ \t]*$")
+_ITEM = re.compile(r"(?:[ \t]*(?:[-+]|[0-9]+[.)])|[ \t]+\*)(?:[ \t]+|$)")
+_FULL_ITEM = re.compile(
+    r"[ \t]*((?:[-+*]|(?:[0-9]+|[A-Za-z])[.)])(?:[ \t]+|$))"
+    r"(?:\[@(?:start:)?([0-9]+|[A-Za-z])\][ \t]*)?"
+    r"(?:(\[[ X-]\])(?:[ \t]+|$))?"
+    r"(?:(.*)[ \t]+::(?:[ \t]+|$))?"
+)
+_SEPARATOR = re.compile(
+    r"(?:\*+ |\[fn:[-_\w]+\]|%%\(|[ \t]*(?:$|\||\+(?:-+\+)+[ \t]*$"
+    r"|#(?: |$|\+(?:BEGIN_\S+|\S+(?:\[.*\])?:[ \t]*))"
+    r"|:(?: |$|[-_\w]+:[ \t]*$)|-{5,}[ \t]*$|\\begin\{([A-Za-z0-9*]+)\}|CLOCK:"
+    r"|(?:[-+*]|[0-9]+[.)])(?:[ \t]|$)))",
+    re.I,
+)
+_DUAL_CHECK = re.compile(r"[ \t]*#\+(\S+)\[.*\]:")
+_SEP_FIRST = frozenset("*[%|+#:-\\Cc0123456789")
+_TBLFM = re.compile(r"[ \t]*#\+TBLFM: +(.*)[ \t]*$", re.I)
+_PROPERTY_LINE = re.compile(r"[ \t]*:\S+:(?: .*)?[ \t]*$")
+_PROP_BEGIN = re.compile(r"[ \t]*:PROPERTIES:[ \t]*$", re.I)
+_PROP_END = re.compile(r"[ \t]*:END:[ \t]*$", re.I)
+_NODE_PROPERTY = re.compile(r"[ \t]*:(\S+):(?:$|[ \t]+(.*?))[ \t]*$")
+_PLANNING = re.compile(r"[ \t]*(?:CLOSED|DEADLINE|SCHEDULED):", re.I)
+
+_GREATER_BLOCKS = {"CENTER", "QUOTE"}
+_OPAQUE_BLOCKS = {"COMMENT", "EXAMPLE", "EXPORT", "SRC"}
+MAX_DEPTH = 200  # nesting of greater elements; deeper content is scanned flat
+
+
+@dataclass(slots=True)
+class Container:
+    """A span of the (LF-normalised) text whose objects Org parses."""
+
+    beg: int
+    end: int
+    kind: str
+
+
+@dataclass(slots=True)
+class Keyword:
+    """A ``#+KEY: value`` keyword element."""
+
+    line: int
+    key: str
+    value: str
+
+
+@dataclass(slots=True)
+class PropertyDrawer:
+    """A property drawer: lines [begin, end_line] inclusive, properties in order."""
+
+    begin: int
+    end_line: int
+    properties: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _column(line: str) -> int:
+    """Indentation column as Emacs counts it (tabs to multiples of 8)."""
+    col = 0
+    for ch in line:
+        if ch == " ":
+            col += 1
+        elif ch == "\t":
+            col = (col // 8 + 1) * 8
+        else:
+            break
+    return col
+
+
+def _is_blank(line: str) -> bool:
+    return not line.strip(" \t")
+
+
+class _EndIndex:
+    """Sorted line numbers of closing lines, built lazily with one regexp pass."""
+
+    def __init__(self, text: str, starts: list[int]) -> None:
+        self.text = text
+        self.starts = starts
+        self._cache: dict[str, dict[str, list[int]]] = {}
+
+    def _lines_of(self, kind: str, pattern: str, keyfn: Callable[[re.Match[str]], str]) -> dict[str, list[int]]:
+        got = self._cache.get(kind)
+        if got is None:
+            got = {}
+            starts = self.starts
+            for m in re.finditer(pattern, self.text, re.M | re.I):
+                line = bisect.bisect_right(starts, m.start()) - 1
+                lst = got.setdefault(keyfn(m), [])
+                if not lst or lst[-1] != line:
+                    lst.append(line)
+            self._cache[kind] = got
+        return got
+
+    def first(self, kind: str, name: str, after: int, before: int) -> int | None:
+        """First closing line of ``kind``/``name`` in [after, before), or None."""
+        if kind == "drawer":
+            d = self._lines_of(kind, r"^[ \t]*:END:[ \t]*$", lambda m: "")
+        elif kind == "block":
+            d = self._lines_of(kind, r"^[ \t]*#\+END_(\S+)[ \t]*$", lambda m: m.group(1).upper())
+        elif kind == "dynamic":
+            d = self._lines_of(kind, r"^[ \t]*#\+END:?[ \t]*$", lambda m: "")
+        else:  # latex: \end{name} anywhere on a line, at its end
+            d = self._lines_of(kind, r"\\end\{([A-Za-z0-9*]+)\}[ \t]*$", lambda m: m.group(1).upper())
+        lst = d.get(name.upper())
+        if not lst:
+            return None
+        k = bisect.bisect_left(lst, after)
+        if k < len(lst) and lst[k] < before:
+            return lst[k]
+        return None
+
+
+class ElementScanner:
+    """Scans sections of one document for object containers and keywords."""
+
+    def __init__(self, text: str, lines: list[str], starts: list[int]) -> None:
+        self.text = text
+        self.lines = lines
+        self.starts = starts
+        self.ends = _EndIndex(text, starts)
+        self.containers: list[Container] = []
+        self.keywords: list[Keyword] = []
+        # item line -> (indentation, end line), shared by nested lists as in Org
+        self._items: dict[int, tuple[int, int]] = {}
+        # lines that may end a paragraph (blank, or starting like a separator)
+        self._sep_lines: list[int] | None = None
+
+    # ------------------------------------------------------------ positions
+
+    def _eol(self, i: int) -> int:
+        return self.starts[i] + len(self.lines[i])
+
+    def _add(self, beg: int, end: int, kind: str) -> None:
+        if beg < end:
+            self.containers.append(Container(beg, end, kind))
+
+    # ------------------------------------------------------------ sections
+
+    def planning_at(self, i: int, limit: int) -> bool:
+        return i < limit and _PLANNING.match(self.lines[i]) is not None
+
+    def property_drawer_at(self, i: int, limit: int) -> PropertyDrawer | None:
+        """``org-property-drawer-re`` at line ``i``: the drawer with its node properties."""
+        lines = self.lines
+        if i >= limit or not _PROP_BEGIN.match(lines[i]):
+            return None
+        j = i + 1
+        while j < limit:
+            line = lines[j]
+            if _PROP_END.match(line):
+                pd = PropertyDrawer(i, j)
+                for k in range(i + 1, j):
+                    m = _NODE_PROPERTY.match(lines[k])
+                    if m:
+                        pd.properties.append((m.group(1), m.group(2) or ""))
+                return pd
+            if not _PROPERTY_LINE.match(line):
+                return None
+            j += 1
+        return None
+
+    def first_section(self, a: int, b: int) -> None:
+        """Text before the first headline (``top-comment`` mode, then plain elements)."""
+        lines = self.lines
+        i = a
+        while i < b and _is_blank(lines[i]):
+            i += 1
+        start = i
+        while i < b and _COMMENT.match(lines[i]):
+            i += 1
+        if i > start or i == 0:
+            if i > start:
+                while i < b and _is_blank(lines[i]):
+                    i += 1
+            prev_blank = i > 0 and _is_blank(lines[i - 1])
+            if not prev_blank:
+                pd = self.property_drawer_at(i, b)
+                if pd is not None:
+                    i = pd.end_line + 1
+        self.elements(i, b, 0)
+
+    # ------------------------------------------------------------ elements
+
+    def elements(self, i: int, limit: int, depth: int) -> None:
+        """Parse elements on lines [i, limit), recording containers and keywords."""
+        lines = self.lines
+        while i < limit:
+            line = lines[i]
+            stripped = line.lstrip(" \t")
+            if not stripped:
+                i += 1
+                continue
+            c = stripped[0]
+            if c == "#" and _COMMENT.match(line):
+                i += 1
+                while i < limit and _COMMENT.match(lines[i]):
+                    i += 1
+                continue
+            if c in "Cc" and _CLOCK.match(line):
+                i += 1
+                continue
+            i = self._element(i, limit, depth, c)
+
+    def _element(self, i: int, limit: int, depth: int, c: str) -> int:
+        """One element (after the comment/clock checks) at line ``i``; returns next line."""
+        lines = self.lines
+        if c == "#":
+            j = i
+            while j < limit and _AFFILIATED.match(lines[j]):
+                j += 1
+            if j > i:
+                if j >= limit or _is_blank(lines[j]):
+                    return self._keyword(i)
+                i = j
+                line = lines[i]
+                stripped = line.lstrip(" \t")
+                c = stripped[0]
+        line = lines[i]
+        if c == "\\":
+            m = _LATEX_BEGIN.match(line)
+            if m:
+                end = self.ends.first("latex", m.group(1), i, limit)
+                if end is not None:
+                    return end + 1
+                return self._paragraph(i, self.starts[i], limit)
+        if c == ":":
+            if _DRAWER.match(line):
+                end = self.ends.first("drawer", "", i + 1, limit)
+                if end is not None:
+                    self._nested(i + 1, end, depth)
+                    return end + 1
+                return self._paragraph(i, self.starts[i], limit)
+            if _FIXED.match(line):
+                i += 1
+                while i < limit and _FIXED.match(lines[i]):
+                    i += 1
+                return i
+        if c == "#":
+            m = _HASH_PLUS.match(line)
+            if m:
+                return self._hash_plus(i, m.end(), limit, depth)
+        if c == "[" and line.startswith("[fn:") and _FOOTNOTE_DEF.match(line):
+            return self._footnote_definition(i, limit, depth)
+        if c == "-" and _HR.match(line):
+            return i + 1
+        if c == "%" and line.startswith("%%("):
+            return i + 1
+        if c == "|":
+            return self._table(i, limit)
+        if c == "+" and _TABLE_EL_RULE.match(line):
+            end = self._table_el(i, limit)
+            if end is not None:
+                return end
+        if (c in "-+*" or c.isdigit()) and _ITEM.match(line):
+            return self._plain_list(i, limit, depth)
+        return self._paragraph(i, self.starts[i], limit)
+
+    def _nested(self, i: int, limit: int, depth: int) -> None:
+        if depth < MAX_DEPTH:
+            self.elements(i, limit, depth + 1)
+        elif i < limit:  # pathological nesting: keep links, lose structure
+            self._add(self.starts[i], self._eol(limit - 1) + 1, STD)
+
+    def _hash_plus(self, i: int, after: int, limit: int, depth: int) -> int:
+        line = self.lines[i]
+        rest = line[after:]
+        m = _BLOCK_BEGIN.match(rest)
+        if m:
+            kind = m.group(1).upper()
+            end = self.ends.first("block", kind, i + 1, limit)
+            if end is None:
+                return self._paragraph(i, self.starts[i], limit)
+            if kind == "VERSE":
+                if end > i + 1:
+                    self._add(self.starts[i + 1], self.starts[end], STD)
+            elif kind not in _OPAQUE_BLOCKS:
+                self._nested(i + 1, end, depth)
+            return end + 1
+        if _CALL.match(rest):
+            return i + 1
+        if _DYN_BEGIN.match(rest):
+            end = self.ends.first("dynamic", "", i + 1, limit)
+            if end is None:
+                return self._paragraph(i, self.starts[i], limit)
+            self._nested(i + 1, end, depth)
+            return end + 1
+        if _KEYWORD_LIKE.match(rest):
+            return self._keyword(i)
+        return self._paragraph(i, self.starts[i], limit)
+
+    def _keyword(self, i: int) -> int:
+        line = self.lines[i]
+        m = _KEYWORD.match(line)
+        if m:
+            self.keywords.append(Keyword(i, m.group(1).upper(), line[m.end() :].strip(" \t\r\n")))
+        return i + 1
+
+    # ------------------------------------------------------------ paragraph
+
+    def _is_separator(self, j: int, limit: int) -> bool:
+        line = self.lines[j]
+        stripped = line.lstrip(" \t")
+        if stripped and line[0] not in _SEP_FIRST and stripped[0] not in _SEP_FIRST:
+            return False
+        m = _SEPARATOR.match(line)
+        if m is None:
+            return False
+        if stripped[:1] == ":" and _DRAWER.match(line):
+            return self.ends.first("drawer", "", j, limit) is not None
+        if stripped[:1] == "#":
+            bm = re.match(r"[ \t]*#\+BEGIN_(\S+)", line, re.I)
+            if bm:
+                return self.ends.first("block", bm.group(1), j, limit) is not None
+            dm = _DUAL_CHECK.match(line)
+            if dm:
+                return dm.group(1).upper() in ("CAPTION", "RESULTS")
+        if m.group(1) is not None:
+            return self.ends.first("latex", m.group(1), j, limit) is not None
+        return True
+
+    def _separator_candidates(self) -> list[int]:
+        got = self._sep_lines
+        if got is None:
+            first = _SEP_FIRST
+            got = [
+                k for k, ln in enumerate(self.lines)
+                if not ln or ln[0] in first or (ln[0] in " \t" and (
+                    not ln.strip(" \t") or ln.lstrip(" \t")[0] in first))
+            ]
+            self._sep_lines = got
+        return got
+
+    def _paragraph(self, i: int, beg: int, limit: int) -> int:
+        """Paragraph from offset ``beg`` on line ``i``; returns the line after it."""
+        cands = self._separator_candidates()
+        k = bisect.bisect_left(cands, i + 1)
+        j = limit
+        while k < len(cands):
+            c = cands[k]
+            if c >= limit:
+                break
+            if self._is_separator(c, limit):
+                j = c
+                break
+            k += 1
+        # contents end: after the last non-blank line
+        k = j - 1
+        while k > i and _is_blank(self.lines[k]):
+            k -= 1
+        self._add(beg, self._eol(k) + 1, STD)
+        return j
+
+    # ------------------------------------------------------------ footnotes
+
+    def _footnote_definition(self, i: int, limit: int, depth: int) -> int:
+        lines = self.lines
+        j = i + 1
+        blank_run = 0
+        end = limit
+        while j < limit:
+            line = lines[j]
+            if line.startswith("[fn:") and _FOOTNOTE_DEF.match(line):
+                k = j - 1
+                while k > i and _AFFILIATED.match(lines[k]):
+                    k -= 1
+                end = k + 1
+                break
+            if _is_blank(line):
+                blank_run += 1
+            else:
+                if blank_run >= 2:
+                    end = j
+                    break
+                blank_run = 0
+            j += 1
+        else:
+            if blank_run >= 2:
+                end = limit
+        label_end = lines[i].index("]") + 1
+        self._item_like_contents(i, self.starts[i] + label_end, end, depth)
+        return end
+
+    def _item_like_contents(self, i: int, cbeg: int, end: int, depth: int) -> None:
+        """Contents starting mid-line at ``cbeg`` (items, footnote definitions)."""
+        line = self.lines[i]
+        rest = line[cbeg - self.starts[i] :]
+        if rest.strip(" \t"):
+            beg = cbeg + (len(rest) - len(rest.lstrip(" \t")))
+            nxt = self._paragraph(i, beg, end)
+            self._nested(nxt, end, depth)
+        else:
+            self._nested(i + 1, end, depth)
+
+    # ------------------------------------------------------------ tables
+
+    def _table(self, i: int, limit: int) -> int:
+        lines = self.lines
+        j = i
+        while j < limit:
+            s = lines[j].lstrip(" \t")
+            if not s or s[0] != "|":
+                break
+            self._table_row(j)
+            j += 1
+        while j < limit and _TBLFM.match(lines[j]):
+            j += 1
+        return j
+
+    def _table_row(self, j: int) -> None:
+        """Record a standard row (text after its first ``|``); rules have no cells."""
+        line = self.lines[j]
+        s = line.lstrip(" \t")
+        if s.startswith("|-"):
+            return
+        base = self.starts[j]
+        self._add(base + line.index("|") + 1, base + len(line.rstrip(" \t")), ROW)
+
+    def _table_el(self, i: int, limit: int) -> int | None:
+        """A table.el table (no objects): rule line, rows, closing rule."""
+        lines = self.lines
+        if i + 1 >= limit:
+            return None
+        j = i + 1
+        while j < limit:
+            s = lines[j].lstrip(" \t")
+            if not s or s[0] not in "+|":
+                break
+            j += 1
+        if j == i + 1:
+            return None
+        if not _TABLE_EL_RULE.match(lines[j - 1]):
+            return None
+        return j
+
+    # ------------------------------------------------------------ lists
+
+    def _list_struct(self, i: int, limit: int) -> list[tuple[int, int, int]]:
+        """``org-element--list-struct``: (line, indentation, end line) of each item."""
+        lines = self.lines
+        items: list[list[int]] = []  # open items: [line, ind, end]
+        done: list[list[int]] = []
+        pos = i
+        while True:
+            if pos >= limit:
+                end = self._after_last_nonblank(pos, i)
+                for it in items:
+                    it[2] = end
+                break
+            line = lines[pos]
+            if _is_blank(line):
+                # org-list-end-re: two blank lines, both ended by a newline
+                if pos + 1 < len(lines) - 1 and _is_blank(lines[pos + 1]):
+                    for it in items:
+                        it[2] = pos
+                    break
+                pos += 1
+                continue
+            if _ITEM.match(line):
+                ind = _column(line)
+                while items and ind <= items[-1][1]:
+                    it = items.pop()
+                    it[2] = pos
+                    done.append(it)
+                items.append([pos, ind, -1])
+                pos += 1
+                continue
+            ind = _column(line)
+            end = self._after_last_nonblank(pos, i)
+            while items and ind <= items[-1][1]:
+                it = items.pop()
+                it[2] = end
+                done.append(it)
+            if not items:
+                break
+            s = line.lstrip(" \t")
+            if s[:2] == "#+":
+                bm = re.match(r"#\+BEGIN(:|_\S+)", s, re.I)
+                if bm:
+                    tag = bm.group(1)
+                    if tag == ":":
+                        e = self.ends.first("dynamic", "", pos + 1, limit)
+                    else:
+                        e = self.ends.first("block", tag[1:], pos + 1, limit)
+                    if e is not None:
+                        pos = e
+            elif s[:1] == ":" and _DRAWER.match(line):
+                e = self.ends.first("drawer", "", pos + 1, limit)
+                if e is not None:
+                    pos = e
+            pos += 1
+        done.extend(items)
+        done.sort()
+        return [(a, b, c) for a, b, c in done]
+
+    def _after_last_nonblank(self, pos: int, floor: int) -> int:
+        k = pos - 1
+        while k > floor and _is_blank(self.lines[k]):
+            k -= 1
+        return k + 1
+
+    def _plain_list(self, i: int, limit: int, depth: int) -> int:
+        by_line = self._items
+        if i not in by_line or by_line[i][1] > limit:
+            for ln, ind, end in self._list_struct(i, limit):
+                by_line[ln] = (ind, end)
+        ind0 = by_line[i][0]
+        pos = i
+        while pos in by_line and by_line[pos][0] == ind0:
+            end = by_line[pos][1]
+            self._item(pos, end, depth)
+            if end <= pos:
+                break
+            pos = end
+        return max(pos, i + 1)
+
+    def _item(self, i: int, end: int, depth: int) -> None:
+        line = self.lines[i]
+        m = _FULL_ITEM.match(line)
+        if m is None:  # cannot happen: _ITEM matched
+            self._paragraph(i, self.starts[i], end)
+            return
+        base = self.starts[i]
+        bullet = m.group(1)
+        ordered = bullet[0] not in "-+*"
+        if m.group(4) is not None and ordered:
+            cbeg = m.start(4)
+        else:
+            cbeg = m.end()
+            if m.group(4) is not None:
+                t0, t1 = m.start(4), m.end(4)
+                tag = line[t0:t1]
+                lead = len(tag) - len(tag.lstrip(" \t"))
+                trail = len(tag) - len(tag.rstrip(" \t"))
+                self._add(base + t0 + lead, base + t1 - trail, NOLB)
+        # contents end: skip trailing blank lines of the item
+        cend = self._after_last_nonblank(end, i)
+        self._item_like_contents(i, base + cbeg, max(cend, i + 1), depth)
