@@ -13,10 +13,10 @@ from pathlib import Path
 from .config import Settings, load_settings
 from .errors import NodeNotFoundError
 from .memory import views
+from .memory.incremental import Progress, SyncSummary, sync
 from .memory.nodes import Node
 from .memory.query import parse_query
 from .memory.sqlite_store import SqliteStore
-from .memory.incremental import Progress, SyncSummary, sync
 from .write.writer import MemexWriter, WriteResult
 
 __all__ = ["Memex"]

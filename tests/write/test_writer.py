@@ -246,7 +246,7 @@ def test_refuses_to_clobber_a_file_changed_since_read(mx: Memex) -> None:
                 fh.write("* typed in Emacs meanwhile\n")
 
     atomic.fault_hook = edit_meanwhile
-    with pytest.raises(ConflictError, match="tasks.org changed on disk"):
+    with pytest.raises(ConflictError, match=r"tasks\.org changed on disk"):
         mx.set_todo("task-report", "DONE")
     atomic.fault_hook = None
     text = f.read_text()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from .incremental import SyncSummary, sync
 from .nodes import Node, NodeLink
 from .store import SqliteStore, open_store
-from .incremental import SyncSummary, sync
 
 __all__ = ["Node", "NodeLink", "SqliteStore", "SyncSummary", "open_store", "sync"]

@@ -14,9 +14,9 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import NodeNotFoundError, VerifyError, WriteError
+from ..memory.incremental import sync
 from ..memory.nodes import Node, content_hash, heading_keys
 from ..memory.sqlite_store import SqliteStore
-from ..memory.incremental import sync
 from ..org.model import Heading, OrgDocument
 from ..org.parser import parse
 from ..org.timestamps import format_timestamp
