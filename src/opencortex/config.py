@@ -51,6 +51,9 @@ class Settings:
     """Add a ``- State "DONE" from "TODO" [time]`` note on every state change
     (repeating tasks always get one, as in Org)."""
     notes_dir: str = "notes"
+    embedder: str = "minilm"
+    """``minilm`` (in-process all-MiniLM-L6-v2) or ``openai:URL#MODEL`` (an
+    OpenAI-compatible /v1/embeddings server)."""
     source: dict[str, str] = field(default_factory=dict)
     """Where each setting came from (default, config, env, flag) — for ``doctor``."""
 
@@ -104,6 +107,8 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
         s.log_into_drawer = _bool(todo["log_into_drawer"], "todo.log_into_drawer")
     if "log_states" in todo:
         s.log_states = _bool(todo["log_states"], "todo.log_states")
+    if "embedder" in data.get("retrieval", {}):
+        s.embedder = str(data["retrieval"]["embedder"])
     if "notes_dir" in data:
         s.notes_dir = str(data["notes_dir"])
     env = os.environ
@@ -111,6 +116,8 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
         s.memex, s.source["memex"] = Path(env["OPENCORTEX_MEMEX"]).expanduser(), "env"
     if env.get("OPENCORTEX_INDEX"):
         s.index, s.source["index"] = Path(env["OPENCORTEX_INDEX"]).expanduser(), "env"
+    if env.get("OPENCORTEX_EMBEDDER"):
+        s.embedder = env["OPENCORTEX_EMBEDDER"]
     if env.get("OPENCORTEX_CAPTURE_TARGET"):
         s.capture_target = env["OPENCORTEX_CAPTURE_TARGET"]
     if env.get("OPENCORTEX_LOG_STATES"):

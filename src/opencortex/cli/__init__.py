@@ -8,6 +8,7 @@ from .. import __version__
 from .doctor import doctor
 from .export_cmd import export
 from .memex_cmds import agenda, index, projects, query
+from .retrieval_cmds import read, scan, search
 from .write_cmds import (
     append,
     capture,
@@ -35,7 +36,7 @@ def cli() -> None:
 
 
 for _cmd in (index, query, agenda, projects, export, capture, todo, set_property, tag,
-             schedule, deadline, append, new_note, undo, history, doctor):
+             schedule, deadline, append, new_note, undo, history, doctor, scan, search, read):
     cli.add_command(_cmd)
 
 

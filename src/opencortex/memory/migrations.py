@@ -99,9 +99,27 @@ _M002_JOURNAL = """
 """
 
 
+_M003_RETRIEVAL = """
+    ALTER TABLE nodes ADD COLUMN embed_hash TEXT;   -- hash of the text a model embeds
+    CREATE INDEX nodes_embed_hash ON nodes(embed_hash);
+    CREATE TABLE keyword_sync (                     -- what the keyword engine holds
+        path TEXT PRIMARY KEY,
+        hash TEXT NOT NULL
+    );
+    CREATE TABLE embeddings (                       -- content-addressed: shared by nodes
+        hash TEXT NOT NULL,
+        model TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        vec BLOB NOT NULL,                          -- little-endian float32 * dim
+        PRIMARY KEY (hash, model, dim)
+    ) WITHOUT ROWID;
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+"""
+
 MIGRATIONS: list[Migration] = [
     ("m001_core", _M001_CORE),
     ("m002_journal", _M002_JOURNAL),
+    ("m003_retrieval", _M003_RETRIEVAL),
 ]
 
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from ..org.model import Heading, OrgDocument, Timestamp
 
-__all__ = ["FileRows", "Node", "NodeLink", "content_hash", "file_rows", "heading_keys", "node_key"]
+__all__ = ["FileRows", "Node", "NodeLink", "content_hash", "embed_hash", "embed_text", "file_rows", "heading_keys",
+           "node_key"]
 
 HASH_PREFIX = "b2:"
 
@@ -28,6 +29,17 @@ def _iso(ts: Timestamp | None) -> str | None:
     if ts is None:
         return None
     return ts.start.strftime("%Y-%m-%dT%H:%M") if ts.has_time else ts.start.strftime("%Y-%m-%d")
+
+
+def embed_text(outline: list[str], title: str, body: str) -> str:
+    """The text a model embeds for a node: its outline path, title and body."""
+    head = " / ".join([*outline, title])
+    return f"{head}\n{body}" if body else head
+
+
+def embed_hash(text: str) -> str:
+    return HASH_PREFIX + hashlib.blake2b(text.encode("utf-8", "replace"),
+                                         digest_size=16).hexdigest()
 
 
 def node_key(relpath: str, outline: list[str], title: str, org_id: str | None) -> str:
@@ -95,7 +107,8 @@ class FileRows:
     nodes: list[tuple] = field(default_factory=list)
     """(idx, key, org_id, level, line, title, todo, todo_type, priority, local_tags, tags,
     outline_json, properties_json, category, scheduled, scheduled_raw, deadline,
-    deadline_raw, closed, closed_raw, body, byte_start, byte_end, parent_idx, archived)"""
+    deadline_raw, closed, closed_raw, body, byte_start, byte_end, parent_idx, archived,
+    embed_hash)"""
     links: list[tuple] = field(default_factory=list)
     """(node_idx, type, path, description, search)"""
 
@@ -150,6 +163,7 @@ def file_rows(doc: OrgDocument, relpath: str) -> FileRows:
             _iso(h.deadline), h.deadline.raw if h.deadline else None,
             _iso(h.closed), h.closed.raw if h.closed else None,
             h.body, bstart, bend, p, int(h.archived or "ARCHIVE" in tags),
+            embed_hash(embed_text(outline, h.title, h.body)),
         ))
         for ln in h.links:
             rows.links.append((h.index, ln.type, ln.path, ln.description, ln.search))

@@ -139,8 +139,8 @@ class SqliteStore:
             "INSERT INTO nodes (id, file_id, idx, key, org_id, level, line, title, todo, "
             "todo_type, priority, local_tags, tags, outline, properties, category, scheduled, "
             "scheduled_raw, deadline, deadline_raw, closed, closed_raw, body, byte_start, "
-            "byte_end, parent_idx, archived) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "byte_end, parent_idx, archived, embed_hash) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [(first + i, file_id, *r) for i, r in enumerate(rows.nodes)])
         db.executemany(
             "INSERT INTO nodes_fts (rowid, title, tags, body) VALUES (?,?,?,?)",
@@ -297,6 +297,17 @@ class SqliteStore:
             f"SELECT {_NODE_COLS}{', n.body' if with_body else ''} FROM nodes n "
             f"JOIN files f ON f.id = n.file_id WHERE {where} ORDER BY {order}", params)
         return [_node(r, r[19] if with_body else None) for r in rows]
+
+    def nodes_by_keys(self, keys: Sequence[str], with_body: bool = True) -> dict[str, Node]:
+        """Nodes by key (the first one for a key shared by duplicate IDs)."""
+        out: dict[str, Node] = {}
+        for i in range(0, len(keys), 500):
+            chunk = list(keys[i:i + 500])
+            marks = ",".join("?" * len(chunk))
+            for n in self.select(f"n.key IN ({marks})", chunk, order="n.id",
+                                 with_body=with_body):
+                out.setdefault(n.key, n)
+        return out
 
     def nodes_by_ref(self, ref: str) -> list[Node]:
         """Nodes a person may mean by ``ref``: an ID (``id:`` optional), a node key

@@ -64,7 +64,7 @@ _PLANNING = re.compile(r"[ \t]*(?:CLOSED|DEADLINE|SCHEDULED):", re.I)
 
 _GREATER_BLOCKS = {"CENTER", "QUOTE"}
 _OPAQUE_BLOCKS = {"COMMENT", "EXAMPLE", "EXPORT", "SRC"}
-MAX_DEPTH = 200  # nesting of greater elements; deeper content is scanned flat
+MAX_DEPTH = 64  # nesting of greater elements (~6 Python frames each); deeper is scanned flat
 
 
 @dataclass(slots=True)

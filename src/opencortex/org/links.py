@@ -34,7 +34,7 @@ _PAREN = rf"\((?:{_NB}|\({_NB}*\))*\)"
 _PAREN_RE = re.compile(_PAREN)
 _NL_TRIM = re.compile(r"[ \t]*\n[ \t]*")
 _UNESCAPE = re.compile(r"(\\+)(?=\Z|[\[\]])")
-_ABBREV_SPLIT = re.compile(r"^([^:]*)(::?(.*))?$", re.M)
+_ABBREV_SPLIT = re.compile(r"([^:]*)(::?(.*))?\Z", re.S)
 _FILE_TYPE = re.compile(r"\Afile(?:\+(.+))?\Z", re.I)
 _FILE_SEARCH = re.compile(r"::(.*)\Z")
 _FILE_SLASHES = re.compile(r"\A///*(.:)?/")
@@ -159,7 +159,7 @@ def expand_abbrev(link: str, abbrevs: dict[str, str]) -> str:
     if not abbrevs:
         return link
     m = _ABBREV_SPLIT.match(link)
-    if not m or m.end() != len(link) and "\n" not in link:
+    if not m:
         return link
     key = m.group(1)
     rpl = abbrevs.get(key)

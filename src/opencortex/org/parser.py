@@ -24,7 +24,6 @@ from .settings import FileSettings, compute_settings
 
 __all__ = ["parse", "parse_bytes", "parse_file"]
 
-_HEADLINE = re.compile(r"^\*+ ", re.M)
 _SURROGATE = re.compile(r"[\udc80-\udcff]+")
 _LEAD_BLANK = re.compile(r"\A(?:[ \t]*\n)+")
 _SYNTAX = LinkSyntax.build()
@@ -39,14 +38,13 @@ class _Text:
         if "\r\n" in text:
             parts = text.split("\r\n")
             self.norm = "\n".join(parts)
-            # norm index of every "\n" that replaced a "\r\n"
-            self.crlf = list(accumulate(len(p) + 1 for p in parts[:-1]))
-            self.crlf = [x - 1 for x in self.crlf]
+            # norm index of each "\n" that replaced a "\r\n"
+            self.crlf = [x - 1 for x in accumulate(map((1).__add__, map(len, parts[:-1])))]
         else:
             self.norm = text
             self.crlf = []
         self.lines = self.norm.split("\n")
-        self.starts = [0, *accumulate(len(ln) + 1 for ln in self.lines[:-1])]
+        self.starts = [0, *accumulate(map((1).__add__, map(len, self.lines[:-1])))]
 
     def real(self, off: int) -> int:
         """Offset in the real text of an offset in the normalised text."""
@@ -60,11 +58,11 @@ class _Text:
 
 
 def _headline_lines(t: _Text) -> list[int]:
-    starts = t.starts
-    out = []
-    for m in _HEADLINE.finditer(t.norm):
-        out.append(bisect.bisect_left(starts, m.start()))
-    return out
+    """Line numbers matching ``^\\*+ `` (a per-line first-char test beats a regexp scan)."""
+    return [
+        i for i, ln in enumerate(t.lines)
+        if ln[:1] == "*" and ln.lstrip("*")[:1] == " "
+    ]
 
 
 def _read_setup_keywords(path: str) -> list[tuple[str, str]] | None:

@@ -1,0 +1,191 @@
+"""Search: sparse (BM25), dense (embeddings) and hybrid (reciprocal rank fusion plus
+one hop of link expansion from the top hits), as one Retriever over a Memex."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import OpenCortexError
+from ..memex import Memex
+from ..memory.nodes import Node
+from .keyword import TantivyEngine, query_terms
+from .vectors import VectorIndex
+
+__all__ = ["Retriever", "SearchHit", "SearchResult"]
+
+RRF_K = 60
+EXPAND_FROM = 3
+"""Link expansion follows the links of this many top hits."""
+EXPAND_DISCOUNT = 0.5
+
+
+@dataclass(slots=True)
+class SearchHit:
+    id: str | None
+    key: str
+    file: str
+    line: int
+    outline: list[str]
+    """Ancestor titles, then the node's own title."""
+    title: str
+    score: float
+    snippet: str
+    why: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class SearchResult:
+    query: str
+    mode: str
+    hits: list[SearchHit]
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"query": self.query, "mode": self.mode,
+                "hits": [h.to_dict() for h in self.hits], "notes": self.notes}
+
+
+def snippet(body: str, query: str, width: int = 160) -> str:
+    """The part of the body around the first query word it contains."""
+    text = " ".join((body or "").split())
+    if not text:
+        return ""
+    words, phrases, prefixes = query_terms(query)
+    best = -1
+    for w in [*phrases, *words, *prefixes]:
+        m = re.search(re.escape(w), text, re.I)
+        if m and (best < 0 or m.start() < best):
+            best = m.start()
+    start = max(0, best - width // 3) if best >= 0 else 0
+    out = text[start:start + width]
+    return ("…" if start else "") + out + ("…" if start + width < len(text) else "")
+
+
+class Retriever:
+    """Sparse, dense and hybrid search over a memex's index."""
+
+    def __init__(self, memex: Memex, embedder: Any = None) -> None:
+        self.memex = memex
+        base = memex.settings.index_path
+        self.keyword = TantivyEngine(base.with_name(base.name + ".tantivy"))
+        self._embedder = embedder
+        self._vectors: VectorIndex | None = None
+        self._cache_dir = base.with_name(base.name + ".vectors")
+
+    # -- the parts ---------------------------------------------------------------
+    @property
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            from ..embed import get_embedder
+
+            self._embedder = get_embedder(self.memex.settings.embedder)
+        return self._embedder
+
+    @property
+    def vectors(self) -> VectorIndex:
+        if self._vectors is None:
+            e = self.embedder
+            self._vectors = VectorIndex(self.memex.store, e.name, e.dim, self._cache_dir)
+        return self._vectors
+
+    def sync(self, embed: bool = False, progress: Any = None) -> dict[str, Any]:
+        """Index sync + keyword engine (+ vectors for new/changed nodes when ``embed``)."""
+        s = self.memex.sync(progress=progress)
+        out: dict[str, Any] = {**s.to_dict(), "keyword_files": self.keyword.sync(self.memex.store)}
+        if embed:
+            out["embedded"] = self.vectors.embed_pending(
+                lambda texts: self.embedder.embed(texts), progress=progress)
+            out["vectors"] = asdict(self.vectors.status())
+        return out
+
+    def sparse(self, query: str, k: int) -> list[tuple[str, float]]:
+        self.keyword.sync(self.memex.store)
+        return [(h.key, h.score) for h in self.keyword.search(query, k)]
+
+    def dense(self, query: str, k: int) -> list[tuple[str, float]]:
+        qv = self.embedder.embed([query])[0]
+        return self.vectors.search(qv, k)
+
+    # -- search ------------------------------------------------------------------
+    def search(self, query: str, mode: str | None = None, k: int = 10) -> SearchResult:
+        notes: list[str] = []
+        if mode in (None, "hybrid", "dense"):
+            try:
+                st = self.vectors.status()
+            except OpenCortexError as e:  # no usable embedder: say so, answer from sparse
+                notes.append(f"dense search unavailable ({e}); answering from sparse search")
+                st = None
+                mode = "sparse"
+            if st is None:
+                pass
+            elif st.embedded == 0:
+                if mode == "dense":
+                    notes.append(f"no vectors for {st.model} yet: run `opencortex index "
+                                 "--embed`; answering from sparse search")
+                elif mode is None:
+                    notes.append("vectors not ready: sparse search only "
+                                 "(run `opencortex index --embed`)")
+                mode = "sparse"
+            elif st.pending:
+                notes.append(f"vectors cover {st.embedded} of {st.nodes} nodes; "
+                             "the rest are found by keyword only until embedded")
+        mode = mode or "hybrid"
+        deep = max(k * 5, 50)
+        sparse = self.sparse(query, deep) if mode in ("sparse", "hybrid") else []
+        dense = self.dense(query, deep) if mode in ("dense", "hybrid") else []
+        scores: dict[str, float] = {}
+        why: dict[str, dict[str, Any]] = {}
+        if mode == "hybrid":
+            for rank, (key, _) in enumerate(sparse, 1):
+                scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+                why.setdefault(key, {})["sparse_rank"] = rank
+            for rank, (key, _) in enumerate(dense, 1):
+                scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+                why.setdefault(key, {})["dense_rank"] = rank
+            self._expand(scores, why)
+        else:
+            name = "sparse_rank" if mode == "sparse" else "dense_rank"
+            for rank, (key, s) in enumerate(sparse or dense, 1):
+                scores[key] = s
+                why[key] = {name: rank}
+        ranked = sorted(scores.items(), key=lambda kv: -kv[1])[:k]
+        nodes = self.memex.store.nodes_by_keys([key for key, _ in ranked])
+        hits = []
+        for key, score in ranked:
+            n = nodes.get(key)
+            if n is None:
+                continue
+            w = {"sparse_rank": None, "dense_rank": None, "linked_from": None, **why[key]}
+            hits.append(self._hit(n, score, query, w))
+        return SearchResult(query, mode, hits, notes)
+
+    def _expand(self, scores: dict[str, float], why: dict[str, dict[str, Any]]) -> None:
+        """One hop along id:/file: links (both directions) from the top fused hits."""
+        store = self.memex.store
+        top = sorted(scores.items(), key=lambda kv: -kv[1])[:EXPAND_FROM]
+        for key, s in top:
+            linked = [ln.target_key for ln in store.links_from(key) if ln.target_key]
+            linked += [ln.source_key for ln in store.backlinks(key) if ln.source_key]
+            for other in linked:
+                if other and other not in scores:
+                    scores[other] = s * EXPAND_DISCOUNT
+                    why[other] = {"linked_from": key}
+
+    @staticmethod
+    def _hit(n: Node, score: float, query: str, why: dict[str, Any]) -> SearchHit:
+        return SearchHit(n.id, n.key, n.file, n.line, [*n.outline, n.title], n.title,
+                         round(score, 6), snippet(n.body or "", query), why)
+
+    def close(self) -> None:
+        self.memex.close()
+
+
+def default_retriever(memex: str | Path | None = None, index: str | Path | None = None
+                      ) -> Retriever:
+    return Retriever(Memex(memex, index))

@@ -1,0 +1,172 @@
+"""Dense vectors per node: content-addressed storage, incremental embedding, and
+brute-force cosine top-k (a float32 matrix product: ~4 ms over 100k × 384 here).
+
+Vectors are keyed by (hash of the embedded text, model, dimension): an unchanged node
+is never embedded twice, a node moved between files keeps its vector, and a different
+model or dimension simply has no vectors yet — never a mixed index.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..memory.nodes import embed_text
+from ..memory.sqlite_store import SqliteStore
+
+__all__ = ["VectorIndex", "VectorStatus"]
+
+
+@dataclass(slots=True)
+class VectorStatus:
+    model: str
+    dim: int
+    nodes: int
+    embedded: int
+    pending: int
+    corrupt_dropped: int = 0
+
+    @property
+    def ready(self) -> bool:
+        return self.nodes > 0 and self.pending == 0
+
+
+class VectorIndex:
+    """The vectors of one (model, dim) over the nodes of one index store."""
+
+    def __init__(self, store: SqliteStore, model: str, dim: int,
+                 cache_dir: str | Path | None = None) -> None:
+        self.store, self.model, self.dim = store, model, dim
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self._mem: tuple[Any, list[str], Any] | None = None  # (signature, keys, matrix)
+        self.corrupt_dropped = 0
+
+    # -- embedding -------------------------------------------------------------
+    def _pending_rows(self, limit: int | None = None) -> list[tuple[str, str, str, str]]:
+        sql = ("SELECT n.embed_hash, n.outline, n.title, n.body FROM nodes n "
+               "WHERE n.embed_hash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM embeddings e "
+               "WHERE e.hash = n.embed_hash AND e.model = ? AND e.dim = ?) "
+               "GROUP BY n.embed_hash")
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return self.store.db.execute(sql, (self.model, self.dim)).fetchall()
+
+    def status(self) -> VectorStatus:
+        q = self.store.db.execute
+        nodes = q("SELECT count(*) FROM nodes").fetchone()[0]
+        embedded = q("SELECT count(*) FROM nodes n JOIN embeddings e ON e.hash = n.embed_hash "
+                     "AND e.model = ? AND e.dim = ?", (self.model, self.dim)).fetchone()[0]
+        return VectorStatus(self.model, self.dim, nodes, embedded, nodes - embedded,
+                            self.corrupt_dropped)
+
+    def embed_pending(self, embed: Callable[[list[str]], Any], batch: int = 32,
+                      progress: Callable[[int, int], None] | None = None,
+                      limit: int | None = None) -> int:
+        """Embed every distinct node text without a vector; commits batch by batch so an
+        interruption keeps what was done.  Returns the number of texts embedded."""
+        import numpy as np
+
+        rows = self._pending_rows(limit)
+        done = 0
+        db = self.store.db
+        for i in range(0, len(rows), batch):
+            chunk = rows[i:i + batch]
+            texts = [embed_text(json.loads(o), t, b) for _, o, t, b in chunk]
+            vecs = np.asarray(embed(texts), dtype="<f4")
+            if vecs.shape != (len(chunk), self.dim):
+                from ..errors import OpenCortexError
+
+                raise OpenCortexError(
+                    f"embedder returned shape {vecs.shape}, expected ({len(chunk)}, {self.dim})"
+                    f": the model's dimension changed? configure the right model/dimension")
+            db.execute("BEGIN")
+            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+                           [(h, self.model, self.dim, v.tobytes())
+                            for (h, _, _, _), v in zip(chunk, vecs, strict=True)])
+            db.execute("COMMIT")
+            done += len(chunk)
+            if progress:
+                progress(done, len(rows))
+        return done
+
+    # -- searching ---------------------------------------------------------------
+    def _signature(self) -> tuple:
+        q = self.store.db.execute
+        a = q("SELECT count(*), max(indexed_at), sum(node_count) FROM files").fetchone()
+        b = q("SELECT count(*) FROM embeddings WHERE model = ? AND dim = ?",
+              (self.model, self.dim)).fetchone()
+        return (*a, *b)
+
+    def _cache_paths(self) -> tuple[Path, Path] | None:
+        if self.cache_dir is None:
+            return None
+        stem = f"vectors-{self.model.replace('/', '_')}-{self.dim}"
+        return self.cache_dir / f"{stem}.npy", self.cache_dir / f"{stem}.json"
+
+    def matrix(self) -> tuple[list[str], Any]:
+        """(node keys, float32 matrix of their unit vectors) for nodes with a vector."""
+        import numpy as np
+
+        sig = self._signature()
+        if self._mem is not None and self._mem[0] == sig:
+            return self._mem[1], self._mem[2]
+        paths = self._cache_paths()
+        if paths and paths[0].exists() and paths[1].exists():
+            try:
+                meta = json.loads(paths[1].read_text())
+                if tuple(meta["signature"]) == tuple(json.loads(json.dumps(sig))):
+                    m = np.load(paths[0], mmap_mode="r")
+                    self._mem = (sig, meta["keys"], m)
+                    return meta["keys"], m
+            except (OSError, ValueError, KeyError):
+                pass
+        keys: list[str] = []
+        blobs: list[bytes] = []
+        bad: list[str] = []
+        want = self.dim * 4
+        for key, h, blob in self.store.db.execute(
+                "SELECT n.key, e.hash, e.vec FROM nodes n JOIN embeddings e ON "
+                "e.hash = n.embed_hash AND e.model = ? AND e.dim = ? ORDER BY n.id",
+                (self.model, self.dim)):
+            if not isinstance(blob, bytes) or len(blob) != want:
+                bad.append(h)
+                continue
+            keys.append(key)
+            blobs.append(blob)
+        if bad:  # a corrupted row: drop it so the next embedding run redoes it
+            self.corrupt_dropped += len(set(bad))
+            db = self.store.db
+            db.execute("BEGIN")
+            db.executemany("DELETE FROM embeddings WHERE hash = ? AND model = ? AND dim = ?",
+                           [(h, self.model, self.dim) for h in set(bad)])
+            db.execute("COMMIT")
+            sig = self._signature()
+        m = (np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(keys), self.dim)
+             if keys else np.zeros((0, self.dim), dtype="<f4"))
+        if not np.all(np.isfinite(m)):
+            m = np.nan_to_num(m)
+        if paths:
+            try:
+                paths[0].parent.mkdir(parents=True, exist_ok=True)
+                np.save(paths[0], m)
+                paths[1].write_text(json.dumps({"signature": sig, "keys": keys}))
+            except OSError:
+                pass
+        self._mem = (sig, keys, m)
+        return keys, m
+
+    def search(self, qvec: Any, k: int = 10) -> list[tuple[str, float]]:
+        import numpy as np
+
+        keys, m = self.matrix()
+        if not keys:
+            return []
+        q = np.asarray(qvec, dtype=np.float32).reshape(-1)
+        scores = m @ q
+        k = min(k, len(keys))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top])]
+        return [(keys[i], float(scores[i])) for i in top]
