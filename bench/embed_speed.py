@@ -1,0 +1,252 @@
+"""Embedding throughput of the in-process MiniLM against named baselines, on ~250-token notes.
+
+Run: .venv/bin/python bench/embed_speed.py [--notes 96] [--rounds 3] [--sweep]
+
+Notes are real Org sections from ../shared/corpus/org/files cut to ~250 tokens (checked with
+the model's tokenizer).  Every configuration embeds the same notes with batch 32; rounds are
+interleaved (A B C, A B C, ...) because the second vCPU is intermittently slow, and the table
+reports the median notes/s per configuration and its ratio to the numpy baseline.
+
+Configurations:
+- ``numpy-forward`` (baseline): plain numpy BERT forward pass, each batch of 32 padded to its
+  longest note; numpy's BLAS threads as configured (OPENBLAS_* left untouched).
+- ``ort-plain``: onnxruntime on the same maths written with standard ONNX ops, batch of 32
+  padded to its longest note, ORT_ENABLE_ALL.
+- ``opencortex``: ``MiniLMEmbedder`` (fused com.microsoft ops, sorted by length, runs of
+  <= token_budget padded tokens).
+
+Also printed: model load time (cold = graph built into an empty cache; warm = cached graph;
+each in a fresh interpreter, imports included) and the cosine check against
+../shared/models/minilm-reference.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus" / "org" / "files"
+REFERENCE = SHARED / "models" / "minilm-reference.json"
+sys.path.insert(0, str(REPO / "src"))
+
+from opencortex.embed._bert_onnx import build_graph, read_config, read_safetensors  # noqa: E402
+from opencortex.embed.minilm import MiniLMEmbedder  # noqa: E402
+
+TARGET_TOKENS = 250
+
+
+def make_notes(emb: MiniLMEmbedder, count: int) -> list[str]:
+    """Org sections with >= 260 tokens, cut at a token boundary to ~250 tokens."""
+    tok = emb._tok
+    notes: list[str] = []
+    for path in sorted(CORPUS.rglob("*.org")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for section in re.split(r"\n(?=\*+ )", text):
+            enc = tok.encode(section)
+            if len(enc.ids) < emb.max_seq_length:  # truncated at 256: long enough
+                continue
+            notes.append(section[:enc.offsets[TARGET_TOKENS - 2][1]])  # + [CLS] + [SEP]
+            if len(notes) == count:
+                return notes
+    raise SystemExit(f"only {len(notes)} long sections in {CORPUS}")
+
+
+# -- baseline 1: numpy forward pass ----------------------------------------------------------
+def _erf(x: np.ndarray) -> np.ndarray:
+    """Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7): numpy has no erf and scipy is not a dep."""
+    s = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
+               + 0.254829592) * t * np.exp(-a * a)
+    return (s * y).astype(np.float32)
+
+
+def _ln(x: np.ndarray, g: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * g + b
+
+
+class NumpyForward:
+    """The textbook BERT forward pass in numpy: the baseline any faster path must beat."""
+
+    def __init__(self, emb: MiniLMEmbedder) -> None:
+        self.cfg = read_config(emb.model_dir)
+        raw = read_safetensors(emb.model_dir / "model.safetensors")
+        self.w = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in raw.items()}
+        for k in list(self.w):
+            if k.endswith(".weight") and self.w[k].ndim == 2 and "embeddings" not in k:
+                self.w[k] = np.ascontiguousarray(self.w[k].T)
+        self.tok = emb._tok
+
+    def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        out = []
+        for i in range(0, len(texts), batch_size):
+            encs = self.tok.encode_batch(list(texts[i:i + batch_size]))
+            width = max(len(e.ids) for e in encs)
+            ids = np.zeros((len(encs), width), np.int64)
+            mask = np.zeros((len(encs), width), np.float32)
+            for r, e in enumerate(encs):
+                ids[r, :len(e.ids)] = e.ids
+                mask[r, :len(e.ids)] = 1
+            out.append(self._forward(ids, mask))
+        return np.concatenate(out)
+
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        w, c = self.w, self.cfg
+        B, S = ids.shape
+        dh = c.hidden // c.heads
+        x = (w["embeddings.word_embeddings.weight"][ids]
+             + w["embeddings.position_embeddings.weight"][:S]
+             + w["embeddings.token_type_embeddings.weight"][0])
+        x = _ln(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], c.eps)
+        bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
+        for i in range(c.layers):
+            p = f"encoder.layer.{i}."
+
+            def heads(n: str, x: np.ndarray = x, p: str = p) -> np.ndarray:
+                t = x @ w[p + f"attention.self.{n}.weight"] + w[p + f"attention.self.{n}.bias"]
+                return t.reshape(B, S, c.heads, dh).transpose(0, 2, 1, 3)
+
+            q, k, v = heads("query"), heads("key"), heads("value")
+            s = (q @ k.transpose(0, 1, 3, 2)) / np.float32(np.sqrt(dh)) + bias
+            s = np.exp(s - s.max(-1, keepdims=True))
+            s /= s.sum(-1, keepdims=True)
+            ctx = (s @ v).transpose(0, 2, 1, 3).reshape(B, S, c.hidden)
+            a = ctx @ w[p + "attention.output.dense.weight"] + w[p + "attention.output.dense.bias"]
+            x = _ln(a + x, w[p + "attention.output.LayerNorm.weight"],
+                    w[p + "attention.output.LayerNorm.bias"], c.eps)
+            h = x @ w[p + "intermediate.dense.weight"] + w[p + "intermediate.dense.bias"]
+            h = 0.5 * h * (1.0 + _erf(h / np.float32(np.sqrt(2.0))))
+            o = h @ w[p + "output.dense.weight"] + w[p + "output.dense.bias"]
+            x = _ln(o + x, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"], c.eps)
+        pooled = (x * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+        return (pooled / np.linalg.norm(pooled, axis=1, keepdims=True)).astype(np.float32)
+
+
+# -- baseline 2: onnxruntime on a standard-op graph, no length sorting -----------------------
+class OrtPlain:
+    """onnxruntime with all graph optimisations, but standard ops and whole padded batches."""
+
+    def __init__(self, emb: MiniLMEmbedder, threads: int) -> None:
+        import onnxruntime as ort
+
+        model = build_graph(read_safetensors(emb.model_dir / "model.safetensors"),
+                            read_config(emb.model_dir), fused=False)
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.intra_op_num_threads = threads
+        opts.log_severity_level = 3
+        self.sess = ort.InferenceSession(model.SerializeToString(), opts,
+                                         providers=["CPUExecutionProvider"])
+        self.tok = emb._tok
+
+    def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+        out = []
+        for i in range(0, len(texts), batch_size):
+            encs = self.tok.encode_batch(list(texts[i:i + batch_size]))
+            width = max(len(e.ids) for e in encs)
+            ids = np.zeros((len(encs), width), np.int64)
+            mask = np.zeros_like(ids)
+            for r, e in enumerate(encs):
+                ids[r, :len(e.ids)] = e.ids
+                mask[r, :len(e.ids)] = 1
+            out.append(self.sess.run(None, {"input_ids": ids, "attention_mask": mask})[0])
+        return np.concatenate(out)
+
+
+# -- measurements ----------------------------------------------------------------------------
+def cosines(embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+    items = json.loads(REFERENCE.read_text(encoding="utf-8"))["items"]
+    ref = np.array([it["embedding"] for it in items], np.float32)
+    got = embed([it["text"] for it in items])
+    return (got * ref).sum(1) / np.linalg.norm(ref, axis=1) / np.linalg.norm(got, axis=1)
+
+
+def load_time(cache: Path) -> float:
+    """Import + construct in a fresh interpreter (what a CLI start pays)."""
+    code = ("import time; t = time.perf_counter(); "
+            "from opencortex.embed.minilm import MiniLMEmbedder; "
+            f"MiniLMEmbedder(cache_dir={str(cache)!r}); print(time.perf_counter() - t)")
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True)
+    return float(res.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--notes", type=int, default=96, help="notes per run (default 96)")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (median of)")
+    ap.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads")
+    ap.add_argument("--sweep", action="store_true", help="also try other token budgets")
+    ap.add_argument("--no-numpy", action="store_true", help="skip the slow numpy baseline")
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cold = load_time(Path(tmp))
+        warm = sorted(load_time(Path(tmp)) for _ in range(3))[1]
+    emb = MiniLMEmbedder(threads=args.threads)
+    notes = make_notes(emb, args.notes)
+    counts = emb.token_counts(notes)
+
+    configs: dict[str, Callable[[list[str]], np.ndarray]] = {}
+    if not args.no_numpy:
+        configs["numpy-forward (baseline)"] = NumpyForward(emb).embed
+    configs["ort-plain"] = OrtPlain(emb, args.threads).embed
+    configs[f"opencortex (budget {emb.token_budget})"] = emb.embed
+    if args.sweep:
+        for budget in (1024, 4096, 8192):
+            e = MiniLMEmbedder(threads=args.threads, token_budget=budget)
+            configs[f"opencortex (budget {budget})"] = e.embed
+
+    for f in configs.values():  # warm-up: first runs allocate arenas
+        f(notes[:32])
+    times: dict[str, list[float]] = {k: [] for k in configs}
+    for _ in range(args.rounds):
+        for name, f in configs.items():
+            t = time.perf_counter()
+            f(notes)
+            times[name].append(time.perf_counter() - t)
+
+    base_name = next(iter(configs))
+    base = len(notes) / statistics.median(times[base_name])
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo")
+                if ln.startswith("model name")), platform.processor())
+    blas_env = {k: v for k, v in os.environ.items() if "BLAS" in k or k.startswith("OMP_")}
+    print(f"# Embedding speed: {len(notes)} notes of {min(counts)}-{max(counts)} tokens "
+          f"(mean {statistics.mean(counts):.0f}), batch 32, median of {args.rounds} interleaved "
+          f"rounds\n")
+    print(f"CPU: {cpu}, {os.cpu_count()} vCPU; onnxruntime intra-op threads {args.threads}; "
+          f"BLAS env: {blas_env or 'none'}\n")
+    print("| configuration | notes/s (median) | runs | vs baseline |")
+    print("|---|---|---|---|")
+    for name, ts in times.items():
+        rate = len(notes) / statistics.median(ts)
+        runs = ", ".join(f"{len(notes) / t:.1f}" for t in ts)
+        print(f"| {name} | {rate:.1f} | {runs} | {rate / base:.2f}x |")
+
+    cos = cosines(emb.embed)
+    print(f"\nLoad (fresh interpreter, imports included): cold (builds graph) {cold:.2f} s, "
+          f"warm (cached graph) {warm:.2f} s\n")
+    print(f"Cosine vs reference ({len(cos)} items): min {cos.min():.6f}, mean {cos.mean():.6f}, "
+          f"items < 0.999: {int((cos < 0.999).sum())}")
+
+
+if __name__ == "__main__":
+    main()
