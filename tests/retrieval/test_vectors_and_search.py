@@ -59,7 +59,7 @@ def test_model_or_dimension_change_reembeds_never_mixes(mx: Memex) -> None:
     assert v2.status().embedded == 0 and v3.status().embedded == 0
     assert v2.search(e2.embed(["caching"])[0]) == []
     v3.embed_pending(e3.embed)
-    keys, m = v3.matrix()
+    _keys, m = v3.matrix()
     assert m.shape == (5, 32)
     assert v1.matrix()[1].shape == (5, 64)
 
@@ -76,7 +76,7 @@ def test_corrupted_vector_row_is_dropped_and_redone(mx: Memex) -> None:
     v.embed_pending(e.embed)
     mx.store.db.execute("UPDATE embeddings SET vec = x'00ff' WHERE hash = "
                         "(SELECT min(hash) FROM embeddings)")
-    keys, m = v.matrix()
+    keys, _m = v.matrix()
     assert len(keys) == 4 and v.corrupt_dropped == 1
     assert v.embed_pending(e.embed) == 1
     assert len(v.matrix()[0]) == 5
