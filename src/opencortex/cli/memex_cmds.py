@@ -12,11 +12,17 @@ from .output import common_options, emit, open_memex, print_nodes, progress_bar
 
 @click.command()
 @click.option("--rebuild", is_flag=True, help="Delete the index first and build it anew.")
-@click.option("--workers", type=int, default=None, help="Parser processes (default: CPUs).")
+@click.option("--workers", type=int, default=None, help="Parser processes (default: CPUs-1).")
+@click.option("--embed", is_flag=True,
+              help="Also embed new/changed nodes for semantic search (incremental).")
 @common_options
 def index(memex: str | None, index: str | None, json_: bool, rebuild: bool,
-          workers: int | None) -> None:
+          workers: int | None, embed: bool) -> None:
     """Sync the memex into its index (only changed files are re-parsed)."""
+    import shutil
+
+    from ..retrieval.hybrid import Retriever
+
     m = open_memex(memex, index)
     if rebuild:
         p = m.settings.index_path
@@ -24,15 +30,33 @@ def index(memex: str | None, index: str | None, json_: bool, rebuild: bool,
             q = p.with_name(p.name + suffix)
             if q.exists():
                 q.unlink()
-    with m, progress_bar("indexing") as bar:
-        s = m.sync(progress=bar, workers=workers)
-    d = s.to_dict()
+        for suffix in (".tantivy", ".vectors"):
+            shutil.rmtree(p.with_name(p.name + suffix), ignore_errors=True)
+    r = Retriever(m)
+    with m:
+        with progress_bar("indexing") as bar:
+            s = m.sync(progress=bar, workers=workers)
+        with progress_bar("keyword index") as bar:
+            kw = r.keyword.sync(m.store, progress=bar)
+        d = s.to_dict()
+        d["keyword_files"] = kw
+        if embed:
+            with progress_bar("embedding") as bar:
+                d["embedded"] = r.vectors.embed_pending(lambda t: r.embedder.embed(t),
+                                                        progress=bar)
+            st = r.vectors.status()
+            d["vectors"] = {"model": st.model, "dim": st.dim, "embedded": st.embedded,
+                            "pending": st.pending}
     d["index"] = str(m.settings.index_path)
 
     def human() -> None:
         click.echo(f"{s.files} files, {s.nodes} nodes: +{s.added} added, {s.changed} changed, "
                    f"-{s.removed} removed, {s.skipped} skipped, {s.errors} with errors "
                    f"({s.seconds:.2f}s)")
+        if embed:
+            v = d["vectors"]
+            click.echo(f"embedded {d['embedded']} new texts; {v['embedded']}/"
+                       f"{v['embedded'] + v['pending']} nodes have {v['model']} vectors")
         for p in s.problems[:20]:
             click.echo(f"  {p}", err=True)
 

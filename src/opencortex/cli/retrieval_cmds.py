@@ -15,7 +15,8 @@ from .output import common_options, emit, open_memex
 @click.option("--regex", is_flag=True, help="QUERY is a regular expression (default: plain text).")
 @click.option("-i", "--ignore-case", is_flag=True, default=None,
               help="Case-insensitive (default: smart case).")
-@click.option("--limit", type=int, default=None)
+@click.option("--limit", type=int, default=100, show_default=True,
+              help="At most this many headlines (0: all).")
 @common_options
 def scan(query: str, regex: bool, ignore_case: bool | None, limit: int | None,
          memex: str | None, index: str | None, json_: bool) -> None:
@@ -24,7 +25,7 @@ def scan(query: str, regex: bool, ignore_case: bool | None, limit: int | None,
     from ..retrieval.scan import scan as run_scan
 
     root = load_settings(memex=memex, index=index).memex
-    hits = run_scan(root, query, regex=regex, ignore_case=ignore_case, limit=limit)
+    hits = run_scan(root, query, regex=regex, ignore_case=ignore_case, limit=limit or None)
 
     def human() -> None:
         for h in hits:

@@ -175,6 +175,7 @@ def sync(root: str | os.PathLike[str], store: IndexStore, progress: Progress | N
         out.removed = len(removed)
         if out.added or out.changed or out.removed:
             store.resolve_links()
+            store.bump_generation()
         store.commit()
     except BaseException:
         store.rollback()

@@ -183,6 +183,27 @@ class SqliteStore:
             db.execute("UPDATE links SET target_key = ? WHERE rowid = ?",
                        (hit[0] if hit else None, rowid))
 
+    def generation(self) -> str:
+        """A value that changes whenever nodes or vectors change — unique to this index
+        database, so caches of a deleted and rebuilt index are never mistaken for it."""
+        rows = dict(self.db.execute(
+            "SELECT key, value FROM meta WHERE key IN ('generation', 'instance')"))
+        if "instance" not in rows:
+            import uuid
+
+            rows["instance"] = uuid.uuid4().hex
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('instance', ?)",
+                            (rows["instance"],))
+            rows = dict(self.db.execute(
+                "SELECT key, value FROM meta WHERE key IN ('generation', 'instance')"))
+        return f"{rows['instance']}:{rows.get('generation', '0')}"
+
+    def bump_generation(self) -> None:
+        """Call inside the transaction that changed nodes or vectors."""
+        self.db.execute(
+            "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE "
+            "SET value = CAST(value AS INTEGER) + 1")
+
     def counts(self) -> dict[str, int]:
         q = self.db.execute
         return {

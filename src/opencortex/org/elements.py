@@ -183,7 +183,7 @@ class ElementScanner:
     def property_drawer_at(self, i: int, limit: int) -> PropertyDrawer | None:
         """``org-property-drawer-re`` at line ``i``: the drawer with its node properties."""
         lines = self.lines
-        if i >= limit or not _PROP_BEGIN.match(lines[i]):
+        if i >= limit or ":" not in lines[i] or not _PROP_BEGIN.match(lines[i]):
             return None
         j = i + 1
         while j < limit:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .model import Timestamp
 from .timestamps import match_timestamp
 
-__all__ = ["HeadlineParts", "parse_headline_line", "parse_planning_line"]
+__all__ = ["HeadlineParts", "headline_regexp", "parse_headline_line", "parse_planning_line", "split_headline"]
 
-_PRIORITY = re.compile(r"\[#.\][ \t]*")
 _TAGS = re.compile(r"[ \t]+(:[\w@#%:]+:)[ \t]*$")
 _PLANNING_KW = re.compile(
     r"(?<![^\W_])(?<![$%'])((?:CLOSED|DEADLINE|SCHEDULED):) *[\[<]([^\]>]+)[\]>]", re.I
@@ -32,39 +32,43 @@ class HeadlineParts:
     """Where title objects are parsed, relative to the line start."""
 
 
+@lru_cache(maxsize=64)
+def headline_regexp(todo_keywords: tuple[str, ...]) -> re.Pattern[str]:
+    """Stars, TODO keyword, priority cookie and COMMENT of a headline, in one match.
+
+    Keyword alternatives are tried in list order, like a loop taking the first
+    keyword followed by a space; keywords never start with a blank, so giving
+    back blanks cannot make another one match.  Empty keywords never match.
+    """
+    kws = "|".join(re.escape(k) for k in todo_keywords if k)
+    todo = rf"(?:({kws}) [ \t]*)?" if kws else "()"
+    return re.compile(rf"(\*+)[ \t]*{todo}(?:\[#(.)\][ \t]*)?(COMMENT)?")
+
+
 def parse_headline_line(line: str, todo_keywords: list[str]) -> HeadlineParts:
     """Split a headline line (``^\\*+ `` assumed, no newline) into its parts."""
-    stars = len(line) - len(line.lstrip("*"))
-    pos = stars
-    n = len(line)
-    while pos < n and line[pos] in " \t":
-        pos += 1
-    todo = None
-    for kw in todo_keywords:
-        if line.startswith(kw, pos) and line.startswith(" ", pos + len(kw)):
-            todo = kw
-            pos += len(kw) + 1
-            while pos < n and line[pos] in " \t":
-                pos += 1
-            break
-    priority = None
-    m = _PRIORITY.match(line, pos)
-    if m:
-        priority = line[pos + 2]
-        pos = m.end()
-    comment = line.startswith("COMMENT", pos)
-    if comment:
-        pos += 7
-    title_start = pos
-    if not (todo or priority or comment):
-        while title_start > stars and line[title_start - 1] in " \t":
-            title_start -= 1
+    return HeadlineParts(*split_headline(line, headline_regexp(tuple(todo_keywords))))
+
+
+def split_headline(
+    line: str, head_re: re.Pattern[str]
+) -> tuple[int, str, str | None, str | None, bool, list[str], tuple[int, int]]:
+    """The fields of :class:`HeadlineParts`, in order (``head_re`` from ``headline_regexp``)."""
+    m = head_re.match(line)
+    assert m is not None  # "\*+" always matches a headline line
+    stars = m.end(1)
+    todo = m.group(2) or None
+    priority = m.group(3)
+    comment = m.group(4) is not None
+    # without keyword, cookie or COMMENT, the title starts right after the stars
+    title_start = m.end() if (todo or priority or comment) else stars
     tags: list[str] = []
-    title_end = n
-    tm = _TAGS.search(line, title_start)
-    if tm:
-        tags = [t for t in tm.group(1).split(":") if t]
-        title_end = tm.start()
+    title_end = len(line)
+    if line.rstrip(" \t")[-1:] == ":":
+        tm = _TAGS.search(line, title_start)
+        if tm:
+            tags = [t for t in tm.group(1).split(":") if t]
+            title_end = tm.start()
     title = line[title_start:title_end].strip(_TRIM)
     ts0 = title_start
     while ts0 < title_end and line[ts0] in " \t":
@@ -72,7 +76,7 @@ def parse_headline_line(line: str, todo_keywords: list[str]) -> HeadlineParts:
     te0 = title_end
     while te0 > ts0 and line[te0 - 1] in " \t":
         te0 -= 1
-    return HeadlineParts(stars, title, todo, priority, comment, tags, (ts0, te0))
+    return stars, title, todo, priority, comment, tags, (ts0, te0)
 
 
 def parse_planning_line(line: str) -> dict[str, Timestamp | str]:

@@ -8,7 +8,7 @@ is decided by :mod:`opencortex.org.objects` and :mod:`opencortex.org.elements`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from .model import Link
 
@@ -38,6 +38,8 @@ _ABBREV_SPLIT = re.compile(r"([^:]*)(::?(.*))?\Z", re.S)
 _FILE_TYPE = re.compile(r"\Afile(?:\+(.+))?\Z", re.I)
 _FILE_SEARCH = re.compile(r"::(.*)\Z")
 _FILE_SLASHES = re.compile(r"\A///*(.:)?/")
+# a bracket link target without backslashes, closed by "]" (the common case)
+_BRACKET_PLAIN = re.compile(r"\[\[([^\]\[\\]+)\]")
 
 
 def _punct_ok_end(ch: str) -> bool:
@@ -81,6 +83,12 @@ class LinkSyntax:
         if not m:
             return None
         path = m.group(2)
+        if "(" not in path:  # every token is one char: the last one that may end it
+            for k in range(len(path) - 1, 0, -1):
+                ch = path[k]
+                if ch == "/" or _punct_ok_end(ch):
+                    return m.start(2) + k + 1, m.group(1), path[: k + 1]
+            return None
         ends: list[tuple[int, bool]] = []  # (token end, may end the link)
         i, n = 0, len(path)
         while i < n:
@@ -116,6 +124,19 @@ def match_bracket_link(s: str, pos: int) -> tuple[int, str, str | None] | None:
     backslashes, and we want linear time on hostile input.
     """
     n = len(s)
+    m = _BRACKET_PLAIN.match(s, pos)
+    if m is not None:  # the scan below would stop at the same "]"
+        i = m.end() - 1
+        path = m.group(1)
+        i += 1
+        if i < n and s[i] == "[":
+            close = s.find("]]", i + 2)
+            if close != -1:
+                return close + 2, path, s[i + 1 : close]
+            return None
+        if i < n and s[i] == "]":
+            return i + 1, path, None
+        return None
     if not s.startswith("[[", pos):
         return None
     i = pos + 2
@@ -199,8 +220,13 @@ def classify_bracket_target(
     raw: str, syntax: LinkSyntax, abbrevs: dict[str, str]
 ) -> tuple[str, str, str | None, str]:
     """(type, path, search, raw_link) of a bracket link target, as Org decides."""
-    raw_link = expand_abbrev(unescape(_NL_TRIM.sub(" ", raw)), abbrevs)
-    if _is_absolute(raw_link) or raw_link.startswith(("./", "../")):
+    if "\n" in raw:
+        raw = _NL_TRIM.sub(" ", raw)
+    raw_link = unescape(raw) if "\\" in raw else raw
+    if abbrevs:
+        raw_link = expand_abbrev(raw_link, abbrevs)
+    c0 = raw_link[:1]
+    if (c0 in ("/", "~") and _is_absolute(raw_link)) or raw_link.startswith(("./", "../")):
         typ, path = "file", raw_link
     elif m := syntax.type_prefix.match(raw_link):
         typ, path = m.group(1), raw_link[m.end() :]
@@ -210,13 +236,15 @@ def classify_bracket_target(
         typ, path = "custom-id", raw_link[1:]
     else:
         typ, path = "fuzzy", raw_link
+    if typ[:1] not in ("f", "F"):  # file_parts would leave it alone
+        return typ, path, None, raw_link
     typ, path, search = file_parts(typ, path)
     return typ, path, search, raw_link
 
 
 def file_parts(typ: str, path: str) -> tuple[str, str, str | None]:
     """Split ``::search`` off file links and normalise ``file+app`` to ``file``."""
-    if not _FILE_TYPE.match(typ):
+    if typ[:1] not in ("f", "F") or not _FILE_TYPE.match(typ):
         return typ, path, None
     search = None
     if m := _FILE_SEARCH.search(path):
@@ -231,5 +259,11 @@ def make_link(
     description: str | None = None, search: str | None = None,
 ) -> Link:
     """Build a :class:`Link` (kept here so every form shares one constructor)."""
-    return Link(type=typ, path=path, raw=raw, description=description, format=fmt,
-                search=search, offset=offset)
+    return Link(typ, path, raw, description, fmt, search, offset)
+
+
+# make_link passes Link's fields positionally (much cheaper than by keyword)
+if tuple(f.name for f in fields(Link)) != (
+    "type", "path", "raw", "description", "format", "search", "offset"
+):
+    raise ImportError("opencortex.org.model.Link fields changed: update make_link")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .entities import ENTITY_NAMES
 from .links import LinkSyntax, classify_bracket_target, file_parts, make_link, match_bracket_link
@@ -74,7 +74,6 @@ _RADIO_TARGET = re.compile(r"<<<([^<>\n \t]|[^<>\n \t][^<>\n]*[^<>\n \t])>>>")
 _LINE_BREAK = re.compile(r"\\\\[ \t]*$", re.M)
 # chars an object can start with (plus ":" and "+" found inside link types)
 _CANDIDATE = re.compile(r"[_^*~=+/\[@{<$\\:]")
-_BRACKET_DIGIT = re.compile(r"\[\d")
 _MAX_TYPE_LEN = 12
 _CELL_RE = re.compile(r"[ \t]*(.*?)[ \t]*(?:\||$)", re.M)
 
@@ -82,7 +81,12 @@ _CELL_RE = re.compile(r"[ \t]*(.*?)[ \t]*(?:\||$)", re.M)
 
 def build_object_regexp(syntax: LinkSyntax) -> re.Pattern[str]:
     """``org-element--object-regexp`` (case-insensitive, like Emacs's default search)."""
-    alt = "|".join(re.escape(t) for t in sorted(syntax.types, key=len, reverse=True))
+    return _object_regexp(syntax.types)
+
+
+@lru_cache(maxsize=16)
+def _object_regexp(types: tuple[str, ...]) -> re.Pattern[str]:
+    alt = "|".join(re.escape(t) for t in sorted(types, key=len, reverse=True))
     return re.compile(
         r"[_^][-{(*+.,\w]"
         r"|[*~=+_/]\S"
@@ -107,20 +111,45 @@ def build_radio_regexp(targets: list[str]) -> re.Pattern[str] | None:
     return re.compile(r"(?:^|[\W_])(" + "|".join(alts) + r")(?:$|[\W_])", re.I | re.M)
 
 
-@dataclass(slots=True)
+@lru_cache(maxsize=16)
+def _type_colon_regexp(types: tuple[str, ...]) -> re.Pattern[str]:
+    """A ``type:`` of a link type, found from its colon (a fast literal scan) and looked
+    behind; the look-behind may see before the search start, which only adds candidates."""
+    behind = "|".join(f"(?<={re.escape(t)}:)" for t in sorted({t.lower() for t in types}))
+    return re.compile(rf":(?:{behind})", re.I)
+
+
+_BRACKET_TRIGGER = re.compile(r"\[[\[\d]")
+
+
 class _Frame:
     """One narrowed region being lexed (a container, or an object's contents)."""
 
-    s: str
-    base: int
-    allowed: frozenset[str]
-    pos: int = 0
-    closers: dict[str, list[int]] = field(default_factory=dict)
-    pairs: dict[str, dict[int, int]] = field(default_factory=dict)
+    __slots__ = ("allowed", "base", "closers", "pairs", "pos", "s")
+
+    def __init__(self, s: str, base: int, allowed: frozenset[str]) -> None:
+        self.s = s
+        self.base = base
+        self.allowed = allowed
+        self.pos = 0
+        self.closers: dict[str, list[int]] = {}
+        self.pairs: dict[str, dict[int, int]] = {}
 
 
 # A parse result: (end, contents_begin, contents_end, contents_allowed)
 _Hit = tuple[int, int, int, frozenset[str] | None]
+
+
+@lru_cache(maxsize=16)
+def _type_before_regexp(types: tuple[str, ...]) -> re.Pattern[str]:
+    """A link type ending where the search ends (re.I folds a superset of lower())."""
+    alt = "|".join(re.escape(t) for t in sorted(types, key=len, reverse=True))
+    return re.compile(rf"(?:{alt})\Z", re.I)
+
+
+@lru_cache(maxsize=16)
+def _lower_types(types: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(t.lower() for t in types)
 
 
 class ObjectLexer:
@@ -135,9 +164,10 @@ class ObjectLexer:
         self.syntax = syntax
         self.abbrevs = abbrevs or {}
         self.radio = radio
-        self.object_re = build_object_regexp(syntax)
-        self._types = frozenset(t.lower() for t in syntax.types)
-        self._type_suffixes = tuple(sorted(self._types))
+        self.object_re = _object_regexp(syntax.types)
+        self._type_colon = _type_colon_regexp(syntax.types).search
+        self._types = _lower_types(syntax.types)
+        self._type_before = _type_before_regexp(syntax.types).search
         self.links: list[Link] = []
         self.stamps: list[Timestamp] = []
         self.radio_targets: list[str] = []
@@ -152,19 +182,13 @@ class ObjectLexer:
 
     def may_hold(self, text: str, beg: int, end: int) -> bool:
         """Cheap test (C-speed scans): can ``text[beg:end]`` hold a link or timestamp?"""
-        if self.radio is not None:
+        if self.radio is not None or text.find("<", beg, end) != -1:
             return True
-        if text.find("[[", beg, end) != -1 or text.find("<", beg, end) != -1:
+        i = text.find("[", beg, end)
+        if i != -1 and _BRACKET_TRIGGER.search(text, i, end) is not None:
             return True
-        if text.find("[", beg, end) != -1 and _BRACKET_DIGIT.search(text, beg, end):
-            return True
-        c = text.find(":", beg, end)
-        suffixes = self._type_suffixes
-        while c != -1:
-            if text[max(beg, c - _MAX_TYPE_LEN) : c].lower().endswith(suffixes):
-                return True
-            c = text.find(":", c + 1, end)
-        return False
+        i = text.find(":", beg, end)
+        return i != -1 and self._type_colon(text, i, end) is not None
 
     def lex_row(self, text: str, beg: int, end: int) -> None:
         """A table row (text after its first ``|``): each cell with the cell restriction."""
@@ -181,8 +205,12 @@ class ObjectLexer:
             return
         if not self.may_hold(text, beg, end):
             return
-        s = text[beg:end]
-        stack = [_Frame(s, beg, allowed)]
+        fr = _Frame(text[beg:end], beg, allowed)
+        if self.radio is None and "link" in allowed:
+            fr.pos = self._leading_links(fr)
+            if fr.pos < 0:
+                return
+        stack = [fr]
         while stack:
             fr = stack[-1]
             hit = self._next_object(fr)
@@ -193,6 +221,40 @@ class ObjectLexer:
             fr.pos = max(end_, fr.pos + 1)  # always progress, even on odd matches
             if inner is not None and cb < ce:
                 stack.append(_Frame(fr.s[cb:ce], fr.base + cb, inner))
+
+    def _leading_links(self, fr: _Frame) -> int:
+        """Fast path of the loop in :meth:`lex` while the next objects are links.
+
+        Takes the links the general loop would take one after the other -- the
+        leftmost object candidate is ``[[`` or a ``type:`` colon and the link
+        parses -- and returns where anything else begins (-1: nothing left), so
+        the general loop goes on from there exactly as if it had got there.
+        Needs no radio targets and links allowed.
+        """
+        s = fr.s
+        cand = _CANDIDATE.search
+        obj = self.object_re.match
+        pos = 0
+        while True:
+            cm = cand(s, pos)
+            if cm is None:
+                return -1
+            i = cm.start()
+            ch = s[i]
+            if ch == "[":
+                if s[i + 1 : i + 2] != "[":
+                    return pos
+                hit = self._link(fr, i)
+            elif ch == ":":
+                back = self._letter_start(s, i, ch, pos)
+                if back is None or obj(s, back) is None:
+                    return pos
+                hit = self._link(fr, back)
+            else:
+                return pos
+            if hit is None:
+                return pos
+            pos = hit[0]
 
     def _next_object(self, fr: _Frame) -> _Hit | None:
         s, pos = fr.s, fr.pos
@@ -245,6 +307,13 @@ class ObjectLexer:
     def _letter_start(self, s: str, i: int, ch: str, pos: int) -> int | None:
         """Start of a ``type:``, ``file+x:``, ``call_`` or ``src_`` match around ``i``."""
         if ch == ":":
+            # A regexp finds the leftmost type ending here, case-folded like Emacs;
+            # when lower() agrees (always, but for odd Unicode), that is the answer.
+            m = self._type_before(s, max(pos, i - _MAX_TYPE_LEN), i)
+            if m is None:
+                return None
+            if s[m.start() : i].lower() in self._types:
+                return m.start()
             best = None
             j = i - 1
             while j >= pos and i - j <= _MAX_TYPE_LEN and (s[j].isalnum() or s[j] == "+"):

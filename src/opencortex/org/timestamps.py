@@ -31,6 +31,12 @@ _TIME_RANGE = re.compile(r"[012]?[0-9]:[0-5][0-9](-([012]?[0-9]):([0-5][0-9]))")
 _REPEATER = re.compile(r"([.+]?\+)([0-9]+)([hdwmy])(/[0-9]+[hdwmy])?")
 _WARNING = re.compile(r"(-)?-([0-9]+)([hdwmy])")
 
+# The common shape, ``<2026-11-30 Mon>`` or ``[2026-11-30 Mon 10:00]``: no range,
+# repeater or warning can be in it, and the general path reads the same fields.
+_SIMPLE = re.compile(
+    r"([<\[])(\d{4})-(\d{2})-(\d{2})(?: [A-Za-z]+)?(?: (\d{1,2}):(\d{2}))?[\]>]", re.ASCII
+)
+
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
@@ -87,6 +93,21 @@ def match_timestamp(s: str, pos: int) -> tuple[int, Timestamp | None] | None:
     The timestamp is None for diary sexps (``<%%(...)>``), which are objects
     but have no date of their own.
     """
+    m = _SIMPLE.match(s, pos)
+    if m is not None and not s.startswith("--", m.end()):
+        y = int(m.group(2))
+        hour = m.group(5)
+        try:
+            if hour is None:
+                start = dt.datetime(y, int(m.group(3)), int(m.group(4)))
+            else:
+                start = dt.datetime(y, int(m.group(3)), int(m.group(4)), int(hour), int(m.group(6)))
+        except ValueError:  # out-of-range fields: _mkdate carries them over
+            pass
+        else:
+            if y <= 9998:
+                raw = m.group(0)
+                return m.end(), Timestamp(raw, m.group(1) == "<", start, hour is not None)
     if not _TS_CHECK.match(s, pos):
         return None
     m = _TS_RAW.match(s, pos)

