@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE))
 
 def pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+    return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
 
 
 def fmt(xs: list[float]) -> dict[str, float]:
@@ -45,7 +45,7 @@ class RealEncoder:
     def __init__(self, model: object) -> None:
         self.model, self.name, self.dim = model, "bench-random", 384
 
-    def embed(self, texts: list[str], batch_size: int = 32):  # noqa: ANN201
+    def embed(self, texts: list[str], batch_size: int = 32):
         return self.model.embed(texts, batch_size)
 
 
@@ -86,7 +86,7 @@ def main() -> None:
         t_kw = time.perf_counter() - t
         vrng = np.random.default_rng(0)
 
-        def rand_vecs(texts: list[str], _r=vrng):  # noqa: ANN202
+        def rand_vecs(texts: list[str], _r=vrng):
             v = _r.standard_normal((len(texts), 384)).astype("float32")
             return v / np.linalg.norm(v, axis=1, keepdims=True)
 
