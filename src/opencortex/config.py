@@ -54,6 +54,8 @@ class Settings:
     embedder: str = "minilm"
     """``minilm`` (in-process all-MiniLM-L6-v2) or ``openai:URL#MODEL`` (an
     OpenAI-compatible /v1/embeddings server)."""
+    data: dict = field(default_factory=dict)
+    """The parsed config file (sections such as [llm] and [guard] are read by their owners)."""
     source: dict[str, str] = field(default_factory=dict)
     """Where each setting came from (default, config, env, flag) — for ``doctor``."""
 
@@ -95,6 +97,7 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise ConfigError(f"{path}: not valid TOML ({e}); fix or remove the file") from e
+    s.data = data
     if "memex" in data:
         s.memex, s.source["memex"] = Path(str(data["memex"])).expanduser(), "config"
     if "index" in data:

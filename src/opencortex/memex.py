@@ -135,3 +135,37 @@ class Memex:
 
     def undo(self, count: int = 1) -> list[WriteResult]:
         return self.writer.undo(count)
+
+    def undo_batch(self, batch: str) -> list[WriteResult]:
+        """Roll back every write made under ``batch`` (one pipeline signal)."""
+        return self.writer.undo(batch=batch)
+
+    def index_text(self, path: str | os.PathLike[str], text: str) -> int:
+        """Index a buffer's text for ``path`` without it being saved (Emacs buffer-update);
+        the file on disk is re-checked by the next sync.  Returns the node count."""
+        from .memory.nodes import file_rows
+        from .org.parser import parse
+
+        p = Path(path).expanduser()
+        p = p if p.is_absolute() else self.root / p
+        rel = p.resolve().relative_to(self.root).as_posix()
+        if not rel.endswith(".org"):
+            raise NodeNotFoundError(f"{rel}: not an .org file")
+        rows = file_rows(parse(text, str(p)), rel)
+        self.store.begin()
+        try:
+            self.store.put_file(rows, (-1, -1, "unsaved"))  # differs from any disk state
+            self.store.resolve_links()
+            self.store.bump_generation()
+            self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            raise
+        return len(rows.nodes)
+
+    def node_at(self, file: str, line: int) -> Node | None:
+        """The node whose entry contains ``line`` of ``file`` (for point-update)."""
+        p = Path(file).expanduser()
+        rel = (p.resolve().relative_to(self.root).as_posix() if p.is_absolute() else file)
+        hits = self.store.nodes_by_ref(f"{rel}:{int(line)}")
+        return hits[0] if hits else None

@@ -17,7 +17,6 @@ def graph_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def minilm(graph_cache: Path):
-    pytest.importorskip("onnxruntime")
     from opencortex.embed.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder(cache_dir=graph_cache)

@@ -187,3 +187,13 @@ def test_keywords_and_filetags() -> None:
 @pytest.mark.parametrize("text", ["", "\n", "   ", "* ", "#+TITLE:", ":PROPERTIES:"])
 def test_tiny_inputs(text: str) -> None:
     parse(text)
+
+
+def test_duplicate_id_lines_like_emacs() -> None:
+    # Emacs 29 / Org 9.5.5: org-element :ID -> "second" (last line), while
+    # org-entry-get / org-id-get -> "first" (first line); keys case-insensitive.
+    doc = parse("* H\n:PROPERTIES:\n:ID: first\n:Foo: a\n:id: second\n:FOO: b\n:END:\nbody\n")
+    h = doc.headings[0]
+    assert h.id == "second"
+    assert h.get("ID") == "first" and h.get("foo") == "a"
+    assert parse("* H\n:PROPERTIES:\n:ID:\n:END:\n").headings[0].id is None

@@ -307,5 +307,9 @@ def test_unknown_and_ambiguous_nodes(mx: Memex) -> None:
 
 
 def test_refuses_paths_outside_the_memex(mx: Memex) -> None:
-    with pytest.raises(WriteError, match="outside the memex"):
+    with pytest.raises(WriteError, match=r"'\.\.' is not allowed"):
         mx.capture("x", to="../escape.org")
+    (mx.root / "link.org").symlink_to(mx.root.parent / "elsewhere.org")
+    with pytest.raises(WriteError, match="outside"):
+        mx.capture("x", to="link.org")
+    assert not (mx.root.parent / "elsewhere.org").exists()

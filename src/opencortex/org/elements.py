@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["Container", "ElementScanner", "Keyword"]
+__all__ = ["Container", "ElementScanner", "Keyword", "PropertyDrawer", "property_drawer_in"]
 
 # container kinds (restriction sets, see objects.py)
 STD, NOLB, CELL, ROW = "std", "nolb", "cell", "row"
@@ -56,10 +56,16 @@ _SEPARATOR = re.compile(
 _DUAL_CHECK = re.compile(r"[ \t]*#\+(\S+)\[.*\]:")
 _SEP_FIRST = frozenset("*[%|+#:-\\Cc0123456789")
 _TBLFM = re.compile(r"[ \t]*#\+TBLFM: +(.*)[ \t]*$", re.I)
-_PROPERTY_LINE = re.compile(r"[ \t]*:\S+:(?: .*)?[ \t]*$")
-_PROP_BEGIN = re.compile(r"[ \t]*:PROPERTIES:[ \t]*$", re.I)
-_PROP_END = re.compile(r"[ \t]*:END:[ \t]*$", re.I)
-_NODE_PROPERTY = re.compile(r"[ \t]*:(\S+):(?:$|[ \t]+(.*?))[ \t]*$")
+# A property drawer in the text (see property_drawer_in)
+_PROPERTY_DRAWER = re.compile(
+    r"[ \t]*:PROPERTIES:[ \t]*\n"
+    r"((?:(?![ \t]*:END:[ \t]*(?:\n|\Z))[ \t]*:\S+:(?: [^\n]*)?[ \t]*\n)*+)"
+    r"[ \t]*:END:[ \t]*(?:\n|\Z)",
+    re.I,
+)
+# "[ \t]*:(\S+):(?:$|[ \t]+(.*?))[ \t]*$" with the value's trailing blanks
+# stripped afterwards (the lazy group costs a try per character)
+_NODE_PROPERTY = re.compile(r"[ \t]*:(\S+):(?:$|[ \t]+(.*))")
 _PLANNING = re.compile(r"[ \t]*(?:CLOSED|DEADLINE|SCHEDULED):", re.I)
 
 _GREATER_BLOCKS = {"CENTER", "QUOTE"}
@@ -92,6 +98,30 @@ class PropertyDrawer:
     begin: int
     end_line: int
     properties: list[tuple[str, str]] = field(default_factory=list)
+
+
+def property_drawer_in(text: str, beg: int, end: int) -> tuple[list[tuple[str, str]], int, int] | None:
+    r"""The property drawer starting at offset ``beg`` (a line start) and ending
+    before ``end``: (properties, its number of lines, offset after it), or None.
+
+    One match over the text: the ``:PROPERTIES:`` line, lines
+    ``[ \t]*:\S+:(?: .*)?[ \t]*$`` that are not ``:END:`` lines, then an ``:END:`` line.
+    """
+    m = _PROPERTY_DRAWER.match(text, beg, end)
+    if m is None:
+        return None
+    body = m.group(1)
+    props: list[tuple[str, str]] = []
+    n = 2
+    if body:
+        lines = body.split("\n")
+        n += len(lines) - 1
+        for line in lines[:-1]:
+            nm = _NODE_PROPERTY.match(line)
+            if nm:
+                key, value = nm.groups()
+                props.append((key, value.rstrip(" \t") if value else ""))
+    return props, n, m.end()
 
 
 def _column(line: str) -> int:
@@ -182,23 +212,16 @@ class ElementScanner:
 
     def property_drawer_at(self, i: int, limit: int) -> PropertyDrawer | None:
         """``org-property-drawer-re`` at line ``i``: the drawer with its node properties."""
-        lines = self.lines
-        if i >= limit or ":" not in lines[i] or not _PROP_BEGIN.match(lines[i]):
+        if i >= limit or ":" not in self.lines[i]:
             return None
-        j = i + 1
-        while j < limit:
-            line = lines[j]
-            if _PROP_END.match(line):
-                pd = PropertyDrawer(i, j)
-                for k in range(i + 1, j):
-                    m = _NODE_PROPERTY.match(lines[k])
-                    if m:
-                        pd.properties.append((m.group(1), m.group(2) or ""))
-                return pd
-            if not _PROPERTY_LINE.match(line):
-                return None
-            j += 1
-        return None
+        starts = self.starts
+        got = property_drawer_in(
+            self.text, starts[i], starts[limit] if limit < len(starts) else len(self.text)
+        )
+        if got is None:
+            return None
+        props, nlines, _ = got
+        return PropertyDrawer(i, i + nlines - 1, props)
 
     def first_section(self, a: int, b: int) -> None:
         """Text before the first headline (``top-comment`` mode, then plain elements)."""

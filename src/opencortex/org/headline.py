@@ -16,6 +16,11 @@ _PLANNING_KW = re.compile(
     r"(?<![^\W_])(?<![$%'])((?:CLOSED|DEADLINE|SCHEDULED):) *[\[<]([^\]>]+)[\]>]", re.I
 )
 _TRIM = " \t\n\r"
+_PLANNING_ONE = re.compile(r"[ \t]*(CLOSED|DEADLINE|SCHEDULED): *(?=[\[<])")
+_PLANNING_KEY = {"CLOSED": "closed", "DEADLINE": "deadline", "SCHEDULED": "scheduled"}
+# the last letter of CLOSED:, DEADLINE:, SCHEDULED: and the colon (no other
+# character folds to d or e under re.I)
+_KEYWORD_END = re.compile(r"[DdEe]:")
 
 
 @dataclass(slots=True)
@@ -56,10 +61,11 @@ def split_headline(
     """The fields of :class:`HeadlineParts`, in order (``head_re`` from ``headline_regexp``)."""
     m = head_re.match(line)
     assert m is not None  # "\*+" always matches a headline line
-    stars = m.end(1)
-    todo = m.group(2) or None
-    priority = m.group(3)
-    comment = m.group(4) is not None
+    stars_s, todo, priority, comment_s = m.groups()
+    stars = len(stars_s)
+    comment = comment_s is not None
+    if not todo:
+        todo = None
     # without keyword, cookie or COMMENT, the title starts right after the stars
     title_start = m.end() if (todo or priority or comment) else stars
     tags: list[str] = []
@@ -69,13 +75,12 @@ def split_headline(
         if tm:
             tags = [t for t in tm.group(1).split(":") if t]
             title_end = tm.start()
-    title = line[title_start:title_end].strip(_TRIM)
-    ts0 = title_start
-    while ts0 < title_end and line[ts0] in " \t":
-        ts0 += 1
-    te0 = title_end
-    while te0 > ts0 and line[te0 - 1] in " \t":
-        te0 -= 1
+    raw = line[title_start:title_end]
+    title = raw.strip(" \t")  # the span of title objects
+    ts0 = title_end - len(raw.lstrip(" \t"))
+    te0 = ts0 + len(title)
+    if "\r" in title:
+        title = title.strip(_TRIM)
     return stars, title, todo, priority, comment, tags, (ts0, te0)
 
 
@@ -86,6 +91,17 @@ def parse_planning_line(line: str) -> dict[str, Timestamp | str]:
     Org: ``deadline:`` in lower case therefore lands in CLOSED, like Emacs does.
     """
     out: dict[str, Timestamp | str] = {}
+    # Fast path, one keyword in capitals at the start and its timestamp: what the
+    # loop below finds first (the look-behinds hold at a line start or after a
+    # blank, and ``[<]...[]>]`` holds for any timestamp that parses).
+    m = _PLANNING_ONE.match(line)
+    if m is not None:
+        got = match_timestamp(line, m.end())
+        if got is not None and got[1] is not None:
+            pos = m.end()
+            if _KEYWORD_END.search(line, pos) is None:  # no other keyword follows
+                out[_PLANNING_KEY[m.group(1)]] = got[1]
+                return out
     pos = 0
     while True:
         m = _PLANNING_KW.search(line, pos)
@@ -103,4 +119,6 @@ def parse_planning_line(line: str) -> dict[str, Timestamp | str]:
         else:
             out.pop(key, None)
         pos = p
+        if _KEYWORD_END.search(line, pos) is None:  # no other keyword can follow
+            break
     return out

@@ -59,18 +59,23 @@ class LinkSyntax:
     plain: re.Pattern[str]
     angle: re.Pattern[str]
     type_prefix: re.Pattern[str]
+    lower_types: frozenset[str] = frozenset()
+    """The ASCII types, lower-cased (where lower() and re.I agree)."""
 
     @classmethod
     def build(cls, types: tuple[str, ...] = DEFAULT_LINK_TYPES) -> LinkSyntax:
         alt = "|".join(re.escape(t) for t in sorted(types, key=len, reverse=True))
         # org-link-plain-re minus its final char class, which Python cannot
-        # express for non-ASCII punctuation; checked by _plain_end instead.
+        # express for non-ASCII punctuation; checked by match_plain instead.
+        # ({_NB}+ matches the same as {_NB} repeated, in runs: nothing follows
+        # the group, so there is never anything to backtrack for.)
         plain = re.compile(
-            rf"(?<![^\W_])(?<![$%'])({alt}):((?:{_NB}|{_PAREN})+)", re.I
+            rf"(?<![^\W_])(?<![$%'])({alt}):((?:{_NB}+|{_PAREN})+)", re.I
         )
         angle = re.compile(rf"<({alt}):([^>\n]*(?:\n[ \t]*[^> \t\n][^>\n]*)*)>", re.I)
         prefix = re.compile(rf"\A({alt}):", re.I)
-        return cls(tuple(types), plain, angle, prefix)
+        lower = frozenset(t.lower() for t in types if t.isascii() and ":" not in t)
+        return cls(tuple(types), plain, angle, prefix, lower)
 
     def match_plain(self, s: str, pos: int) -> tuple[int, str, str] | None:
         """(end, type, path) of a plain link at ``pos``, or None.
@@ -228,6 +233,9 @@ def classify_bracket_target(
     c0 = raw_link[:1]
     if (c0 in ("/", "~") and _is_absolute(raw_link)) or raw_link.startswith(("./", "../")):
         typ, path = "file", raw_link
+    elif (colon := raw_link.find(":")) > 0 and raw_link[:colon].lower() in syntax.lower_types:
+        # what type_prefix finds: types hold no colon, and re.I folds what lower() does
+        typ, path = raw_link[:colon], raw_link[colon + 1 :]
     elif m := syntax.type_prefix.match(raw_link):
         typ, path = m.group(1), raw_link[m.end() :]
     elif raw_link.startswith("(") and raw_link.endswith(")"):

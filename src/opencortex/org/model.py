@@ -65,7 +65,9 @@ class Heading:
     index: int
     """0-based position in document order."""
     level: int
-    """org-element ``:level``: stars, or (stars+1)//2 under ``#+STARTUP: odd``."""
+    """org-element ``:level``: the number of stars, except under ``#+STARTUP: odd``
+    (``org-odd-levels-only``), where Emacs gives ``stars // 2 + 1``: 1, 2, 2, 3, 3, ...
+    for 1, 2, 3, 4, 5 stars."""
     stars: int
     line: int
     """1-based line of the headline."""
@@ -112,7 +114,13 @@ class Heading:
     """Where the body begins: after the headline, planning line and property drawer."""
 
     def get(self, key: str, default: str | None = None) -> str | None:
-        """Property value by case-insensitive key (the first one, as Org does)."""
+        """Property value by case-insensitive key: the *first* such line of the drawer.
+
+        That is what ``org-entry-get`` (and so ``org-id-get``) returns in Emacs, which
+        searches the drawer forward (without the ``KEY+`` accumulation, which this
+        does not do).  org-element's own properties keep the *last* line instead:
+        see :attr:`id`.
+        """
         up = key.upper()
         for k, v in self.properties:
             if k.upper() == up:
@@ -121,7 +129,17 @@ class Heading:
 
     @property
     def id(self) -> str | None:
-        return self.get("ID") or None
+        """org-element's ``:ID``: the value of the *last* ``:ID:`` line (key matched
+        case-insensitively), None when there is none or it is empty.
+
+        With duplicate ID lines this differs from ``get("ID")`` / Emacs's
+        ``org-id-get``, which take the first one.
+        """
+        val = None
+        for k, v in self.properties:
+            if k.upper() == "ID":
+                val = v
+        return val or None
 
 
 @dataclass(slots=True)

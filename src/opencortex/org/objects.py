@@ -74,6 +74,8 @@ _RADIO_TARGET = re.compile(r"<<<([^<>\n \t]|[^<>\n \t][^<>\n]*[^<>\n \t])>>>")
 _LINE_BREAK = re.compile(r"\\\\[ \t]*$", re.M)
 # chars an object can start with (plus ":" and "+" found inside link types)
 _CANDIDATE = re.compile(r"[_^*~=+/\[@{<$\\:]")
+# the run before the next candidate (a negated class runs faster than a search)
+_NON_CANDIDATES = re.compile(r"[^_^*~=+/\[@{<$\\:]*")
 _MAX_TYPE_LEN = 12
 _CELL_RE = re.compile(r"[ \t]*(.*?)[ \t]*(?:\||$)", re.M)
 
@@ -141,10 +143,17 @@ _Hit = tuple[int, int, int, frozenset[str] | None]
 
 
 @lru_cache(maxsize=16)
-def _type_before_regexp(types: tuple[str, ...]) -> re.Pattern[str]:
-    """A link type ending where the search ends (re.I folds a superset of lower())."""
-    alt = "|".join(re.escape(t) for t in sorted(types, key=len, reverse=True))
-    return re.compile(rf"(?:{alt})\Z", re.I)
+def _type_before_regexp(types: tuple[str, ...]) -> re.Pattern[str] | None:
+    """The longest link type right before the match position, as a group.
+
+    For ASCII types re.I folds a superset of what lower() does, so a miss is
+    final and a hit is checked with lower(); None for other types.
+    """
+    if not all(t.isascii() for t in types):
+        return None
+    return re.compile(
+        "|".join(f"(?<=({re.escape(t)}))" for t in sorted(types, key=len, reverse=True)), re.I
+    )
 
 
 @lru_cache(maxsize=16)
@@ -167,16 +176,11 @@ class ObjectLexer:
         self.object_re = _object_regexp(syntax.types)
         self._type_colon = _type_colon_regexp(syntax.types).search
         self._types = _lower_types(syntax.types)
-        self._type_before = _type_before_regexp(syntax.types).search
+        tb = _type_before_regexp(syntax.types)
+        self._type_before = tb.match if tb is not None else None
         self.links: list[Link] = []
         self.stamps: list[Timestamp] = []
         self.radio_targets: list[str] = []
-        self._dispatch: dict[str, Callable[[_Frame, int, str], _Hit | None]] = {
-            "^": self._superscript, "_": self._underscore, "*": self._emph,
-            "/": self._emph, "+": self._emph, "~": self._verbatim, "=": self._verbatim,
-            "@": self._export_snippet, "{": self._macro, "$": self._latex,
-            "<": self._angle, "\\": self._backslash, "[": self._bracket,
-        }
 
     # ------------------------------------------------------------------ driver
 
@@ -205,11 +209,18 @@ class ObjectLexer:
             return
         if not self.may_hold(text, beg, end):
             return
-        fr = _Frame(text[beg:end], beg, allowed)
+        self.lex_held(text, beg, end, allowed)
+
+    def lex_held(self, text: str, beg: int, end: int, allowed: frozenset[str]) -> None:
+        """:meth:`lex` when ``beg < end`` and :meth:`may_hold` are known to be true."""
+        s = text[beg:end]
+        pos = 0
         if self.radio is None and "link" in allowed:
-            fr.pos = self._leading_links(fr)
-            if fr.pos < 0:
+            pos = self._leading_links(s, beg)
+            if pos < 0:
                 return
+        fr = _Frame(s, beg, allowed)
+        fr.pos = pos
         stack = [fr]
         while stack:
             fr = stack[-1]
@@ -222,7 +233,7 @@ class ObjectLexer:
             if inner is not None and cb < ce:
                 stack.append(_Frame(fr.s[cb:ce], fr.base + cb, inner))
 
-    def _leading_links(self, fr: _Frame) -> int:
+    def _leading_links(self, s: str, base: int) -> int:
         """Fast path of the loop in :meth:`lex` while the next objects are links.
 
         Takes the links the general loop would take one after the other -- the
@@ -231,30 +242,40 @@ class ObjectLexer:
         the general loop goes on from there exactly as if it had got there.
         Needs no radio targets and links allowed.
         """
-        s = fr.s
-        cand = _CANDIDATE.search
-        obj = self.object_re.match
+        n = len(s)
+        skip = _NON_CANDIDATES.match
+        links = self.links
+        syntax = self.syntax
         pos = 0
         while True:
-            cm = cand(s, pos)
-            if cm is None:
+            i = skip(s, pos).end()  # type: ignore[union-attr]  # always matches
+            if i >= n:
                 return -1
-            i = cm.start()
             ch = s[i]
-            if ch == "[":
+            if ch == "[":  # what _bracket and _link do for "[["
                 if s[i + 1 : i + 2] != "[":
                     return pos
-                hit = self._link(fr, i)
-            elif ch == ":":
-                back = self._letter_start(s, i, ch, pos)
-                if back is None or obj(s, back) is None:
+                got = match_bracket_link(s, i)
+                if got is None:
                     return pos
-                hit = self._link(fr, back)
+                end, raw, desc = got
+                typ, path, search, _ = classify_bracket_target(raw, syntax, self.abbrevs)
+                links.append(Link(typ, path, s[i:end], desc, "bracket", search, base + i))
+            elif ch == ":":
+                # what _link does for a plain link; its regexp has the look-behinds and
+                # "type:" of object_re's alternative, so object_re matches there too
+                back = self._letter_start(s, i, ch, pos)
+                if back is None:
+                    return pos
+                got3 = syntax.match_plain(s, back)
+                if got3 is None:
+                    return pos
+                end, typ, path = got3
+                typ, path, search = file_parts(typ, path)
+                links.append(Link(typ, path, s[back:end], None, "plain", search, base + back))
             else:
                 return pos
-            if hit is None:
-                return pos
-            pos = hit[0]
+            pos = end
 
     def _next_object(self, fr: _Frame) -> _Hit | None:
         s, pos = fr.s, fr.pos
@@ -285,13 +306,12 @@ class ObjectLexer:
         ``call_``/``src_`` start with letters, so they are found from the ``:``
         / ``+`` / ``_`` they contain and moved back to their real start.
         """
-        cand = _CANDIDATE.search
+        skip = _NON_CANDIDATES.match
         match = self.object_re.match
         while True:
-            cm = cand(s, pos, limit)
-            if cm is None:
+            i = skip(s, pos, limit).end()  # type: ignore[union-attr]  # always matches
+            if i >= limit:
                 return None
-            i = cm.start()
             ch = s[i]
             back = self._letter_start(s, i, ch, pos)
             if back is not None:
@@ -309,11 +329,13 @@ class ObjectLexer:
         if ch == ":":
             # A regexp finds the leftmost type ending here, case-folded like Emacs;
             # when lower() agrees (always, but for odd Unicode), that is the answer.
-            m = self._type_before(s, max(pos, i - _MAX_TYPE_LEN), i)
-            if m is None:
-                return None
-            if s[m.start() : i].lower() in self._types:
-                return m.start()
+            if self._type_before is not None:
+                m = self._type_before(s, i)
+                if m is None:
+                    return None
+                j = m.start(m.lastindex or 0)
+                if j >= pos and i - j <= _MAX_TYPE_LEN and s[j:i].lower() in self._types:
+                    return j
             best = None
             j = i - 1
             while j >= pos and i - j <= _MAX_TYPE_LEN and (s[j].isalnum() or s[j] == "+"):
@@ -362,10 +384,10 @@ class ObjectLexer:
             return self._babel_call(fr, p) if "inline-babel-call" in fr.allowed else None
         if low.startswith("src_"):
             return self._inline_src(fr, p) if "inline-src-block" in fr.allowed else None
-        fn = self._dispatch.get(fr.s[p])
+        fn = _DISPATCH.get(fr.s[p])
         if fn is None:
             return self._link(fr, p) if "link" in fr.allowed else None
-        return fn(fr, p, res)
+        return fn(self, fr, p, res)
 
     # ------------------------------------------------------------ helpers
 
@@ -678,3 +700,13 @@ class ObjectLexer:
         typ, path, search = file_parts(typ, path)
         self.links.append(make_link(typ, path, s[p:end], fr.base + p, "plain", None, search))
         return end, 0, 0, None
+
+
+# parser by first character (plain functions: no bound methods to make per lexer)
+_DISPATCH: dict[str, Callable[[ObjectLexer, _Frame, int, str], _Hit | None]] = {
+    "^": ObjectLexer._superscript, "_": ObjectLexer._underscore, "*": ObjectLexer._emph,
+    "/": ObjectLexer._emph, "+": ObjectLexer._emph, "~": ObjectLexer._verbatim,
+    "=": ObjectLexer._verbatim, "@": ObjectLexer._export_snippet, "{": ObjectLexer._macro,
+    "$": ObjectLexer._latex, "<": ObjectLexer._angle, "\\": ObjectLexer._backslash,
+    "[": ObjectLexer._bracket,
+}

@@ -22,23 +22,36 @@ import re
 from dataclasses import fields
 from itertools import accumulate
 
-from .elements import CELL, NOLB, ROW, Container, ElementScanner, PropertyDrawer
-from .headline import headline_regexp, parse_headline_line, parse_planning_line, split_headline
+from .elements import CELL, NOLB, ROW, Container, ElementScanner, property_drawer_in
+from .headline import _TAGS, headline_regexp, parse_planning_line, split_headline
 from .links import LinkSyntax
 from .model import Heading, Link, OrgDocument, Timestamp
 from .objects import CELL as CELL_SET
 from .objects import NO_LINE_BREAK, STANDARD, ObjectLexer, build_radio_regexp
-from .settings import compute_settings
+from .settings import FileSettings, compute_settings
 
 __all__ = ["parse", "parse_bytes", "parse_file"]
 
 _SURROGATE = re.compile(r"[\udc80-\udcff]+")
 _LEAD_BLANK = re.compile(r"(?:[ \t]*\n)+")
+# a section of one paragraph (group 1: its lines, with the last newline if any)
+_ONE_PARA = re.compile(
+    r"(?:[ \t]*\n)*+((?:[ \t]*[^ \t\n][^\n]*(?:\n|\Z))++)(?:[ \t]*\n)*+[ \t]*\Z"
+)
+# blank lines before a paragraph; group 1 when nothing but blanks is left
+_PARA_START = re.compile(r"(?:[ \t]*\n)*(?:([ \t]*\Z))?")
+# the newline ending a paragraph's last line (a blank line or the end follows);
+# group 1 when nothing but blank lines follows
+_PARA_STOP = re.compile(r"\n(?=[ \t]*(?:\n|\Z))((?:[ \t]*\n)*[ \t]*\Z)?")
 _SYNTAX = LinkSyntax.build()
 _KIND_SETS = {"std": STANDARD, NOLB: NO_LINE_BREAK, CELL: CELL_SET}
 # headline starts after the first line (the first line is tested on its own)
-_HEADLINE = re.compile(r"\n\*+ ")
+_HEADLINE = re.compile(r"\n(?=\*+ )")
+_match_end = re.Match.end
+_FIRST_HEADLINE = re.compile(r"\*+ ")
 _PLANNING = re.compile(r"[ \t]*(?:CLOSED|DEADLINE|SCHEDULED):", re.I)
+_PLANNING_FIRST = frozenset(" \tCDScds\u017f")  # and long s, which folds to S under re.I
+_DRAWER_FIRST = frozenset(" \t:")
 # A line (found from the newline before it) that may be anything but a paragraph
 # line: a superset of what ElementScanner dispatches on (``elements``/``_element``)
 # or treats as a paragraph separator (``_SEPARATOR``), blank lines excepted.
@@ -55,9 +68,9 @@ if tuple(f.name for f in fields(Heading)) != _HEADING_FIELDS:  # parse() builds 
 
 
 class _Text:
-    """The LF-normalised text, its lines, and the map back to real offsets."""
+    """The LF-normalised text, its lines (made on demand), and the map back to real offsets."""
 
-    __slots__ = ("crlf", "lines", "norm", "real_len", "starts")
+    __slots__ = ("_lines", "_starts", "crlf", "norm", "real_len")
 
     def __init__(self, text: str) -> None:
         self.real_len = len(text)
@@ -69,8 +82,28 @@ class _Text:
         else:
             self.norm = text
             self.crlf = []
-        self.lines = self.norm.split("\n")
-        self.starts = [0, *accumulate(map((1).__add__, map(len, self.lines[:-1])))]
+        self._lines: list[str] | None = None
+        self._starts: list[int] = []
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.norm.split("\n")
+            self._starts = [0, *accumulate(map((1).__add__, map(len, self._lines[:-1])))]
+        return self._lines
+
+    @property
+    def starts(self) -> list[int]:
+        """Normalised offset of each line."""
+        if self._lines is None:
+            self.lines  # noqa: B018 (computes both)
+        return self._starts
+
+    def line_of(self, off: int) -> int:
+        """Index of the line starting at ``off`` (len(lines) for len(norm) past a newline)."""
+        if off >= len(self.norm):
+            return len(self.lines)
+        return bisect.bisect_left(self.starts, off)
 
     def real(self, off: int) -> int:
         """Offset in the real text of an offset in the normalised text."""
@@ -78,18 +111,12 @@ class _Text:
             return off
         return off + bisect.bisect_left(self.crlf, off)
 
-    def line_start(self, i: int) -> int:
-        """Normalised offset of line ``i`` (len(norm) past the end)."""
-        return self.starts[i] if i < len(self.starts) else len(self.norm)
 
-
-def _headline_lines(t: _Text) -> list[int]:
-    """Line numbers matching ``^\\*+ `` (one C-speed regexp scan for ``\\n*+ ``)."""
-    norm, starts, first = t.norm, t.starts, t.lines[0]
-    out = [0] if first[:1] == "*" and first.lstrip("*")[:1] == " " else []
+def _headline_offsets(norm: str) -> list[int]:
+    """Offsets of the lines matching ``^\\*+ `` (one C-speed regexp scan for ``\\n*+ ``)."""
+    out = [0] if norm[:1] == "*" and _FIRST_HEADLINE.match(norm) else []
     if "\n*" in norm:
-        line_of = bisect.bisect_left
-        out.extend(line_of(starts, m.start() + 1) for m in _HEADLINE.finditer(norm))
+        out.extend(map(_match_end, _HEADLINE.finditer(norm)))
     return out
 
 
@@ -101,57 +128,94 @@ def _read_setup_keywords(path: str) -> list[tuple[str, str]] | None:
     except OSError:
         return None
     t = _Text(data.decode("utf-8", "surrogateescape"))
-    sc = _scan(t, _headline_lines(t), True)[0]
-    return [(k.key, k.value) for k in sc.keywords]
+    sc = _scan(t, _headline_offsets(t.norm), True)[0]
+    return [(k.key, k.value) for k in sc.keywords] if sc is not None else []
 
 
-# A section: (planning line | None, property drawer | None, body line,
-#             containers (c0, c1) of the element scanner, or None for plain prose)
-_Section = tuple[int | None, PropertyDrawer | None, int, tuple[int, int] | None]
+# One section, as offsets into the normalised text:
+# (headline start, headline end (its newline), planning line start | None,
+#  planning line end, properties | None, drawer start, drawer end, body start,
+#  section end, containers (c0, c1) of the element scanner | None for plain prose)
+_Section = tuple[
+    int, int, "int | None", int, "list[tuple[str, str]] | None", int, int, int, int,
+    "tuple[int, int] | None",
+]
 
 
-def _scan(t: _Text, heads: list[int], fast: bool) -> tuple[ElementScanner, list[_Section], tuple[int, int]]:
-    """Element pass over the whole document (``fast``: plain-prose sections skip the scanner)."""
-    norm, lines, starts = t.norm, t.lines, t.starts
-    sc = ElementScanner(norm, lines, starts)
-    nlines = len(lines)
-    first_end = heads[0] if heads else nlines
-    sc.first_section(0, first_end)
-    pre = (0, len(sc.containers))
-    sections: list[_Section] = []
-    containers = sc.containers
+def _scan(
+    t: _Text, heads: list[int], fast: bool
+) -> tuple[ElementScanner | None, list[_Section], tuple[int, int]]:
+    """Element pass over the whole document.
+
+    Headline, planning line and property drawer are found by offsets; sections
+    that are plain prose (``fast``) need nothing more.  Other sections, and the
+    text before the first headline, go through the element scanner, which
+    records their object containers and keywords.
+    """
+    norm = t.norm
+    n_norm = len(norm)
+    find = norm.find
     planning = _PLANNING.match
     not_prose = _NOT_PROSE.search
-    drawer_at = sc.property_drawer_at
-    n_norm = len(norm)
     nheads = len(heads)
+    recs: list[_Section] = []
+    complex_secs: list[int] = []
     for k in range(nheads):
-        h = heads[k]
-        b = heads[k + 1] if k + 1 < nheads else nlines
-        a = h + 1
-        pl: int | None = None
-        drawer = None
-        i = a
-        if a < b:
-            if planning(lines[a]):
-                pl = a
-                i = a + 1
-                if i < b and lines[i].strip(" \t"):
-                    drawer = drawer_at(i, b)
-            else:
-                drawer = drawer_at(a, b)
-            if drawer is not None:
-                i = drawer.end_line + 1
-        if i >= b:
-            sections.append((pl, drawer, i, None))
-            continue
-        if fast and not_prose(norm, starts[i] - 1, starts[b] if b < nlines else n_norm) is None:
-            sections.append((pl, drawer, i, None))
-            continue
-        c0 = len(containers)
-        sc.elements(i, b, 0)
-        sections.append((pl, drawer, i, (c0, len(containers))))
-    return sc, sections, pre
+        off = heads[k]
+        sec_end = heads[k + 1] if k + 1 < nheads else n_norm
+        e = find("\n", off, sec_end)
+        if e == -1:
+            e = sec_end  # the last line, without newline
+        i = e + 1  # start of the next line, if any in the section
+        pl = None
+        pl_end = 0
+        props = None
+        d_beg = d_end = 0
+        if i < sec_end:
+            # (first-character tests spare the regexps most of the time)
+            if norm[i] in _PLANNING_FIRST and planning(norm, i):
+                pl = i
+                pe = find("\n", i, sec_end)
+                i = pl_end = pe + 1 if pe != -1 else n_norm + 1
+            if i < sec_end and norm[i] in _DRAWER_FIRST:
+                got = property_drawer_in(norm, i, sec_end)
+                if got is not None:
+                    props, _, d_end = got
+                    d_beg = i
+                    i = d_end
+        body_beg = i if i < sec_end else sec_end
+        if pl is not None and pl_end > n_norm:
+            pl_end = n_norm
+        if body_beg < sec_end and (not fast or not_prose(norm, body_beg - 1, sec_end) is not None):
+            complex_secs.append(k)  # containers filled in below
+        recs.append((off, e, pl, pl_end, props, d_beg, d_end, body_beg, sec_end, None))
+
+    sc: ElementScanner | None = None
+    pre = (0, 0)
+    first_end = heads[0] if heads else n_norm
+    if complex_secs or not heads or not fast:
+        lines, starts = t.lines, t.starts
+        sc = ElementScanner(norm, lines, starts)
+        sc.first_section(0, t.line_of(first_end) if heads else len(lines))
+        pre = (0, len(sc.containers))
+        containers = sc.containers
+        line_of = t.line_of
+        for k in complex_secs:
+            rec = recs[k]
+            c0 = len(containers)
+            b = rec[8]
+            sc.elements(line_of(rec[7]), line_of(b) if b < n_norm else len(lines), 0)
+            recs[k] = (*rec[:9], (c0, len(containers)))
+    elif first_end > 0:
+        # only the text before the first headline: scan it as a document of its own
+        # (the scanner never looks at or past its limit line)
+        sub = norm[:first_end]
+        lines = sub.split("\n")
+        starts = [0, *accumulate(map((1).__add__, map(len, lines[:-1])))]
+        sc = ElementScanner(sub, lines, starts)
+        sc.first_section(0, len(lines) - 1)
+        pre = (0, len(sc.containers))
+    return sc, recs, pre
 
 
 def _lex_containers(lexer: ObjectLexer, text: str, containers: list[Container]) -> None:
@@ -164,91 +228,130 @@ def _lex_containers(lexer: ObjectLexer, text: str, containers: list[Container]) 
             lexer.lex(text, c.beg, c.end, _KIND_SETS[c.kind])
 
 
-def _lex_prose(lexer: ObjectLexer, t: _Text, i: int, b: int) -> None:
-    """Lex lines [i, b) of a plain-prose section: paragraphs between blank lines."""
-    lines, starts, norm = t.lines, t.starts, t.norm
-    end = starts[b] if b < len(starts) else len(norm)
-    if not lexer.may_hold(norm, starts[i], end):
+def _lex_prose(lexer: ObjectLexer, text: str, beg: int, end: int) -> None:
+    """Lex a plain-prose section ``text[beg:end]`` (whole lines): its paragraphs.
+
+    Paragraphs are the runs of non-blank lines; each container reaches just past
+    the newline of its last line, like ElementScanner._paragraph (one past the
+    end of the text when the last line has no newline).  The caller has seen
+    ``lexer.may_hold`` true for the section, so a lone paragraph skips that test.
+    """
+    m = _ONE_PARA.match(text, beg, end)
+    if m is not None:  # the usual case: one paragraph, blank lines around it
+        stop = m.end(1)
+        lexer.lex_held(text, m.start(1), stop if text[stop - 1] == "\n" else stop + 1, STANDARD)
         return
-    k = i
-    while k < b:
-        if not lines[k].strip(" \t"):
-            k += 1
-            continue
-        j = k + 1
-        while j < b and lines[j].strip(" \t"):
-            j += 1
-        # like ElementScanner._paragraph: up to and including the last line's newline
-        lexer.lex(norm, starts[k], starts[j - 1] + len(lines[j - 1]) + 1, STANDARD)
-        k = j
-
-
-def _level(stars: int, odd: bool) -> int:
-    return stars // 2 + 1 if odd else stars
+    para_start = _PARA_START.match
+    para_stop = _PARA_STOP.search
+    m = para_start(text, beg, end)
+    if m.group(1) is not None:  # type: ignore[union-attr]  # always matches
+        return
+    beg = m.end()  # type: ignore[union-attr]
+    first = True
+    while True:
+        m = para_stop(text, beg, end)
+        if m is None:
+            stop, last = end + 1, True
+        else:
+            stop, last = m.start() + 1, m.group(1) is not None
+        if first and last:
+            lexer.lex_held(text, beg, stop, STANDARD)
+            return
+        first = False
+        lexer.lex(text, beg, stop, STANDARD)
+        if last:
+            return
+        m = para_start(text, stop, end)
+        if m.group(1) is not None:  # type: ignore[union-attr]
+            return
+        beg = m.end()  # type: ignore[union-attr]
 
 
 def parse(text: str, path: str | None = None) -> OrgDocument:
     """Parse Org ``text`` (str as decoded from the file) into an :class:`OrgDocument`."""
     t = _Text(text)
-    norm, lines, starts = t.norm, t.lines, t.starts
-    heads = _headline_lines(t)
-    sc, sections, pre = _scan(t, heads, "<<<" not in norm)
+    norm = t.norm
+    heads = _headline_offsets(norm)
+    radio_doc = "<<<" in norm
+    sc, sections, pre = _scan(t, heads, not radio_doc)
+    keywords = sc.keywords if sc is not None else []
 
     doc = OrgDocument(text=text, path=path)
-    for kw in sc.keywords:
+    for kw in keywords:
         doc.keywords.setdefault(kw.key, []).append(kw.value)
-    settings = compute_settings(((k.key, k.value) for k in sc.keywords), path,
+    settings = compute_settings(((k.key, k.value) for k in keywords), path,
                                 _read_setup_keywords)
     doc.todo_keywords = list(settings.todo_keywords)
     doc.done_keywords = list(settings.done_keywords)
+    head_re = headline_regexp(tuple(settings.all_todo))
 
     radio = None
-    if "<<<" in norm:
-        radio = _radio_targets(t, sc, heads, settings)
+    if radio_doc:
+        assert sc is not None
+        radio = _radio_targets(norm, sc, sections, head_re, settings)
     lexer = ObjectLexer(_SYNTAX, settings.link_abbrevs, radio)
-    containers = sc.containers
+    containers = sc.containers if sc is not None else []
 
     _lex_containers(lexer, norm, containers[pre[0]:pre[1]])
     doc.preamble_links = _map_links(lexer.links, t)
-    doc.preamble_end = t.real(t.line_start(heads[0])) if heads else len(text)
+    doc.preamble_end = t.real(heads[0]) if heads else len(text)
 
-    head_re = headline_regexp(tuple(settings.all_todo))
     done_kws = settings.done_keywords
     odd = settings.odd_levels
     crlf = bool(t.crlf)
     real = t.real
-    nl = len(lines)
-    n_norm = len(norm)
-    real_len = t.real_len
     lead_blank = _LEAD_BLANK.match
     lex = lexer.lex
+    may_hold = lexer.may_hold
+    count = norm.count
+    head_match = head_re.match
+    tags_search = _TAGS.search
     headings: list[Heading] = []
     append = headings.append
-    stack: list[tuple[int, int]] = []  # (stars, index) of open ancestors
-    nheads = len(heads)
-    for k in range(nheads):
-        h = heads[k]
-        pl, drawer, body_line, cspan = sections[k]
-        line = lines[h]
-        stars, title, todo, priority, comment, tags, (ts0, te0) = split_headline(line, head_re)
+    # open ancestors: (stars, index, heading); a heading popped off has its subtree end
+    stack: list[tuple[int, int, Heading]] = []
+    line_no = 1
+    prev = 0
+    for k, (off, e, pl, pl_end, props, d_beg, d_end, body_beg, end_n, cspan) in enumerate(sections):
+        line_no += count("\n", prev, off)
+        prev = off
+        # headline.split_headline, inlined (a call and a tuple less per headline)
+        hm = head_match(norm, off, e)
+        stars_s, todo, priority, comment_s = hm.groups()  # type: ignore[union-attr]
+        stars = len(stars_s)
+        comment = comment_s is not None
+        if not todo:
+            todo = None
+        # without keyword, cookie or COMMENT, the title starts right after the stars
+        title_start = hm.end() if (todo or priority or comment) else off + stars  # type: ignore[union-attr]
+        tags: list[str] = []
+        title_end = e
+        if norm[e - 1] == ":" or (norm[e - 1] in " \t" and norm[off:e].rstrip(" \t")[-1:] == ":"):
+            tm = tags_search(norm, title_start, e)
+            if tm:
+                tags = [x for x in tm.group(1).split(":") if x]
+                title_end = tm.start()
+        raw = norm[title_start:title_end]
+        title = raw.strip(" \t")  # the span of title objects
+        ts0 = title_end - len(raw.lstrip(" \t"))
+        te0 = ts0 + len(title)
+        if "\r" in title:
+            title = title.strip(_TRIM)
         links: list[Link] = []
         stamps: list[Timestamp] = []
         lexer.links, lexer.stamps = links, stamps
-        base = starts[h]
-        if ts0 < te0:
-            lex(norm, base + ts0, base + te0, NO_LINE_BREAK)
-        next_line = heads[k + 1] if k + 1 < nheads else nl
+        # ("<", "[" or ":" is needed by ObjectLexer.may_hold, which lex() asks first)
+        if ts0 < te0 and ("[" in title or "<" in title or ":" in title or radio is not None):
+            lex(norm, ts0, te0, NO_LINE_BREAK)
         if cspan is not None:
             _lex_containers(lexer, norm, containers[cspan[0]:cspan[1]])
-        elif body_line < next_line:
-            _lex_prose(lexer, t, body_line, next_line)
+        elif body_beg < end_n and may_hold(norm, body_beg, end_n):
+            _lex_prose(lexer, norm, body_beg, end_n)
 
-        end_n = starts[next_line] if next_line < nl else n_norm
-        body_beg = starts[body_line] if body_line < nl else n_norm
         scheduled = deadline = closed = None
         planning_span = drawer_span = None
         if pl is not None:
-            for key, ts in parse_planning_line(lines[pl]).items():
+            for key, ts in parse_planning_line(norm[pl:pl_end].rstrip("\n")).items():
                 if isinstance(ts, Timestamp):
                     if key == "scheduled":
                         scheduled = ts
@@ -256,50 +359,44 @@ def parse(text: str, path: str | None = None) -> OrgDocument:
                         deadline = ts
                     else:
                         closed = ts
-            planning_span = (starts[pl], starts[pl + 1] if pl + 1 < nl else n_norm)
-        if drawer is not None:
-            properties = list(drawer.properties)
-            e = drawer.end_line + 1
-            drawer_span = (starts[drawer.begin], starts[e] if e < nl else n_norm)
+            planning_span = (pl, pl_end)
+        if props is not None:
+            drawer_span = (d_beg, d_end)
         else:
-            properties = []
+            props = []
         body = ""
         if body_beg < end_n:
-            m = lead_blank(norm, body_beg, end_n)
-            body = norm[m.end() if m else body_beg:end_n].rstrip(_TRIM)
-        while stack and stack[-1][0] >= stars:
-            stack.pop()
-        parent = stack[-1][1] if stack else None
-        stack.append((stars, k))
-        start, headline_end, body_start = base, base + len(line), body_beg
+            if norm[body_beg] in " \t\n":
+                m = lead_blank(norm, body_beg, end_n)
+                body = norm[m.end() if m else body_beg:end_n].rstrip(_TRIM)
+            else:
+                body = norm[body_beg:end_n].rstrip(_TRIM)
+        start, headline_end, body_start = off, e, body_beg
         if crlf:
-            start, headline_end = real(base), real(base + len(line))
-            end_n = real(end_n) if next_line < nl else real_len
+            start, headline_end, body_start, end_n = real(off), real(e), real(body_beg), real(end_n)
             if planning_span is not None:
-                planning_span = (real(planning_span[0]), real(planning_span[1]))
+                planning_span = (real(pl), real(pl_end))
             if drawer_span is not None:
-                drawer_span = (real(drawer_span[0]), real(drawer_span[1]))
-            body_start = real(body_beg) if body_line < nl else real_len
+                drawer_span = (real(d_beg), real(d_end))
             for lk in links:
                 lk.offset = real(lk.offset)
+        while stack and stack[-1][0] >= stars:
+            stack.pop()[2].subtree_end = start
+        parent = stack[-1][1] if stack else None
         # positional: keyword arguments cost 3x more here (order checked at import)
-        append(Heading(
-            k, stars // 2 + 1 if odd else stars, stars, h + 1, title, todo,
+        hd = Heading(
+            k, stars // 2 + 1 if odd else stars, stars, line_no, title, todo,
             None if todo is None else "done" if todo in done_kws else "todo",
-            priority, tags, comment, "ARCHIVE" in tags, properties,
+            priority, tags, comment, "ARCHIVE" in tags, props,
             scheduled, deadline, closed, body, links, stamps, parent,
             start, headline_end, end_n, 0, planning_span, drawer_span, body_start,
-        ))
+        )
+        stack.append((stars, k, hd))
+        append(hd)
+    for _, _, hd in stack:
+        hd.subtree_end = len(text)
     doc.headings = headings
-    _subtree_ends(headings, len(text))
     return doc
-
-
-def _real_line_end(t: _Text, i: int) -> int:
-    """Real offset just after line ``i`` and its newline."""
-    if i + 1 < len(t.lines):
-        return t.real(t.starts[i + 1])
-    return t.real_len
 
 
 def _map_links(links: list[Link], t: _Text) -> list[Link]:
@@ -309,31 +406,19 @@ def _map_links(links: list[Link], t: _Text) -> list[Link]:
     return list(links)
 
 
-def _subtree_ends(headings: list[Heading], text_len: int) -> None:
-    """``subtree_end``: start of the next headline with no more stars (or the end)."""
-    stack: list[Heading] = []
-    for hd in headings:
-        while stack and stack[-1].stars >= hd.stars:
-            stack.pop().subtree_end = hd.start
-        stack.append(hd)
-    for hd in stack:
-        hd.subtree_end = text_len
-
-
 def _radio_targets(
-    t: _Text, sc: ElementScanner, heads: list[int], settings
+    norm: str, sc: ElementScanner, sections: list[_Section], head_re: re.Pattern[str],
+    settings: FileSettings,
 ) -> re.Pattern[str] | None:
     """First pass for ``<<<radio>>>`` targets; returns org-target-link-regexp or None."""
     lexer = ObjectLexer(_SYNTAX, settings.link_abbrevs, None)
-    _lex_containers(lexer, t.norm,
-                    [c for c in sc.containers if t.norm.find("<<<", c.beg, c.end) != -1])
-    todo_kws = settings.all_todo
-    for h in heads:
-        line = t.lines[h]
-        if "<<<" in line:
-            hp = parse_headline_line(line, todo_kws)
-            base = t.starts[h]
-            lexer.lex(t.norm, base + hp.title_span[0], base + hp.title_span[1], NO_LINE_BREAK)
+    _lex_containers(lexer, norm,
+                    [c for c in sc.containers if norm.find("<<<", c.beg, c.end) != -1])
+    for sec in sections:
+        off, e = sec[0], sec[1]
+        if norm.find("<<<", off, e) != -1:
+            ts0, te0 = split_headline(norm[off:e], head_re)[6]
+            lexer.lex(norm, off + ts0, off + te0, NO_LINE_BREAK)
     targets: list[str] = []
     for v in reversed(lexer.radio_targets):
         if v not in targets:
@@ -343,9 +428,11 @@ def _radio_targets(
 
 def parse_bytes(data: bytes, path: str | None = None) -> OrgDocument:
     """Parse raw file bytes; invalid UTF-8 and NUL bytes are recorded in ``errors``, not fatal."""
-    text = data.decode("utf-8", "surrogateescape")
     errors: list[str] = []
-    if not text.isascii():
+    try:  # valid UTF-8 (the usual case) decodes to no surrogates: nothing to look for
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "surrogateescape")
         bad = list(_SURROGATE.finditer(text))
         if bad:
             first = len(text[: bad[0].start()].encode("utf-8", "surrogateescape"))

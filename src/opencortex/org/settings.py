@@ -71,10 +71,16 @@ def compute_settings(
     read_setup: Callable[[str], list[tuple[str, str]] | None],
 ) -> FileSettings:
     """Settings from the file's keyword elements (``(KEY, value)`` in order)."""
-    directory = os.path.dirname(os.path.abspath(path)) if path else None
-    seen = {os.path.abspath(path)} if path else set()
+    keywords = list(keywords)
     flat: list[tuple[str, str]] = []
-    _collect(keywords, directory, read_setup, seen, 0, flat)
+    if any(key == "SETUPFILE" for key, _ in keywords):
+        directory = os.path.dirname(os.path.abspath(path)) if path else None
+        seen = {os.path.abspath(path)} if path else set()
+        _collect(keywords, directory, read_setup, seen, 0, flat)
+    else:  # what _collect does without SETUPFILE (no path work)
+        flat = [kv for kv in keywords if kv[0] in _SETTING_KEYS]
+    if not flat:
+        return FileSettings()
 
     st = FileSettings()
     typ: list[list[str]] = []

@@ -37,6 +37,26 @@ _SIMPLE = re.compile(
     r"([<\[])(\d{4})-(\d{2})-(\d{2})(?: [A-Za-z]+)?(?: (\d{1,2}):(\d{2}))?[\]>]", re.ASCII
 )
 
+# raw simple timestamp -> (start, has_time), or False when a field is out of range
+# (datetimes are immutable, so sharing them is safe)
+_SIMPLE_CACHE: dict[str, tuple[dt.datetime, bool] | bool] = {}
+_SIMPLE_CACHE_MAX = 4096
+
+
+def _simple_start(m: re.Match[str]) -> tuple[dt.datetime, bool] | bool:
+    _, y, mo, d, hour, minute = m.groups()
+    try:
+        if hour is None:
+            start = dt.datetime(int(y), int(mo), int(d))
+        else:
+            start = dt.datetime(int(y), int(mo), int(d), int(hour), int(minute))
+    except ValueError:  # out-of-range fields: _mkdate carries them over
+        return False
+    if start.year > 9998:  # _mkdate clamps years
+        return False
+    return start, hour is not None
+
+
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
@@ -94,20 +114,18 @@ def match_timestamp(s: str, pos: int) -> tuple[int, Timestamp | None] | None:
     but have no date of their own.
     """
     m = _SIMPLE.match(s, pos)
-    if m is not None and not s.startswith("--", m.end()):
-        y = int(m.group(2))
-        hour = m.group(5)
-        try:
-            if hour is None:
-                start = dt.datetime(y, int(m.group(3)), int(m.group(4)))
-            else:
-                start = dt.datetime(y, int(m.group(3)), int(m.group(4)), int(hour), int(m.group(6)))
-        except ValueError:  # out-of-range fields: _mkdate carries them over
-            pass
-        else:
-            if y <= 9998:
-                raw = m.group(0)
-                return m.end(), Timestamp(raw, m.group(1) == "<", start, hour is not None)
+    if m is not None:
+        end = m.end()
+        if not s.startswith("--", end):
+            raw = s[pos:end]
+            got = _SIMPLE_CACHE.get(raw)
+            if got is None:
+                got = _simple_start(m)
+                if len(_SIMPLE_CACHE) >= _SIMPLE_CACHE_MAX:
+                    _SIMPLE_CACHE.clear()
+                _SIMPLE_CACHE[raw] = got
+            if got is not False:
+                return end, Timestamp(raw, raw[0] == "<", got[0], got[1])
     if not _TS_CHECK.match(s, pos):
         return None
     m = _TS_RAW.match(s, pos)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..errors import OpenCortexError
@@ -90,9 +89,22 @@ class Retriever:
     @property
     def vectors(self) -> VectorIndex:
         if self._vectors is None:
-            e = self.embedder
-            self._vectors = VectorIndex(self.memex.store, e.name, e.dim, self._cache_dir)
+            name, dim = self._model_id()
+            self._vectors = VectorIndex(self.memex.store, name, dim, self._cache_dir)
         return self._vectors
+
+    def _model_id(self) -> tuple[str, int]:
+        """(model name, dimension) without loading the model when it is the built-in one:
+        knowing whether vectors exist must not cost a model load."""
+        if self._embedder is not None:
+            return self._embedder.name, self._embedder.dim
+        spec = (self.memex.settings.embedder or "minilm").strip()
+        if spec.split(":", 1)[0].lower() in ("minilm", "all-minilm-l6-v2"):
+            from ..embed.minilm import MiniLMEmbedder
+
+            return MiniLMEmbedder.name, MiniLMEmbedder.dim
+        e = self.embedder
+        return e.name, e.dim
 
     def sync(self, embed: bool = False, progress: Any = None) -> dict[str, Any]:
         """Index sync + keyword engine (+ vectors for new/changed nodes when ``embed``)."""
@@ -186,6 +198,10 @@ class Retriever:
         self.memex.close()
 
 
-def default_retriever(memex: str | Path | None = None, index: str | Path | None = None
-                      ) -> Retriever:
-    return Retriever(Memex(memex, index))
+def retriever_for(memex: Memex) -> Retriever:
+    """The one Retriever of a Memex (keyword index, vector matrix and model stay loaded)."""
+    r = getattr(memex, "_retriever", None)
+    if r is None:
+        r = Retriever(memex)
+        memex._retriever = r  # type: ignore[attr-defined]
+    return r

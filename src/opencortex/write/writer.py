@@ -68,12 +68,11 @@ class MemexWriter:
 
     # -- plumbing ------------------------------------------------------------------
     def _path(self, rel: str) -> Path:
-        p = (self.root / rel).resolve()
-        if p != self.root and self.root not in p.parents:
-            raise WriteError(f"{rel}: outside the memex {self.root}; refusing to write there")
-        if p.suffix != ".org":
-            raise WriteError(f"{rel}: not an .org file; OpenCortex only writes Org files")
-        return p
+        """The file under the memex that ``rel`` names; anything else is refused
+        (``..``, symlinks out, ``.git``, non-.org files: the guard's rules)."""
+        from ..guard.paths import confine
+
+        return confine(rel, self.root)
 
     def _rel(self, p: Path) -> str:
         return p.relative_to(self.root).as_posix()
@@ -318,10 +317,13 @@ class MemexWriter:
                      added=1)
         return self._commit("new-note", f"new note {rel}", snap, text, "id:" + org_id)
 
-    def undo(self, count: int = 1) -> list[WriteResult]:
-        """Revert the last ``count`` writes, newest first; stops at a file changed since."""
+    def undo(self, count: int = 1, batch: str | None = None) -> list[WriteResult]:
+        """Revert the last ``count`` writes (or every write of ``batch``), newest first;
+        stops at a file changed since."""
         out = []
-        for entry in self.store.journal(limit=count):
+        entries = self.store.journal(limit=count) if batch is None else \
+            [e for e in self.store.journal(limit=10_000) if e.batch == batch]
+        for entry in entries:
             path = Path(entry.path)
             snap = read_snapshot(path)
             if snap.hash != entry.after_hash:

@@ -1,0 +1,64 @@
+"""Agent commands: ask (one request through the whole pipeline), skills (what is loaded)."""
+
+from __future__ import annotations
+
+import click
+
+from .output import common_options, emit, open_memex
+
+
+@click.command()
+@click.argument("text", nargs=-1, required=True)
+@click.option("--session", default=None, help="Session id (the conversation's record file).")
+@click.option("--timeout", type=float, default=120.0, show_default=True)
+@common_options
+def ask(text: tuple[str, ...], session: str | None, timeout: float, memex: str | None,
+        index: str | None, json_: bool) -> None:
+    """Ask the agent (offline reasoner unless a model is configured)."""
+    from ..pipeline.kernel import Kernel
+
+    m = open_memex(memex, index)
+    with m:
+        m.sync()
+        k = Kernel(m, reasoner=_reasoner(m))
+        try:
+            replies = k.ask(" ".join(text), session=session, timeout=timeout)
+        finally:
+            k.shutdown(timeout=5)
+    emit({"replies": replies, "via": "model" if k.reasoner.has_model else "offline"}, json_,
+         lambda: click.echo("\n\n".join(replies) or "(no reply)"))
+
+
+def _reasoner(m):
+    from ..reason.reasoner import Reasoner
+
+    try:
+        from ..llm import gateway_from_settings
+
+        gw = gateway_from_settings(m.settings)
+    except ImportError:
+        gw = None
+    return Reasoner(gw if gw is not None and gw.configured else None)
+
+
+@click.command()
+@common_options
+def skills(memex: str | None, index: str | None, json_: bool) -> None:
+    """The skills available: built-in, plugins (entry points), literate (memex skills/)."""
+    from ..skills.registry import SkillRegistry
+
+    m = open_memex(memex, index)
+    reg = SkillRegistry()
+    reg.load_builtins()
+    reg.load_entry_points()
+    reg.load_literate(m.root / "skills")
+    rows = [{"name": s.name, "source": s.source, "priority": s.priority, "status": s.status}
+            for s in reg.statuses()]
+
+    def human() -> None:
+        for r in rows:
+            mark = "ok " if r["status"] == "ok" else "!! "
+            click.echo(f"{mark}{r['name']:<16} {r['priority']!s:>4}  {r['source']}"
+                       + ("" if r["status"] == "ok" else f"\n     {r['status']}"))
+
+    emit(rows, json_, human)

@@ -1,0 +1,7 @@
+"""The metabolic pipeline: raw stimuli → Signals → perceive → reason → act (→ feedback)."""
+
+from __future__ import annotations
+
+from .signal import ASYNC_SENSORS, SYNC_SENSORS, Signal, inject
+
+__all__ = ["ASYNC_SENSORS", "SYNC_SENSORS", "Signal", "inject"]

@@ -1,0 +1,334 @@
+"""The loop: perceive → reason → act, feeding each action's feedback back in.
+
+Async sensors (user input, chat, commands, delegation) run on a bounded worker pool off
+the caller's thread; sync sensors (heartbeat, buffer/point updates, interrupt, tool
+output, loop errors) run one at a time in arrival order on one thread.  Depth is bounded;
+an exception inside a signal is logged, that signal's memex writes are rolled back, and a
+loop-error feedback is injected at most twice; nothing one signal does stops the loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..memex import Memex
+from ..skills.base import Action, Context
+from ..skills.registry import SkillRegistry
+from .logs import get_logger
+from .signal import ASYNC_SENSORS, SYNC_SENSORS, Signal, SignalError, inject
+
+__all__ = ["MAX_DEPTH", "Kernel", "KernelStats"]
+
+MAX_DEPTH = 10
+MAX_LOOP_ERRORS = 2
+Reply = Callable[[str, Any], None]
+
+
+@dataclass(slots=True)
+class KernelStats:
+    received: int = 0
+    processed: int = 0
+    failed: int = 0
+    dropped: int = 0
+    replies: int = 0
+    latencies: list[tuple[str, float]] = field(default_factory=list)
+    """(sensor, seconds from the start of processing to the end of its chain)."""
+
+
+class Kernel:
+    def __init__(self, memex: Memex, registry: SkillRegistry | None = None,
+                 reasoner: Any = None, guard: Any = None, recorder: Any = None,
+                 workers: int = 4, record_sessions: bool = True) -> None:
+        from ..guard import ApprovalQueue, Guard, GuardPolicy
+        from ..reason.reasoner import Reasoner
+
+        self.memex = memex
+        self.log, self.ring = get_logger(memex.settings.state_dir)
+        if registry is None:
+            registry = SkillRegistry()
+            registry.load_builtins()
+            registry.load_entry_points()
+            registry.load_literate(memex.root / "skills")
+        self.registry = registry
+        self.reasoner = reasoner or Reasoner()
+        self.approvals = ApprovalQueue()
+        self.guard = guard or Guard(GuardPolicy.from_config(memex.settings.data),
+                                    memex_root=memex.root, approvals=self.approvals)
+        self.approval_timeout: float = 300.0
+        """How long an "ask" action waits for the person (0: do not wait)."""
+        if recorder is None and record_sessions:
+            from ..sessions.recorder import SessionRecorder
+
+            recorder = SessionRecorder(memex.root)
+        self.recorder = recorder
+        self.memex_lock = threading.RLock()
+        """One connection to the index: every memex call from a worker holds this."""
+        self.focus: str | None = None
+        self.stats = KernelStats()
+        self._accepting = True
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="oc-async")
+        self._sync_q: queue.Queue[tuple[Signal, Future[Signal]] | None] = queue.Queue()
+        self._sync_thread = threading.Thread(target=self._sync_loop, name="oc-sync",
+                                             daemon=True)
+        self._sync_thread.start()
+        self._inflight: set[Future[Signal]] = set()
+        self._lock = threading.Lock()
+        from ..act.actuators import Actuators
+
+        self.actuators = Actuators(self)
+
+    # -- intake -------------------------------------------------------------------
+    def submit(self, raw: dict[str, Any] | Signal) -> Future[Signal] | None:
+        """Normalise and queue a stimulus; None when it was dropped (logged)."""
+        try:
+            sig = inject(raw)
+        except SignalError as e:
+            self.log.warning("dropped a raw message: %s", e)
+            self.stats.dropped += 1
+            return None
+        self.stats.received += 1
+        if not self._accepting:
+            self.log.info("not accepting (shutting down): dropped %s", sig.summary())
+            self.stats.dropped += 1
+            return None
+        if sig.sensor == "interrupt":
+            self._accepting = False
+        fut: Future[Signal] = Future()
+        if sig.sensor in ASYNC_SENSORS:
+            fut = self._pool.submit(self.process, sig)
+        elif sig.sensor in SYNC_SENSORS:
+            self._sync_q.put((sig, fut))
+        else:
+            self.log.warning("unknown sensor %r: dropped %s", sig.sensor, sig.summary())
+            self.stats.dropped += 1
+            return None
+        with self._lock:
+            self._inflight.add(fut)
+        fut.add_done_callback(self._done)
+        return fut
+
+    def _done(self, fut: Future[Signal]) -> None:
+        with self._lock:
+            self._inflight.discard(fut)
+
+    def _sync_loop(self) -> None:
+        while True:
+            item = self._sync_q.get()
+            if item is None:
+                return
+            sig, fut = item
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(self.process(sig))
+                except BaseException as e:  # process() never raises; belt and braces
+                    fut.set_exception(e)
+
+    def ask(self, text: str, session: str | None = None, timeout: float = 120.0,
+            source: str = "cli") -> list[str]:
+        """Run one request through the whole pipeline; the replies it produced."""
+        replies: list[str] = []
+        done = threading.Event()
+
+        def channel(t: str, data: Any = None) -> None:
+            replies.append(t)
+
+        fut = self.submit({"payload": {"sensor": "user-input", "text": text},
+                           "meta": {"source": source, "session": session or
+                                    f"{source}-{int(time.time())}", "reply": channel}})
+        if fut is not None:
+            fut.result(timeout=timeout)
+        done.set()
+        return replies
+
+    # -- the loop -------------------------------------------------------------------
+    def process(self, signal: Signal) -> Signal:
+        """Run a signal and its feedback chain to the end; never raises."""
+        t0 = time.perf_counter()
+        cur: Signal | None = signal
+        root = signal
+        while cur is not None:
+            if cur.depth > MAX_DEPTH:
+                self.log.warning("depth limit %d reached: dropped %s", MAX_DEPTH, cur.summary())
+                cur.status = "dropped"
+                self.stats.dropped += 1
+                break
+            try:
+                self.perceive(cur)
+                action = self.reason(cur)
+                nxt = self.act(cur, action) if action is not None else None
+                cur.status = "acted"
+            except Exception as e:
+                nxt = self._failed(cur, root, e)
+            cur = nxt
+        self.stats.processed += 1
+        self.stats.latencies.append((signal.sensor, time.perf_counter() - t0))
+        return signal
+
+    def _failed(self, sig: Signal, root: Signal, e: Exception) -> Signal | None:
+        self.stats.failed += 1
+        sig.status = "failed"
+        self.log.error("signal %s failed: %s: %s", sig.summary(), type(e).__name__, e)
+        try:
+            with self.memex_lock:
+                undone = self.memex.undo_batch(self.batch_of(root))
+            if undone:
+                self.log.info("rolled back %d write(s) of %s", len(undone), root.summary())
+        except Exception as e2:
+            self.log.error("rollback of %s failed: %s", root.summary(), e2)
+        if sig.errors >= MAX_LOOP_ERRORS or sig.sensor == "loop-error":
+            return None
+        fb = sig.feedback("loop-error", text=f"{type(e).__name__}: {e}", failed=sig.summary())
+        fb.errors = sig.errors + 1
+        return fb
+
+    def batch_of(self, signal: Signal) -> str:
+        return signal.meta.get("batch") or signal.meta.setdefault("batch", signal.id)
+
+    # -- perceive -------------------------------------------------------------------
+    def perceive(self, sig: Signal) -> None:
+        p = sig.payload
+        s = sig.sensor
+        if s == "buffer-update":
+            with self.memex_lock:
+                n = self.memex.index_text(p["file"], str(p.get("text", "")))
+            self.log.info("re-indexed %s from its buffer (%d nodes)", p["file"], n)
+        elif s == "point-update":
+            with self.memex_lock:
+                node = (self.memex.resolve(p["id"]) if p.get("id") else
+                        self.memex.node_at(p["file"], int(p.get("line", 1))))
+            self.focus = node.key if node else None
+        elif s == "heartbeat":
+            with self.memex_lock:
+                summary = self.memex.sync()
+            if summary.added or summary.changed or summary.removed:
+                self.log.info("heartbeat: %d added, %d changed, %d removed", summary.added,
+                              summary.changed, summary.removed)
+        elif s == "tool-output":
+            self.log.info("tool %s exited %s", p.get("tool"), p.get("returncode"))
+        elif s == "loop-error":
+            self.log.warning("loop error after %s: %s", p.get("failed"), p.get("text"))
+        elif s == "interrupt":
+            self.log.info("interrupt: no new signals accepted")
+        if sig.foveal_focus is None:
+            sig.foveal_focus = self.focus
+        if sig.type == "request" and sig.depth == 0 and sig.sensor != "delegation":
+            self._record(sig, "person", sig.text)
+        sig.status = "perceived"
+
+    # -- reason ----------------------------------------------------------------------
+    def reason(self, sig: Signal) -> Action | None:
+        s = sig.sensor
+        if s == "tool-output":
+            return Action("reply", {"text": _tool_reply(sig.payload)}, origin="tool-output")
+        if s == "loop-error":
+            return Action("reply", {"text": f"Sorry — that failed: {sig.text}"},
+                          origin="loop-error")
+        if sig.type != "request":
+            sig.status = "reasoned"
+            return None
+        ctx = Context(sig, self.memex, logs=self.ring.tail(20), focus=sig.foveal_focus)
+        with self.memex_lock:
+            d = self.reasoner.decide(ctx, self.registry.skills())
+        sig.status = "reasoned"
+        if d.action is None:
+            return Action("reply", {"text": f"I could not do that: {d.rejection}"},
+                          origin=d.skill or "reasoner")
+        return d.action
+
+    # -- act ------------------------------------------------------------------------
+    def act(self, sig: Signal, action: Action) -> Signal | None:
+        """The guard decides before any actuator runs, and again at the last mile."""
+        from ..guard import GuardContext
+
+        ctx = GuardContext.of(self.memex.root)
+        d = self.guard.check(action, ctx)
+        approved: Any = d
+        if d.denied:
+            self.log.warning("guard denied %s from %s: %s", action.tool, action.origin, d.reason)
+            self.reply(sig, f"Blocked: {d.reason}")
+            return None
+        if d.needs_approval:
+            pending = self.approvals.request(d.action, d.reason)
+            self.log.info("approval %s requested for %s: %s", pending.id, action.tool, d.reason)
+            self.reply(sig, f"Needs your approval ({d.reason}): /approve {pending.id} or "
+                       f"/deny {pending.id}", {"approval": pending.id})
+            ok = self.approvals.wait(pending.id, timeout=self.approval_timeout) \
+                if self.approval_timeout > 0 else None
+            if ok is None:
+                self.approvals.cancel(pending.id, by="timeout")
+            if not ok:
+                self.reply(sig, "Not done: " + ("denied." if ok is False else
+                                                "no approval came in time."))
+                return None
+            approved = pending
+        final = self.guard.last_mile(d.action, approved=approved, context=ctx)
+        if final.denied:
+            self.reply(sig, f"Blocked at the last check: {final.reason}")
+            return None
+        sig.approved_action = final.action
+        sig.meta["approval"] = approved
+        return self.actuators.run(final.action, sig)
+
+    def reply(self, sig: Signal, text: str, data: Any = None) -> None:
+        ch = sig.meta.get("reply")
+        self.stats.replies += 1
+        if callable(ch):
+            try:
+                ch(text, data)
+            except Exception as e:
+                self.log.error("reply channel of %s failed: %s", sig.summary(), e)
+        else:
+            self.log.info("reply to %s: %s", sig.summary(), text[:200])
+        self._record(sig, "assistant", text)
+
+    def _record(self, sig: Signal, origin: str, text: str) -> None:
+        if self.recorder is None or sig.meta.get("session") in (None, "internal"):
+            return
+        try:
+            self.recorder.record(str(sig.meta["session"]), origin, text,
+                                 properties={"SIGNAL": sig.id,
+                                             "SOURCE": str(sig.meta.get("source"))})
+        except Exception as e:  # a record we could not write is logged, never fatal
+            self.log.error("could not record turn of %s: %s", sig.summary(), e)
+
+    # -- shutdown ----------------------------------------------------------------
+    def shutdown(self, timeout: float = 30.0) -> bool:
+        """Stop intake, let in-flight signals finish (or time out); True if all did."""
+        self._accepting = False
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            pending = list(self._inflight)
+        for f in pending:
+            try:
+                f.result(timeout=max(0.0, deadline - time.monotonic()))
+            except Exception:
+                pass
+        self._sync_q.put(None)
+        self._sync_thread.join(timeout=max(0.1, deadline - time.monotonic()))
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            return not self._inflight
+
+
+def _tool_reply(p: dict[str, Any]) -> str:
+    head = f"`{p.get('command') or p.get('url') or p.get('tool')}`"
+    out = str(p.get("text") or "").rstrip()
+    err = str(p.get("stderr") or "").rstrip()
+    lines = [f"{head} exited {p.get('returncode')}" + (" (timed out)" if p.get("timed_out")
+                                                       else "")]
+    if out:
+        lines.append(out[:4000] + ("\n… (output truncated)" if p.get("truncated") or
+                                   len(out) > 4000 else ""))
+    if err:
+        lines.append("stderr: " + err[:1000])
+    return "\n".join(lines)
+
+
+logging.getLogger("opencortex")

@@ -1,0 +1,104 @@
+"""One shape for every stimulus: the Signal, and ``inject`` which normalises raw messages
+from any gateway into it (so gateways never contain agent logic)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import OpenCortexError
+
+__all__ = ["ASYNC_SENSORS", "SIGNAL_TYPES", "SYNC_SENSORS", "Signal", "SignalError", "inject"]
+
+SIGNAL_TYPES = ("event", "request", "response", "log")
+ASYNC_SENSORS = frozenset({"user-input", "chat-message", "user-command", "delegation"})
+"""Processed concurrently off the caller's thread (they may wait on a model)."""
+SYNC_SENSORS = frozenset({"heartbeat", "buffer-update", "point-update", "interrupt",
+                          "tool-output", "loop-error"})
+"""Processed one at a time, in arrival order (they change shared state)."""
+_DEFAULT_TYPE = {"user-input": "request", "chat-message": "request", "user-command": "request",
+                 "delegation": "request", "tool-output": "response", "loop-error": "log"}
+MAX_PAYLOAD_TEXT = 1_000_000
+
+
+class SignalError(OpenCortexError):
+    """A raw message that cannot become a Signal (it is logged and dropped)."""
+
+
+@dataclass(slots=True)
+class Signal:
+    type: str
+    payload: dict[str, Any]
+    """Always has ``sensor``; the rest is the sensor's data (``text``, ``file``…)."""
+    meta: dict[str, Any]
+    """``source``, ``session``, ``reply`` (a channel: callable taking the reply text)."""
+    status: str = "new"
+    """new → perceived → reasoned → acted (or failed / dropped)."""
+    depth: int = 0
+    approved_action: Any = None
+    foveal_focus: str | None = None
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    created: float = field(default_factory=time.time)
+    parent: str | None = None
+    """The signal whose action produced this one (feedback chain)."""
+    errors: int = 0
+    """loop-error feedbacks already injected along this chain."""
+
+    @property
+    def sensor(self) -> str:
+        return self.payload["sensor"]
+
+    @property
+    def text(self) -> str:
+        return str(self.payload.get("text") or "")
+
+    @property
+    def is_async(self) -> bool:
+        return self.sensor in ASYNC_SENSORS
+
+    def feedback(self, sensor: str, **payload: Any) -> Signal:
+        """A signal fed back into the loop by this one's action (depth + 1)."""
+        return Signal(type=_DEFAULT_TYPE.get(sensor, "event"),
+                      payload={"sensor": sensor, **payload}, meta=dict(self.meta),
+                      depth=self.depth + 1, foveal_focus=self.foveal_focus,
+                      parent=self.id, errors=self.errors)
+
+    def summary(self) -> str:
+        t = self.text.replace("\n", " ")
+        return f"{self.sensor}#{self.id} d{self.depth} {t[:60]!r}" if t else \
+            f"{self.sensor}#{self.id} d{self.depth}"
+
+
+def inject(raw: dict[str, Any] | Signal) -> Signal:
+    """Normalise a raw message (``{"payload": {"sensor": ..., ...}, "meta": {...}}``, or
+    the short form ``{"sensor": ..., ...}``) into a Signal; fill missing meta."""
+    if isinstance(raw, Signal):
+        sig = raw
+    else:
+        if not isinstance(raw, dict):
+            raise SignalError(f"a raw message must be a JSON object, got {type(raw).__name__}")
+        payload = raw.get("payload")
+        if payload is None:
+            payload = {k: v for k, v in raw.items() if k not in ("meta", "type", "depth")}
+        if not isinstance(payload, dict) or not isinstance(payload.get("sensor"), str):
+            raise SignalError("a raw message needs payload.sensor (e.g. 'user-input')")
+        payload = dict(payload)
+        sensor = payload["sensor"]
+        text = payload.get("text")
+        if text is not None and not isinstance(text, str):
+            payload["text"] = str(text)
+        if isinstance(payload.get("text"), str) and len(payload["text"]) > MAX_PAYLOAD_TEXT:
+            raise SignalError(f"payload text over {MAX_PAYLOAD_TEXT} characters")
+        meta = raw.get("meta") if isinstance(raw.get("meta"), dict) else {}
+        typ = raw.get("type") or _DEFAULT_TYPE.get(sensor, "event")
+        if typ not in SIGNAL_TYPES:
+            raise SignalError(f"unknown signal type {typ!r}: one of {', '.join(SIGNAL_TYPES)}")
+        depth = raw.get("depth", 0)
+        sig = Signal(type=typ, payload=payload, meta=dict(meta),
+                     depth=depth if isinstance(depth, int) and depth >= 0 else 0,
+                     foveal_focus=raw.get("foveal_focus"))
+    sig.meta.setdefault("source", "system")
+    sig.meta.setdefault("session", "internal")
+    return sig

@@ -1,0 +1,76 @@
+"""Write each conversation as an Org file in the memex:
+``sessions/YYYY/MM/DD-<session>.org``, one headline per turn with an inactive timestamp
+and the turn's origin (person, assistant, tool, external, injected); text in an example
+block with Org's comma-escaping, so no turn can inject structure into the file.
+Plain text, indexed like any note; the recall issue reads them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..org.timestamps import format_timestamp
+from ..write.atomic import atomic_write, read_snapshot
+
+__all__ = ["ORIGINS", "SessionRecorder", "escape_block"]
+
+ORIGINS = ("person", "assistant", "tool", "external", "injected")
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def escape_block(text: str) -> str:
+    """Org's escaping for text inside a block: a comma before lines that start with
+    ``*`` or ``#+`` (or already with such a comma)."""
+    return re.sub(r"^([ \t]*)(,*(?:\*|#\+))", r"\1,\2", text, flags=re.M)
+
+
+class SessionRecorder:
+    def __init__(self, root: Path, clock: Any = None) -> None:
+        self.root = root
+        self.clock = clock or dt.datetime.now
+        self._lock = threading.Lock()
+        self._paths: dict[str, Path] = {}
+
+    def path_for(self, session: str) -> Path:
+        if session not in self._paths:
+            now = self.clock()
+            sid = _SAFE.sub("-", session).strip("-")[:60] or "session"
+            self._paths[session] = (self.root / "sessions" / f"{now:%Y}" / f"{now:%m}"
+                                    / f"{now:%d}-{sid}.org")
+        return self._paths[session]
+
+    def record(self, session: str, origin: str, text: str, *, title: str | None = None,
+               properties: dict[str, str] | None = None) -> Path:
+        """Append one turn; returns the file written."""
+        if origin not in ORIGINS:
+            raise ValueError(f"origin must be one of {ORIGINS}")
+        with self._lock:
+            path = self.path_for(session)
+            for _ in range(3):  # someone else wrote meanwhile: re-read and retry
+                snap = read_snapshot(path)
+                old = snap.text
+                if not old:
+                    old = (f"#+TITLE: Session {session}\n#+FILETAGS: :session:\n"
+                           f"#+PROPERTY: SESSION {session}\n\n")
+                stamp = format_timestamp(self.clock(), active=False, with_time=True)
+                head = " ".join((title or text.strip().splitlines()[0] if text.strip()
+                                 else origin).split())[:80]
+                props = {"ORIGIN": origin, **(properties or {})}
+                lines = [f"* {stamp} {origin}: {head}", ":PROPERTIES:"]
+                lines += [f":{k}: {' '.join(str(v).split())}" for k, v in props.items()]
+                lines += [":END:", "#+begin_example", escape_block(text.rstrip("\n")),
+                          "#+end_example", ""]
+                sep = "" if old.endswith("\n") else "\n"
+                new = old + sep + "\n".join(lines)
+                try:
+                    atomic_write(snap, new.encode("utf-8", "surrogateescape"))
+                    return path
+                except Exception as e:  # ConflictError: retry on the fresh content
+                    from ..errors import ConflictError
+
+                    if not isinstance(e, ConflictError):
+                        raise
+            raise RuntimeError(f"could not record the turn in {path}")

@@ -1,0 +1,74 @@
+"""The parser's fast paths must give exactly what the full element scan gives.
+
+Plain-prose sections skip the element scanner (parser._NOT_PROSE decides); here
+that test is forced to fail for every section, and both parses are compared field
+by field, spans and link offsets included.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from opencortex.org import parse, parser
+
+
+def _dump(doc) -> tuple:
+    return (doc.keywords, doc.todo_keywords, doc.done_keywords, doc.preamble_end,
+            [repr(lk) for lk in doc.preamble_links], [repr(h) for h in doc.headings])
+
+
+def _slow(text: str) -> tuple:
+    saved = parser._NOT_PROSE
+    parser._NOT_PROSE = re.compile(r"\n")  # every section "complex"
+    try:
+        return _dump(parse(text))
+    finally:
+        parser._NOT_PROSE = saved
+
+
+HEAD = st.sampled_from(["* ", "** ", "*** TODO ", "* DONE [#A] ", "** COMMENT ", "* :t:"])
+TITLE = st.lists(st.sampled_from(
+    ["word", " ", "[[id:x][y]]", "<2026-01-01 Thu>", ":tag:", "http://a.b", "\t", "é"]), max_size=5
+).map("".join)
+PLANNING = st.sampled_from([
+    "", "SCHEDULED: <2026-12-05 Tue>\n", "CLOSED: [2026-11-03 Sat 10:00]\n",
+    "  DEADLINE: <2026-01-01 Thu +1w>\n", "CLOSED: [2026-11-03 Sat 10:00] SCHEDULED: <2026-12-05 Tue>\n",
+    "scheduled: <2026-13-45 x>\n", "\n",
+])
+DRAWER = st.sampled_from([
+    "", ":PROPERTIES:\n:ID:       abc\n:END:\n", "  :properties:\n  :id: a b  \n:Foo:\n  :end:  \n",
+    ":PROPERTIES:\n:ID: x\nnot a prop\n:END:\n", ":PROPERTIES:\n:END:", ":PROPERTIES:\n",
+])
+LINE = st.sampled_from([
+    "Plain prose line.", "", "   ", "See [[id:abc][x]].", "https://x.org/a.", "Note: x", "- item",
+    "1. item", "#+begin_src\n#+end_src", ": fixed", "| a |", "*bold* start", "  indented",
+    "Clock: no", "CLOCK: [2026-01-01]", "x^2 and a_b", "=verb [[id:q]]=", "[fn:1] def",
+    "text\r", "\t", "2026 was", "-----", "#+TODO: A | B", "<2026-02-03 Tue> <<t>>",
+])
+BODY = st.lists(LINE, max_size=6).map(lambda ls: "".join(x + "\n" for x in ls))
+SECTION = st.tuples(HEAD, TITLE, st.sampled_from(["\n", ""]), PLANNING, DRAWER, BODY).map("".join)
+DOC = st.tuples(
+    st.sampled_from(["", "#+TITLE: t\n", "#+TODO: A B | C\n\n"]), st.lists(SECTION, max_size=6),
+    st.booleans(),
+).map(lambda t: (t[0] + "".join(t[1])).replace("\n", "\r\n") if t[2] else t[0] + "".join(t[1]))
+
+
+@pytest.mark.parametrize("text", [
+    "* a\nprose\n\nmore [[id:x][y]]\n  \n",
+    "* a\nSCHEDULED: <2026-01-01 Thu>\n:PROPERTIES:\n:ID: x\n:END:\nSee https://a.b/c.\n",
+    "* a\nlast line without newline [[b]]",
+    "* a\n  \n\t\nx <2026-01-01 Thu>\n\n\n* b\n",
+    "* a\r\nwin [[id:q][r]]\r\n\r\n",
+])
+def test_fast_path_examples(text: str) -> None:
+    assert _dump(parse(text)) == _slow(text)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=DOC)
+def test_fast_path_agrees_with_full_scan(text: str) -> None:
+    assert _dump(parse(text)) == _slow(text)
