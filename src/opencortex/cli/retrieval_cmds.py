@@ -45,10 +45,12 @@ def scan(query: str, regex: bool, ignore_case: bool | None, limit: int | None,
 @click.option("-k", "k", type=int, default=10, show_default=True)
 @click.option("--queries", type=click.File("r"), default=None,
               help="JSON lines with a 'query' field: one JSON result line per query.")
+@click.option("--filter", "filters", default=None,
+              help="Structured filters as in `opencortex query` (e.g. 'todo tags:work').")
 @click.option("--no-sync", is_flag=True, help="Search the index as is.")
 @common_options
-def search(query: str | None, mode: str | None, k: int, queries, no_sync: bool,
-           memex: str | None, index: str | None, json_: bool) -> None:
+def search(query: str | None, mode: str | None, k: int, queries, filters: str | None,
+           no_sync: bool, memex: str | None, index: str | None, json_: bool) -> None:
     """Ranked search: BM25 (sparse), embeddings (dense) or both fused (hybrid)."""
     from ..retrieval.hybrid import Retriever
 
@@ -67,10 +69,11 @@ def search(query: str | None, mode: str | None, k: int, queries, no_sync: bool,
                 except (ValueError, KeyError, TypeError):
                     click.echo(json.dumps({"line": n, "error": "not JSON with a 'query' field"}))
                     continue
-                click.echo(json.dumps(r.search(q, mode, k).to_dict(), ensure_ascii=False))
+                click.echo(json.dumps(r.search(q, mode, k, filters).to_dict(),
+                                      ensure_ascii=False))
                 sys.stdout.flush()
             return
-        res = r.search(query or "", mode, k)
+        res = r.search(query or "", mode, k, filters)
     finally:
         r.close()
 

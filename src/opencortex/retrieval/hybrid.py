@@ -75,6 +75,8 @@ class Retriever:
         self.keyword = TantivyEngine(base.with_name(base.name + ".tantivy"))
         self._embedder = embedder
         self._vectors: VectorIndex | None = None
+        self._status: tuple[str, Any] | None = None  # (store generation, VectorStatus)
+        self._kw_generation: str | None = None
         self._cache_dir = base.with_name(base.name + ".vectors")
 
     # -- the parts ---------------------------------------------------------------
@@ -117,19 +119,35 @@ class Retriever:
         return out
 
     def sparse(self, query: str, k: int) -> list[tuple[str, float]]:
-        self.keyword.sync(self.memex.store)
+        gen = self.memex.store.generation()
+        if gen != self._kw_generation:  # the index changed: bring the keyword engine along
+            self.keyword.sync(self.memex.store)
+            self._kw_generation = gen
         return [(h.key, h.score) for h in self.keyword.search(query, k)]
+
+    def vector_status(self) -> Any:
+        """Vector coverage, recomputed only when the index changed (it is a full count)."""
+        gen = self.memex.store.generation()
+        if self._status is None or self._status[0] != gen:
+            self._status = (gen, self.vectors.status())
+        return self._status[1]
 
     def dense(self, query: str, k: int) -> list[tuple[str, float]]:
         qv = self.embedder.embed([query])[0]
         return self.vectors.search(qv, k)
 
     # -- search ------------------------------------------------------------------
-    def search(self, query: str, mode: str | None = None, k: int = 10) -> SearchResult:
+    def search(self, query: str, mode: str | None = None, k: int = 10,
+               filters: str | None = None) -> SearchResult:
+        """``filters``: the structured part of ``opencortex query`` (``todo:NEXT
+        tags:work closed:-7`` …): only nodes matching it are ranked."""
         notes: list[str] = []
+        allowed: set[str] | None = None
+        if filters and filters.strip():
+            allowed = {n.key for n in self.memex.query(filters)}
         if mode in (None, "hybrid", "dense"):
             try:
-                st = self.vectors.status()
+                st = self.vector_status()
             except OpenCortexError as e:  # no usable embedder: say so, answer from sparse
                 notes.append(f"dense search unavailable ({e}); answering from sparse search")
                 st = None
@@ -148,9 +166,12 @@ class Retriever:
                 notes.append(f"vectors cover {st.embedded} of {st.nodes} nodes; "
                              "the rest are found by keyword only until embedded")
         mode = mode or "hybrid"
-        deep = max(k * 5, 50)
+        deep = max(k * 5, 50) if allowed is None else max(k * 50, 1000)
         sparse = self.sparse(query, deep) if mode in ("sparse", "hybrid") else []
         dense = self.dense(query, deep) if mode in ("dense", "hybrid") else []
+        if allowed is not None:
+            sparse = [x for x in sparse if x[0] in allowed]
+            dense = [x for x in dense if x[0] in allowed]
         scores: dict[str, float] = {}
         why: dict[str, dict[str, Any]] = {}
         if mode == "hybrid":
@@ -160,7 +181,7 @@ class Retriever:
             for rank, (key, _) in enumerate(dense, 1):
                 scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
                 why.setdefault(key, {})["dense_rank"] = rank
-            self._expand(scores, why)
+            self._expand(scores, why, allowed)
         else:
             name = "sparse_rank" if mode == "sparse" else "dense_rank"
             for rank, (key, s) in enumerate(sparse or dense, 1):
@@ -177,7 +198,8 @@ class Retriever:
             hits.append(self._hit(n, score, query, w))
         return SearchResult(query, mode, hits, notes)
 
-    def _expand(self, scores: dict[str, float], why: dict[str, dict[str, Any]]) -> None:
+    def _expand(self, scores: dict[str, float], why: dict[str, dict[str, Any]],
+                allowed: set[str] | None = None) -> None:
         """One hop along id:/file: links (both directions) from the top fused hits."""
         store = self.memex.store
         top = sorted(scores.items(), key=lambda kv: -kv[1])[:EXPAND_FROM]
@@ -185,7 +207,7 @@ class Retriever:
             linked = [ln.target_key for ln in store.links_from(key) if ln.target_key]
             linked += [ln.source_key for ln in store.backlinks(key) if ln.source_key]
             for other in linked:
-                if other and other not in scores:
+                if other and other not in scores and (allowed is None or other in allowed):
                     scores[other] = s * EXPAND_DISCOUNT
                     why[other] = {"linked_from": key}
 

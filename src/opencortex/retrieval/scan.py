@@ -66,22 +66,32 @@ def find_rg() -> str:
                     "apt-get install ripgrep, or set OPENCORTEX_RG")
 
 
-def _rg_lines(args: list[str], cwd: Path) -> dict[str, list[tuple[int, str]]]:
-    """Run ripgrep; matching lines by file (plain output: parsing JSON costs 10x more)."""
-    rg = find_rg()
+_BASE = ["--no-config", "--no-messages", "--color", "never"]
+
+
+def _start(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([find_rg(), *_BASE, *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+def _finish(proc: subprocess.Popen[bytes]) -> bytes:
     try:
-        proc = subprocess.run(
-            [rg, "--no-config", "--no-messages", "--no-heading", "--with-filename",
-             "--line-number", "--null", "--color", "never", *args],
-            cwd=cwd, capture_output=True, timeout=120)
+        out, err = proc.communicate(timeout=120)
     except subprocess.TimeoutExpired as e:
+        proc.kill()
+        proc.communicate()
         raise ScanError("ripgrep took more than 120 s; narrow the query") from e
-    if proc.returncode == 2 and not proc.stdout:
-        msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    if proc.returncode == 2 and not out:
+        msg = err.decode("utf-8", "replace").strip().splitlines()
         raise ScanError(f"ripgrep rejected the query: {msg[-1] if msg else 'error'}"
                         " (without --regex the query is a plain string)")
+    return out
+
+
+def _lines_by_file(raw: bytes) -> dict[str, list[tuple[int, str]]]:
+    """``path\\0N:text`` lines (plain output: parsing JSON costs 10x more) by file."""
     out: dict[str, list[tuple[int, str]]] = {}
-    for path, num, body in _RG_LINE.findall(proc.stdout.decode("utf-8", "replace")):
+    for path, num, body in _RG_LINE.findall(raw.decode("utf-8", "replace")):
         lst = out.get(path)
         if lst is None:
             lst = out[path] = []
@@ -89,10 +99,18 @@ def _rg_lines(args: list[str], cwd: Path) -> dict[str, list[tuple[int, str]]]:
     return out
 
 
+_LINES = ["--no-heading", "--with-filename", "--line-number", "--null"]
+
+
 def scan(root: str | os.PathLike[str], query: str, regex: bool = False,
          ignore_case: bool | None = None, limit: int | None = 100) -> list[ScanHit]:
     """Headlines under ``root`` whose entry text (or headline) matches ``query``, in file
-    order; at most ``limit`` of them (None: all) — a sparse first look, not a dump."""
+    order; at most ``limit`` of them (None: all) — a sparse first look, not a dump.
+
+    Pass 1 counts matching lines per file (``rg --count``: tiny output); pass 2 runs,
+    concurrently, the query and the structure pattern over just enough files (in path
+    order) to hold ``limit`` hits, taking more only if the lines fell under fewer headlines.
+    """
     root = Path(root).expanduser().resolve()
     if not root.is_dir():
         raise ScanError(f"memex {root} is not a directory (pass --memex DIR)")
@@ -100,22 +118,31 @@ def scan(root: str | os.PathLike[str], query: str, regex: bool = False,
         raise ScanError("empty query")
     case = ["--ignore-case"] if ignore_case else (["--smart-case"] if ignore_case is None
                                                   else ["--case-sensitive"])
-    common = ["--glob", "*.org", "--max-filesize", "256M", "--no-ignore-parent"]
-    by_file = _rg_lines([*common, *case, *([] if regex else ["--fixed-strings"]),
-                         "-e", query, "--", "."], root)
-    if not by_file:
-        return []
-    files = sorted(by_file)
-    struct_args = ["-e", _STRUCT]
-    if limit:  # every matched file yields >= 1 hit: the first `limit` files are enough
-        files = files[:limit]
+    q = [*case, *([] if regex else ["--fixed-strings"]), "-e", query]
+    listing = _finish(_start(["--count", "--null", "--glob", "*.org", "--max-filesize",
+                              "256M", "--no-ignore-parent", *q, "--", "."], root))
+    counts: dict[str, int] = {}
+    for line in listing.decode("utf-8", "replace").split("\n"):
+        path, sep, n = line.partition("\0")
+        if sep and n.strip().isdigit():
+            counts[path] = int(n)
+    files = sorted(counts)
     hits: list[ScanHit] = []
-    for i in range(0, len(files), 500):  # keep argv bounded
-        chunk = files[i:i + 500]
+    i = 0
+    while i < len(files):
+        j, lines = i, 0
+        while j < len(files) and j - i < 500 and (not limit or lines < limit - len(hits)):
+            lines += counts[files[j]]
+            j += 1
+        chunk = files[i:j]
+        i = j
         threads = ["--threads", "1"] if len(chunk) <= 100 else []  # startup dominates
-        structure = _rg_lines(["--no-ignore", *threads, *struct_args, "--", *chunk], root)
+        pm = _start([*_LINES, "--no-ignore", *threads, *q, "--", *chunk], root)
+        ps = _start([*_LINES, "--no-ignore", *threads, "-e", _STRUCT, "--", *chunk], root)
+        matched, structure = _lines_by_file(_finish(pm)), _lines_by_file(_finish(ps))
         for f in chunk:
-            hits.extend(_hits_for_file(f, structure.get(f, []), by_file[f]))
+            if f in matched:
+                hits.extend(_hits_for_file(f, structure.get(f, []), matched[f]))
             if limit and len(hits) >= limit:
                 return hits[:limit]
     return hits

@@ -115,7 +115,7 @@ class VectorIndex:
             try:
                 meta = json.loads(paths[1].read_text())
                 if tuple(meta["signature"]) == sig:
-                    m = np.load(paths[0], mmap_mode="r")
+                    m = np.load(paths[0])  # into memory: searches must not page-fault
                     self._mem = (sig, meta["keys"], m)
                     return meta["keys"], m
             except (OSError, ValueError, KeyError):
