@@ -61,6 +61,9 @@ class Kernel:
         self.approvals = ApprovalQueue()
         self.guard = guard or Guard(GuardPolicy.from_config(memex.settings.data),
                                     memex_root=memex.root, approvals=self.approvals)
+        self.heartbeat_embed: int = 64
+        """Nodes embedded per heartbeat in the background (0: none)."""
+        self._reminded: set[str] = set()
         self.approval_timeout: float = 300.0
         """How long an "ask" action waits for the person (0: do not wait)."""
         if recorder is None and record_sessions:
@@ -205,13 +208,10 @@ class Kernel:
                         self.memex.node_at(p["file"], int(p.get("line", 1))))
             self.focus = node.key if node else None
         elif s == "heartbeat":
-            with self.memex_lock:
-                summary = self.memex.sync()
-            if summary.added or summary.changed or summary.removed:
-                self.log.info("heartbeat: %d added, %d changed, %d removed", summary.added,
-                              summary.changed, summary.removed)
+            self._heartbeat(sig)
         elif s == "tool-output":
             self.log.info("tool %s exited %s", p.get("tool"), p.get("returncode"))
+            self._record(sig, "tool", _tool_reply(p))
         elif s == "loop-error":
             self.log.warning("loop error after %s: %s", p.get("failed"), p.get("text"))
         elif s == "interrupt":
@@ -221,6 +221,51 @@ class Kernel:
         if sig.type == "request" and sig.depth == 0 and sig.sensor != "delegation":
             self._record(sig, "person", sig.text)
         sig.status = "perceived"
+
+    def _heartbeat(self, sig: Signal) -> None:
+        """Periodic upkeep: incremental re-index, a little background embedding, literate
+        skills reloaded when their files changed, reminders for what is due soon."""
+        with self.memex_lock:
+            summary = self.memex.sync()
+            if summary.added or summary.changed or summary.removed:
+                self.log.info("heartbeat: %d added, %d changed, %d removed", summary.added,
+                              summary.changed, summary.removed)
+            self.registry.load_literate(self.memex.root / "skills")
+            budget = int(sig.payload.get("embed", self.heartbeat_embed))
+            if budget > 0:
+                from ..retrieval.hybrid import retriever_for
+
+                r = retriever_for(self.memex)
+                try:
+                    n = r.vectors.embed_pending(lambda t: r.embedder.embed(t), limit=budget)
+                    if n:
+                        self.log.info("heartbeat: embedded %d node(s)", n)
+                except Exception as e:  # no model here: sparse search still works
+                    self.log.warning("heartbeat: embedding skipped: %s", e)
+            for n in self._due_soon():
+                if n.key not in self._reminded:
+                    self._reminded.add(n.key)
+                    self.log.info("reminder: %s %s at %s (%s:%d)", n.todo or "", n.title,
+                                  n.scheduled or n.deadline, n.file, n.line)
+
+    def _due_soon(self, minutes: int = 15) -> list[Any]:
+        """Open items whose timed SCHEDULED/DEADLINE falls in the next ``minutes``."""
+        import datetime as dt
+
+        now = dt.datetime.now()
+        out = []
+        for n in self.memex.query("todo scheduled:today") + self.memex.query(
+                "todo deadline:today"):
+            for raw in (n.scheduled, n.deadline):
+                if not raw:
+                    continue
+                from ..org.timestamps import parse_timestamp
+
+                ts = parse_timestamp(raw)
+                if ts and ts.has_time and now <= ts.start <= now + dt.timedelta(
+                        minutes=minutes):
+                    out.append(n)
+        return out
 
     # -- reason ----------------------------------------------------------------------
     def reason(self, sig: Signal) -> Action | None:

@@ -69,6 +69,9 @@ class Reasoner:
         if skill is None:
             return Decision(None, None, "no skill handles this signal")
         use_model = self.has_model and skill.neuro is not None
+        if use_model:
+            ctx.extra["remote_model"] = any(
+                not p.local for p in getattr(self.gateway, "providers", []))
         feedback: list[str] = []
         last = "no proposal"
         notes: list[str] = []
