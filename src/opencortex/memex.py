@@ -133,6 +133,21 @@ class Memex:
     def new_note(self, title: str, body: str = "", tags: list[str] | None = None) -> WriteResult:
         return self.writer.new_note(title, body, tags)
 
+    def answer_under(self, ref: str, instruction: str, answer: str) -> list[WriteResult]:
+        """Write an agent's answer as a child entry under ``ref`` and mark ``ref`` handled
+        (``:AGENT_HANDLED:`` timestamp), surgically, as two journaled writes."""
+        from .org.timestamps import format_timestamp
+        from .pipeline.agent_requests import HANDLED
+
+        node = self.resolve(ref)
+        stamp = format_timestamp(self.writer.clock(), active=False, with_time=True)
+        first = self.writer.set_property(node, HANDLED, stamp)
+        body = "\n".join(("  " + ln if ln.startswith(("*", "#+")) else ln)
+                         for ln in answer.splitlines())
+        second = self.writer.capture(f"Answer: {instruction}\n{body}",
+                                     parent=self.resolve(ref))
+        return [first, second]
+
     def undo(self, count: int = 1) -> list[WriteResult]:
         return self.writer.undo(count)
 

@@ -44,6 +44,10 @@ def test_heartbeat_embeds_reloads_skills_and_reminds(mx: Memex) -> None:
     k.shutdown()
 
 
+ROUTE_NOTES = Reply(body=completion(json.dumps(
+    {"action": "route", "intents": [{"target": "notes", "query": "sleep and running caching"}]})))
+
+
 def _gateway(server: FakeLLM, local: bool = True):
     from opencortex.llm import Gateway, Provider
 
@@ -55,7 +59,7 @@ def test_model_proposal_verified_rejected_then_accepted(mx: Memex) -> None:
     server = FakeLLM()
     try:
         key = "id:6d4942f8-dde5-46fc-aa5e-559c341cc2d6"
-        server.push(
+        server.push(ROUTE_NOTES,
             Reply(body=completion(json.dumps({"action": "reply", "text": "x",
                                               "citations": ["id:made-up"]}))),
             Reply(body=completion(json.dumps({"action": "reply", "text": "Use cache-aside.",
@@ -63,8 +67,8 @@ def test_model_proposal_verified_rejected_then_accepted(mx: Memex) -> None:
         k = Kernel(mx, reasoner=Reasoner(_gateway(server)), record_sessions=False)
         out = k.ask("caching strategies")
         assert out == ["Use cache-aside."]
-        assert len(server.seen) == 2
-        second = server.seen[1].body["messages"]
+        assert len(server.seen) == 3  # route, then a rejected and an accepted answer
+        second = server.seen[2].body["messages"]
         assert any("rejected" in m["content"] and "id:made-up" in m["content"]
                    for m in second)
         k.shutdown()
@@ -75,12 +79,12 @@ def test_model_proposal_verified_rejected_then_accepted(mx: Memex) -> None:
 def test_private_notes_never_reach_a_remote_model(mx: Memex) -> None:
     server = FakeLLM()
     try:
-        server.push(Reply(body=completion(json.dumps({"action": "reply", "text": "ok",
-                                                      "citations": []}))))
+        server.push(ROUTE_NOTES, Reply(body=completion(json.dumps(
+            {"action": "reply", "text": "ok", "citations": []}))))
         k = Kernel(mx, reasoner=Reasoner(_gateway(server, local=False)),
                    record_sessions=False)
         k.ask("sleep and running")
-        sent = json.dumps(server.seen[0].body)
+        sent = json.dumps(server.seen[1].body)
         private = mx.query("tags:private")
         assert private
         assert not any(f"key={n.key} " in sent for n in private)  # :private: never leaves
@@ -90,11 +94,11 @@ def test_private_notes_never_reach_a_remote_model(mx: Memex) -> None:
         server.close()
     server = FakeLLM()
     try:
-        server.push(Reply(body=completion(json.dumps({"action": "reply", "text": "ok",
-                                                      "citations": []}))))
+        server.push(ROUTE_NOTES, Reply(body=completion(json.dumps(
+            {"action": "reply", "text": "ok", "citations": []}))))
         k = Kernel(mx, reasoner=Reasoner(_gateway(server, local=True)), record_sessions=False)
         k.ask("sleep and running")
-        sent = json.dumps(server.seen[0].body)
+        sent = json.dumps(server.seen[1].body)
         assert any(f"key={n.key} " in sent for n in mx.query("tags:private"))  # local: fine
         k.shutdown()
     finally:
@@ -103,7 +107,7 @@ def test_private_notes_never_reach_a_remote_model(mx: Memex) -> None:
 
 def test_model_down_falls_back_to_offline(mx: Memex) -> None:
     server = FakeLLM()
-    server.push(Reply(status=500, body={"error": {"message": "down"}}))
+    server.push(*[Reply(status=500, body={"error": {"message": "down"}})] * 4)
     try:
         k = Kernel(mx, reasoner=Reasoner(_gateway(server)), record_sessions=False)
         out = k.ask("caching strategies")

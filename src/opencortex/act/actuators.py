@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import urllib.error
 import urllib.request
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..skills.base import Action
 
@@ -13,28 +13,10 @@ if TYPE_CHECKING:
     from ..pipeline.kernel import Kernel
     from ..pipeline.signal import Signal
 
-__all__ = ["Actuators", "fetch_text"]
+__all__ = ["Actuators"]
 
 log = logging.getLogger("opencortex")
 WEB_MAX_BYTES = 2_000_000
-
-
-def fetch_text(url: str, timeout: float = 15.0) -> tuple[int, str]:
-    """GET a URL (http/https only), at most WEB_MAX_BYTES, as text with tags stripped."""
-    import html
-    import re
-
-    if not re.match(r"^https?://", url, re.I):
-        raise ValueError("only http(s) URLs can be fetched")
-    req = urllib.request.Request(url, headers={"User-Agent": "OpenCortex/0.1"})
-    with urllib.request.urlopen(req, timeout=timeout) as r:
-        body = r.read(WEB_MAX_BYTES + 1)[:WEB_MAX_BYTES]
-        charset = r.headers.get_content_charset() or "utf-8"
-        status = r.status
-    text = body.decode(charset, "replace")
-    text = re.sub(r"(?is)<(script|style)\b.*?</\1>", " ", text)
-    text = html.unescape(re.sub(r"(?s)<[^>]+>", " ", text))
-    return status, " ".join(text.split())
 
 
 class Actuators:
@@ -48,7 +30,10 @@ class Actuators:
         return fn(action, signal)
 
     def _reply(self, action: Action, signal: Signal) -> None:
-        self.k.reply(signal, str(action.args.get("text", "")), action.args.get("data"))
+        data = action.args.get("data")
+        if action.args.get("citations") is not None:
+            data = {**(data or {}), "citations": list(action.args["citations"])}
+        self.k.reply(signal, str(action.args.get("text", "")), data)
 
     def _memex_write(self, action: Action, signal: Signal) -> Signal | None:
         op = action.args.get("op")
@@ -60,11 +45,25 @@ class Actuators:
                     to = action.args.get("to") or action.args["path"]
                     r = m.capture(str(action.args["text"]), to=to,
                                   todo=action.args.get("todo"))
+                    text, data = f"Captured into {r.file} ({r.node}).", r.to_dict()
+                elif op in ("todo", "schedule", "deadline"):
+                    from ..skills import gtd
+
+                    text, data = gtd.apply_memex_op(m, action.args)
+                elif op == "project":
+                    from ..skills import foundry
+
+                    text, data = foundry.apply_memex_op(m, action.args)
+                elif op == "skill":
+                    from ..skills import skill_creator
+
+                    text, data = skill_creator.apply_memex_op(m, action.args,
+                                                              registry=self.k.registry)
                 else:
                     raise ValueError(f"unknown memex write {op!r}")
             finally:
                 m.writer.batch = None
-        self.k.reply(signal, f"Captured into {r.file} ({r.node}).", r.to_dict())
+        self.k.reply(signal, text, data)
         return None
 
     def _shell(self, action: Action, signal: Signal) -> Signal:
@@ -81,15 +80,63 @@ class Actuators:
                                timed_out=res.timed_out)
 
     def _web(self, action: Action, signal: Signal) -> Signal:
+        """Readable text of a page (size/time limits; every resolved address re-checked
+        against private ranges at connect time, so DNS rebinding cannot reach the LAN)."""
+        from ..skills.websearch import WebError, fetch_readable
+
         url = str(action.args.get("url", ""))
         try:
-            status, text = fetch_text(url)
-        except (OSError, ValueError, urllib.error.URLError) as e:
+            title, text = fetch_readable(url, max_bytes=WEB_MAX_BYTES,
+                                         allow_private=self.k.guard.policy.web.allow_private_hosts)
+            status, text = 200, (f"{title}\n\n{text}" if title else text)
+        except (WebError, OSError, ValueError, urllib.error.URLError) as e:
             status, text = 0, f"fetch failed: {e}"
         return signal.feedback("tool-output", tool="web", url=url, returncode=status,
                                text=text[:20_000], truncated=len(text) > 20_000)
 
+    def _websearch(self, action: Action, signal: Signal) -> None:
+        from ..skills.websearch import WebError, format_results, search, search_endpoint
+
+        endpoint = search_endpoint(self.k.memex.settings.data)
+        if not endpoint:
+            self.k.reply(signal, "No web search endpoint is configured: set [web] "
+                         "search_endpoint = \"http://…\" (a SearXNG instance) in config.toml "
+                         "or OPENCORTEX_SEARCH_ENDPOINT.")
+            return None
+        try:
+            results = search(str(action.args["query"]), endpoint, allow_private=True)
+            self.k.reply(signal, format_results(results), {"results": results})
+        except (WebError, OSError, ValueError) as e:
+            self.k.reply(signal, f"Web search failed: {e}")
+        return None
+
     def _delegate(self, action: Action, signal: Signal) -> None:
-        sub = signal.feedback("delegation", **action.args)
-        self.k.submit(sub)
+        """Re-inject work as delegation signals.  With ``intents`` (the router): each one in
+        order, through the same pipeline in this thread, results composed into one reply."""
+        intents = action.args.get("intents")
+        if not isinstance(intents, list):
+            self.k.submit(signal.feedback("delegation", **action.args))
+            return None
+        results = []
+        citations: list[str] = []
+        for it in intents:
+            got: list[tuple[str, Any]] = []
+            args = {k: v for k, v in it.items() if k != "text"}
+            sub = signal.feedback("delegation", text=str(it.get("text") or it.get("query")
+                                                         or ""), **args)
+            sub.meta = {**sub.meta, "reply": lambda t, d=None, got=got: got.append((t, d)),
+                        "record": False}
+            self.k.process(sub)
+            text = "\n".join(t for t, _ in got) or "(no result)"
+            for _, d in got:
+                if isinstance(d, dict):
+                    citations += [c for c in d.get("citations", []) if c not in citations]
+            results.append({"target": it.get("target"), "args": args, "text": text})
+        if len(results) == 1:
+            answer = results[0]["text"]
+        else:
+            answer = "\n\n".join(f"{i}. [{r['target']}] {r['text']}"
+                                  for i, r in enumerate(results, 1))
+        self.k.reply(signal, answer, {"intents": intents, "results": results,
+                                      "answer": answer, "citations": citations})
         return None

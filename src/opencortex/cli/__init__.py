@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from .. import __version__
-from .agent_cmds import ask, skills
+from .agent_cmds import ask, route, skills
+from .context_cmd import context
 from .doctor import doctor
 from .export_cmd import export
 from .memex_cmds import agenda, index, projects, query
@@ -37,7 +38,7 @@ def cli() -> None:
 
 
 for _cmd in (index, query, agenda, projects, export, capture, todo, set_property, tag,
-             schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills):
+             schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context):
     cli.add_command(_cmd)
 
 

@@ -21,12 +21,18 @@ def ask(text: tuple[str, ...], session: str | None, timeout: float, memex: str |
     with m:
         m.sync()
         k = Kernel(m, reasoner=_reasoner(m))
+        k.approval_timeout = 0  # nobody to approve here: "ask" actions are reported
         try:
-            replies = k.ask(" ".join(text), session=session, timeout=timeout)
+            replies = k.ask_full(" ".join(text), session=session, timeout=timeout)
         finally:
             k.shutdown(timeout=5)
-    emit({"replies": replies, "via": "model" if k.reasoner.has_model else "offline"}, json_,
-         lambda: click.echo("\n\n".join(replies) or "(no reply)"))
+    final = next((d for _, d in reversed(replies) if isinstance(d, dict) and "intents" in d),
+                 {})
+    out = {"intents": final.get("intents", []), "results": final.get("results", []),
+           "answer": final.get("answer") or "\n\n".join(t for t, _ in replies),
+           "citations": final.get("citations", []), "replies": [t for t, _ in replies],
+           "via": "model" if k.reasoner.has_model else "offline"}
+    emit(out, json_, lambda: click.echo("\n\n".join(t for t, _ in replies) or "(no reply)"))
 
 
 def _reasoner(m):
@@ -62,3 +68,41 @@ def skills(memex: str | None, index: str | None, json_: bool) -> None:
                        + ("" if r["status"] == "ok" else f"\n     {r['status']}"))
 
     emit(rows, json_, human)
+
+
+@click.command()
+@click.argument("text", nargs=-1)
+@click.option("--queries", type=click.File("r"), default=None,
+              help="JSON lines with a 'text' field: one JSON result line per input, in order.")
+@common_options
+def route(text: tuple[str, ...], queries, memex: str | None, index: str | None,
+          json_: bool) -> None:
+    """Decompose a request into intents (what the router would delegate)."""
+    import json as _json
+
+    from ..config import load_settings
+    from ..skills.router import route as do_route
+
+    settings = load_settings(memex=memex, index=index)
+    try:
+        from ..llm import gateway_from_settings
+
+        gw = gateway_from_settings(settings)
+    except Exception:
+        gw = None
+    if queries is not None:
+        for n, line in enumerate(queries, 1):
+            if not line.strip():
+                continue
+            try:
+                t = _json.loads(line)["text"]
+            except (ValueError, KeyError, TypeError):
+                click.echo(_json.dumps({"line": n, "error": "not JSON with a 'text' field"}))
+                continue
+            click.echo(_json.dumps({"intents": do_route(str(t), gw)}, ensure_ascii=False))
+        return
+    if not text:
+        raise click.UsageError("give TEXT or --queries FILE")
+    intents = do_route(" ".join(text), gw)
+    emit({"intents": intents}, json_, lambda: [click.echo(_json.dumps(i, ensure_ascii=False))
+                                              for i in intents])

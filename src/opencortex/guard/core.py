@@ -24,7 +24,7 @@ from .shell import ShellResult, check_argv, normalise_command, run_shell
 
 __all__ = ["Guard"]
 
-_REMOTE_TOOLS = frozenset({"web"})
+_REMOTE_TOOLS = frozenset({"web", "websearch"})
 
 
 class _Deny(Exception):
@@ -52,6 +52,7 @@ class Guard:
             "shell": self._shell,
             "memex.write": self._memex_write,
             "web": self._web,
+            "websearch": self._websearch,
             "reply": self._reply,
         }
 
@@ -242,10 +243,17 @@ class Guard:
         if u.username or u.password:
             raise _Deny("refused web: the URL carries credentials (user:pass@); refused so "
                         "they are not sent")
-        if not self.policy.web.allow_private_hosts and _private_host(host):
+        if not self.policy.web.allow_private_hosts and private_host(host):
             raise _Deny(f"refused web: {host} is a local or private-network address; set "
                         "guard.web.allow_private_hosts = true to allow it")
         return action.with_args(url=url.strip()), []
+
+    def _websearch(self, action: Action, ctx: GuardContext,
+                   root: Path | None) -> tuple[Action, list[str]]:
+        q = action.args.get("query")
+        if not isinstance(q, str) or not q.strip():
+            raise _Deny("refused websearch: args.query (a string) is required")
+        return action.with_args(query=" ".join(q.split())[:500]), []
 
     def _reply(self, action: Action, ctx: GuardContext,
                root: Path | None) -> tuple[Action, list[str]]:
@@ -255,7 +263,7 @@ class Guard:
         return action, []
 
 
-def _private_host(host: str) -> bool:
+def private_host(host: str) -> bool:
     """Loopback / private / link-local (cloud metadata) hosts, by name or literal address."""
     h = host.strip("[]").rstrip(".").lower()
     if h in ("localhost", "localhost.localdomain", "ip6-localhost", "metadata",

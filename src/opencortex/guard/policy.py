@@ -54,6 +54,7 @@ DEFAULT_TOOLS: Mapping[str, Verdict] = MappingProxyType({
     "delegate": "allow",
     "shell": "ask",
     "web": "ask",
+    "websearch": "ask",
 })
 DEFAULT_SHELL_ALLOW: tuple[str, ...] = (
     "ls", "rg", "git", "date", "cat", "echo", "wc", "head", "tail", "grep", "find",

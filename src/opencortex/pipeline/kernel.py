@@ -64,6 +64,7 @@ class Kernel:
         self.heartbeat_embed: int = 64
         """Nodes embedded per heartbeat in the background (0: none)."""
         self._reminded: set[str] = set()
+        self._agent_inflight: set[str] = set()
         self.approval_timeout: float = 300.0
         """How long an "ask" action waits for the person (0: do not wait)."""
         if recorder is None and record_sessions:
@@ -136,18 +137,21 @@ class Kernel:
     def ask(self, text: str, session: str | None = None, timeout: float = 120.0,
             source: str = "cli") -> list[str]:
         """Run one request through the whole pipeline; the replies it produced."""
-        replies: list[str] = []
-        done = threading.Event()
+        return [t for t, _ in self.ask_full(text, session, timeout, source)]
+
+    def ask_full(self, text: str, session: str | None = None, timeout: float = 120.0,
+                 source: str = "cli") -> list[tuple[str, Any]]:
+        """Like ``ask``, with each reply's structured data (intents, results, citations)."""
+        replies: list[tuple[str, Any]] = []
 
         def channel(t: str, data: Any = None) -> None:
-            replies.append(t)
+            replies.append((t, data))
 
         fut = self.submit({"payload": {"sensor": "user-input", "text": text},
                            "meta": {"source": source, "session": session or
                                     f"{source}-{int(time.time())}", "reply": channel}})
         if fut is not None:
             fut.result(timeout=timeout)
-        done.set()
         return replies
 
     # -- the loop -------------------------------------------------------------------
@@ -202,6 +206,7 @@ class Kernel:
             with self.memex_lock:
                 n = self.memex.index_text(p["file"], str(p.get("text", "")))
             self.log.info("re-indexed %s from its buffer (%d nodes)", p["file"], n)
+            self._agent_headlines(sig)
         elif s == "point-update":
             with self.memex_lock:
                 node = (self.memex.resolve(p["id"]) if p.get("id") else
@@ -221,6 +226,46 @@ class Kernel:
         if sig.type == "request" and sig.depth == 0 and sig.sensor != "delegation":
             self._record(sig, "person", sig.text)
         sig.status = "perceived"
+
+    def _agent_headlines(self, sig: Signal) -> None:
+        """Headlines addressed to the agent (``@agent …`` or ``@<name> …``) anywhere in the
+        buffer: each unhandled one becomes a request; the answer is written under it."""
+        from .agent_requests import find_requests
+
+        text = str(sig.payload.get("text", ""))
+        name = str((self.memex.settings.data.get("identity") or {}).get("name") or "")
+        for req in find_requests(text, str(sig.payload["file"]), name, self.memex.root):
+            if req.key in self._agent_inflight:
+                continue
+            disk = self.memex.root / req.file
+            try:
+                saved = disk.read_bytes().decode("utf-8", "surrogateescape") == text
+            except OSError:
+                saved = False
+            if not saved:
+                self.log.info("@agent request in %s waits until the file is saved", req.file)
+                continue
+            self._agent_inflight.add(req.key)
+            got: list[str] = []
+            fut = self.submit({"payload": {"sensor": "user-command", "text": req.instruction},
+                               "meta": {"source": "org", "session": "internal",
+                                        "reply": lambda t, d=None, got=got: got.append(t)}})
+            if fut is None:
+                self._agent_inflight.discard(req.key)
+                continue
+            fut.add_done_callback(lambda f, req=req, got=got: self._answer_under(req, got))
+
+    def _answer_under(self, req: Any, replies: list[str]) -> None:
+        try:
+            with self.memex_lock:
+                self.memex.answer_under(req.key, req.instruction,
+                                        "\n\n".join(replies) or "(no answer)")
+            self.log.info("answered @agent request %r in %s", req.instruction, req.file)
+        except Exception as e:
+            self.log.error("could not write the answer to %r in %s: %s", req.instruction,
+                           req.file, e)
+        finally:
+            self._agent_inflight.discard(req.key)
 
     def _heartbeat(self, sig: Signal) -> None:
         """Periodic upkeep: incremental re-index, a little background embedding, literate
@@ -334,7 +379,8 @@ class Kernel:
         self._record(sig, "assistant", text)
 
     def _record(self, sig: Signal, origin: str, text: str) -> None:
-        if self.recorder is None or sig.meta.get("session") in (None, "internal"):
+        if self.recorder is None or sig.meta.get("session") in (None, "internal") or \
+                sig.meta.get("record") is False:
             return
         try:
             self.recorder.record(str(sig.meta["session"]), origin, text,

@@ -50,9 +50,11 @@ def _safe_trigger(skill: Skill, ctx: Context) -> bool:
 
 
 class Reasoner:
-    def __init__(self, gateway: Any = None, max_tries: int = MAX_TRIES) -> None:
+    def __init__(self, gateway: Any = None, max_tries: int = MAX_TRIES,
+                 context_budget: int = 1500) -> None:
         self.gateway = gateway
         self.max_tries = max_tries
+        self.context_budget = context_budget
 
     @property
     def has_model(self) -> bool:
@@ -78,7 +80,7 @@ class Reasoner:
         for attempt in range(1, (self.max_tries if use_model else 1) + 1):
             if use_model:
                 try:
-                    proposal = self._propose(skill, ctx, feedback)
+                    proposal = self._propose(skill, ctx, feedback, skills)
                 except OpenCortexError as e:  # every provider failed: answer offline
                     log.warning("model unavailable (%s); using the offline reasoner", e)
                     notes.append(f"model unavailable: {e}")
@@ -124,13 +126,15 @@ class Reasoner:
                 action = out
         return action
 
-    def _propose(self, skill: Skill, ctx: Context, feedback: list[str]) -> Proposal | None:
+    def _propose(self, skill: Skill, ctx: Context, feedback: list[str],
+                 skills: list[Skill] | None = None) -> Proposal | None:
         from ..llm import BadModelOutput, Message
 
         assert skill.neuro is not None
         prompt = skill.neuro(ctx)
         msgs = [Message("system", "You are OpenCortex, a personal agent living in the "
-                        "person's Org files. Propose exactly one action as JSON."),
+                        "person's Org files. Propose exactly one action as JSON.\n\n"
+                        + self._situation(ctx, skills or [])),
                 Message("user", prompt)]
         for f in feedback:
             msgs.append(Message("user", f"Your previous proposal was rejected: {f}. "
@@ -143,6 +147,21 @@ class Reasoner:
             return {"action": "invalid"}
         out = c.data if c.data is not None else _loads(c.text)
         return out if isinstance(out, dict) else {"action": "invalid"}
+
+
+    def _situation(self, ctx: Context, skills: list[Skill]) -> str:
+        """Peripheral vision for the model: focus, agenda, projects, neighbours, skills,
+        recent log lines — private nodes withheld when the model is remote."""
+        from ..context import assemble
+
+        try:
+            return assemble(ctx.memex, focus=ctx.focus, query=ctx.text or None,
+                            budget=self.context_budget,
+                            remote=bool(ctx.extra.get("remote_model")), skills=skills,
+                            log_lines=ctx.logs).text
+        except Exception as e:  # context is help, not a precondition
+            log.warning("context assembly failed: %s", e)
+            return ""
 
 
 def _loads(text: str) -> Any:

@@ -31,6 +31,17 @@ def _is_request(ctx: Context) -> bool:
     return ctx.signal.type == "request" and bool(ctx.text.strip())
 
 
+def _delegated(ctx: Context, *targets: str) -> bool:
+    """A delegation from the router addressed to one of ``targets``."""
+    s = ctx.signal
+    return s.sensor == "delegation" and s.payload.get("target") in targets
+
+
+def _arg(ctx: Context, name: str) -> str:
+    v = ctx.signal.payload.get(name)
+    return v.strip() if isinstance(v, str) else ""
+
+
 def _cite(n: object) -> str:
     nid = getattr(n, "id", None)
     where = f"{n.file}:{n.line}"  # type: ignore[attr-defined]
@@ -41,7 +52,7 @@ def _cite(n: object) -> str:
 def _notes_offline(ctx: Context) -> Proposal:
     from ..retrieval.hybrid import retriever_for
 
-    res = retriever_for(ctx.memex).search(ctx.text, k=5)
+    res = retriever_for(ctx.memex).search(_arg(ctx, "query") or ctx.text, k=5)
     ctx.extra["retrieved"] = {h.key for h in res.hits}
     if not res.hits:
         return {"action": "reply",
@@ -65,7 +76,9 @@ def _notes_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
     if bad:
         return Rejection(f"cited {bad} which were not among the retrieved notes; cite only "
                          "what was retrieved")
-    return Action("reply", {"text": str(p.get("text", ""))}, origin="notes")
+    return Action("reply", {"text": str(p.get("text", "")),
+                            "citations": [c for c in p.get("citations", []) if c in retrieved]},
+                  origin="notes")
 
 
 def _notes_neuro(ctx: Context) -> str:
@@ -105,6 +118,8 @@ def _agenda_offline(ctx: Context) -> Proposal:
 
 # -- capture ----------------------------------------------------------------------
 def _capture_offline(ctx: Context) -> Proposal:
+    if _arg(ctx, "task"):
+        return {"action": "capture", "text": _arg(ctx, "task"), "todo": "TODO"}
     m = _CAPTURE.match(ctx.text)
     verb, body = (m.group(1).lower(), m.group(2).strip()) if m else ("note", ctx.text)
     return {"action": "capture", "text": body,
@@ -126,6 +141,8 @@ def _capture_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
 
 # -- shell ---------------------------------------------------------------------------
 def _shell_offline(ctx: Context) -> Proposal:
+    if _arg(ctx, "command"):
+        return {"action": "shell", "command": _arg(ctx, "command")}
     m = _SHELL.search(ctx.text)
     cmd = (m.group(1) or m.group(2)).strip() if m else ""
     return {"action": "shell", "command": cmd}
@@ -149,6 +166,8 @@ _WEB = re.compile(r"^\s*(fetch|open|read|get|summari[sz]e)\b", re.I)
 
 
 def _web_offline(ctx: Context) -> Proposal:
+    if _arg(ctx, "url"):
+        return {"action": "web", "url": _arg(ctx, "url")}
     m = _URL.search(ctx.text)
     return {"action": "web", "url": m.group(0) if m else ""}
 
@@ -167,6 +186,21 @@ def _chat_offline(ctx: Context) -> Proposal:
     return {"action": "reply", "text": f"I can't answer that offline: {NO_MODEL}."}
 
 
+def _recollect_offline(ctx: Context) -> Proposal:
+    return {"action": "reply", "text": "Recalling past work (sessions, transcripts, git "
+            "history) is not built yet; meanwhile, search your notes with a few words you "
+            "remember, e.g. `opencortex search`."}
+
+
+def _is_gtd_capture(c: Context) -> bool:
+    return _delegated(c, "gtd") and _arg(c, "op") in ("capture", "todo", "add") \
+        and bool(_arg(c, "task") or c.text)
+
+
+def _is_gtd_view(c: Context) -> bool:
+    return _delegated(c, "gtd") and not _is_gtd_capture(c)
+
+
 def _reply_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
     if p.get("action") != "reply":
         return None
@@ -176,22 +210,41 @@ def _reply_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
 
 
 def skills() -> list[Skill]:
+    from . import foundry, gtd, skill_creator, websearch
+    from .router import skill as router_skill
+
     return [
-        Skill("shell", 80, trigger=lambda c: _is_request(c) and bool(_SHELL.search(c.text)),
+        router_skill(),
+        gtd.skill(),
+        foundry.skill(),
+        skill_creator.skill(),
+        websearch.skill(),
+        Skill("recollect", 50, trigger=lambda c: _delegated(c, "recollect"),
+              offline=_recollect_offline, symbolic=_reply_symbolic, tools=["reply"],
+              description="Vague recall of past work (not built yet: says so)."),
+        Skill("shell", 80, trigger=lambda c: _delegated(c, "shell") or (
+            _is_request(c) and bool(_SHELL.search(c.text))),
               offline=_shell_offline, symbolic=_shell_symbolic, tools=["shell"],
               description="Run a command (guarded: allowlist, no shell, ask by default)."),
-        Skill("web", 75, trigger=lambda c: _is_request(c) and bool(_WEB.match(c.text))
-              and bool(_URL.search(c.text)), offline=_web_offline, symbolic=_web_symbolic,
+        Skill("web", 75, trigger=lambda c: (_delegated(c, "web") and bool(
+              _arg(c, "url") or _URL.search(c.text))) or (_is_request(c) and bool(
+              _WEB.match(c.text)) and bool(_URL.search(c.text))), offline=_web_offline, symbolic=_web_symbolic,
               tools=["web"], description="Fetch a web page (guarded: ask by default)."),
-        Skill("capture", 70, trigger=lambda c: _is_request(c) and bool(_CAPTURE.match(c.text)),
+        Skill("capture", 70, trigger=lambda c: _is_gtd_capture(c) or (
+            _is_request(c) and bool(_CAPTURE.match(c.text))),
               offline=_capture_offline, symbolic=_capture_symbolic, tools=["memex.write"],
               description="Capture a note or task into the inbox."),
-        Skill("agenda", 60, trigger=lambda c: _is_request(c) and bool(_AGENDA.search(c.text)),
+        Skill("agenda", 60, trigger=lambda c: _is_gtd_view(c) or (
+            _is_request(c) and bool(_AGENDA.search(c.text))),
               offline=_agenda_offline, symbolic=_reply_symbolic, tools=["reply"],
               description="Today's agenda: overdue, scheduled, deadlines, next actions."),
-        Skill("notes", 20, trigger=lambda c: _is_request(c) and bool(_content_words(c.text)),
+        Skill("notes", 20, trigger=lambda c: _delegated(c, "notes") or (
+            _is_request(c) and not c.signal.sensor == "delegation"
+            and bool(_content_words(c.text))),
               offline=_notes_offline, neuro=_notes_neuro, symbolic=_notes_symbolic,
               tools=["reply"], description="Answer from the memex with citations."),
-        Skill("chat", 0, trigger=_is_request, offline=_chat_offline, symbolic=_reply_symbolic,
+        Skill("chat", 0, trigger=lambda c: _delegated(c, "chat") or (
+            _is_request(c) and c.signal.sensor != "delegation"),
+              offline=_chat_offline, symbolic=_reply_symbolic,
               tools=["reply"], description="Free conversation (needs a model)."),
     ]

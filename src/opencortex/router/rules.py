@@ -1,0 +1,560 @@
+"""Rule layer of the router: clause splitting, explicit-phrasing classification, argument extraction.
+
+Rules catch classes of phrasing whose meaning is unambiguous (slash commands, URLs, "remind me to",
+"new project called ...") so the embedding classifier only has to judge the rest.  Everything here
+is pure string work: deterministic and cheap.
+"""
+
+from __future__ import annotations
+
+import re
+
+# --------------------------------------------------------------------------------------------
+# splitting
+# --------------------------------------------------------------------------------------------
+
+# Connectives that always separate two requests (when both sides are non-empty).
+_STRONG = [
+    r",?\s*\band then\b", r",?\s*\band after that\b", r",?\s*\bafter that\b",
+    r",?\s*\band also\b", r",?\s*\bafterwards\b", r",?\s*\bonce that'?s? done\b",
+    r"(?:,|\s)\s*then\b(?=\s+\S+\s+\S)",  # "..., then X Y" (bare "then" needs a 2-word clause)
+    r";\s*", r"(?:^|[,.;]\s*)also\b(?=\s+\S)",
+    # French
+    r",?\s*\bet ensuite\b", r",?\s*\bet puis\b", r",?\s*\bpuis\b", r",?\s*\bensuite\b",
+    r",?\s*\baprès ça\b", r",?\s*\bet aussi\b",
+    # German
+    r",?\s*\bund dann\b", r",?\s*\bdann\b", r",?\s*\bdanach\b", r",?\s*\bund danach\b",
+    r",?\s*\bund außerdem\b", r",?\s*\banschließend\b",
+    # Spanish
+    r",?\s*\by después\b", r",?\s*\by luego\b", r",?\s*\bluego\b", r",?\s*\bdespués\b",
+    r",?\s*\by también\b", r",?\s*\by entonces\b",
+]
+_STRONG_RE = re.compile("|".join(f"(?:{p})" for p in _STRONG), re.IGNORECASE)
+
+# Sentence boundary: ". " / "? " / "! " followed by a new sentence.
+_SENTENCE_RE = re.compile(r"(?<=[.?!])\s+(?=[A-Za-z¿¡/$`\"'ÀÉÜÖÄ])")
+
+# "and" (or et/und/y) only separates when the right side is itself a request.
+_WEAK_RE = re.compile(r",?\s+\b(?:and|et|und|y|plus)\s+(?=\S)|(?P<comma>,\s+)(?=\S)",
+                      re.IGNORECASE)
+
+# Imperative / request-opening verbs (EN, FR, DE, ES).  A right-hand side starting with one of
+# these, or with a question word, is a complete request of its own.
+_VERBS = set("""
+add archive ask book bookmark browse build capture check clean close commit compile copy create
+delete deploy download draft edit email execute fetch file find fix get give google grep help
+init initialise initialize install kill launch list look make mark move note open pin ping plan
+pull push put read record remind remove rename restart review run save scaffold schedule search
+send set show spin start summarise summarize teach tell update write draft bootstrap scan
+explain describe translate compare define calculate convert
+cherche trouve lance exécute ajoute crée montre rappelle planifie ouvre mets affiche fais
+recherche note télécharge
+such suche finde zeig zeige führe starte erstelle lege füge erinnere plane öffne setz setze
+mach mache lade schau
+busca encuentra ejecuta añade agrega crea muestra recuérdame programa abre pon haz descarga
+anota
+""".split())
+# Verbs that are also common nouns ("pros and list"): need at least two words after them.
+_NOUNISH = {"list", "schedule", "review", "plan", "note", "file", "check", "search", "record",
+            "update", "run", "start", "set", "show", "book", "help", "pin", "fix", "email",
+            "capture", "draft", "copy", "move", "save", "read", "write", "look", "mark"}
+_QWORDS = {"what", "what's", "whats", "which", "how", "when", "where", "who", "why", "is", "are",
+           "do", "does", "did", "can", "could", "would", "will", "qu'est-ce", "quel", "quelle",
+           "comment", "was", "wie", "wann", "wo", "welche", "welcher", "qué", "que", "cuál",
+           "cómo", "cuándo", "dónde", "¿qué", "¿cuál", "¿cómo", "¿cuándo"}
+_SOFT_OPENERS = re.compile(
+    r"^(?:please\s+|also\s+|then\s+|can you\s+|could you\s+|would you\s+|i need you to\s+|"
+    r"i'd like you to\s+|i want you to\s+|go ahead and\s+|s'il te plaît\s+|bitte\s+|"
+    r"por favor\s+)+", re.IGNORECASE)
+# A right side that only operates on the left side's result ("... and summarize it").
+_ANAPHORIC = re.compile(
+    r"^(?:summari[sz]e|explain|translate|read|show|tell me about|describe|save|open|print|"
+    r"display|send|email|share|paste|copy|résume|fasse|zusammenfassen|resume|resúmelo)\s+"
+    r"(?:it|them|this|that|those|these|the (?:result|results|output|page|answer)s?|le|la|les|"
+    r"es|sie|lo|los)\b(?:\s+\S+){0,3}\s*[.?!]?$", re.IGNORECASE)
+
+
+def _first_word(s: str) -> str:
+    m = re.match(r"[\w'’¿¡-]+", _SOFT_OPENERS.sub("", s.strip()).lower())
+    return m.group(0).replace("’", "'") if m else ""
+
+
+def _is_request(s: str) -> bool:
+    """Does this fragment read as a complete request of its own (verb- or question-led)?"""
+    body = _SOFT_OPENERS.sub("", s.strip())
+    w = _first_word(body)
+    rest = body.split()[1:]
+    if w in _QWORDS:
+        return len(rest) >= 1
+    if w in _VERBS or w.endswith("-moi"):
+        return len(rest) >= (2 if w in _NOUNISH else 1) or w in {"ping", "commit", "push", "pull"}
+    return bool(re.match(r"(?:/\w|\$ |`)", body))
+
+
+def _split_weak(clause: str) -> list[str]:
+    """Split on and/et/und/y only where both sides are requests and the right isn't anaphoric."""
+    parts: list[str] = []
+    start = 0
+    for m in _WEAK_RE.finditer(clause):
+        left = clause[start:m.start()]
+        right = clause[m.end():]
+        # a backticked/quoted span must not be cut
+        if left.count("`") % 2 or left.count('"') % 2:
+            continue
+        if len(left.split()) < 2 or not _is_request(right):
+            continue
+        if m.group("comma") and not _is_request(left):
+            continue  # "if it rains, remind me": a bare comma needs requests on both sides
+        if _ANAPHORIC.match(_SOFT_OPENERS.sub("", right.strip())):
+            continue
+        parts.append(left)
+        start = m.end()
+    parts.append(clause[start:])
+    return parts
+
+
+def split_clauses(text: str) -> list[str]:
+    """Cut a request into ordered clause strings (never empty, punctuation-trimmed)."""
+    text = re.sub(r"\s+", " ", text.strip())
+    out: list[str] = []
+    for sentence in _SENTENCE_RE.split(text):
+        # protect backticked spans and URLs from the connective regexes
+        protected: list[str] = []
+
+        def _hold(m: re.Match[str], _p: list[str] = protected) -> str:
+            _p.append(m.group(0))
+            return f"\x00{len(_p) - 1}\x00"
+
+        s = re.sub(r"`[^`]*`|https?://\S+", _hold, sentence)
+        pieces = [p for p in _STRONG_RE.split(s) if p is not None]
+        for piece in pieces:
+            for sub in _split_weak(piece):
+                sub = re.sub(r"\x00(\d+)\x00",
+                             lambda m, _p=protected: _p[int(m.group(1))], sub)
+                sub = sub.strip(" ,;")
+                if re.search(r"\w", sub):
+                    out.append(sub)
+    return out or ([text] if text else [])
+
+
+# --------------------------------------------------------------------------------------------
+# rule classification
+# --------------------------------------------------------------------------------------------
+
+_URL_RE = re.compile(r"\b(?:https?://[^\s)>\"']+|www\.[^\s)>\"']+)", re.IGNORECASE)
+_DOMAIN_RE = re.compile(r"\b[\w-]+\.(?:com|org|net|io|dev|de|fr|es|co\.uk|edu|gov)(?:/\S*)?\b",
+                        re.IGNORECASE)
+_SLASH_RE = re.compile(r"^/(recollect|notes|shell|gtd|web|foundry|skill|skill-creator|chat)\b",
+                       re.IGNORECASE)
+
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
+           "december")
+_VAGUE_TIME = re.compile(
+    r"\b(?:a (?:few|couple(?: of)?) (?:days|weeks|months|years) (?:ago|back)|"
+    r"(?:some|a while|a long time|a little while) (?:ago|back)|"
+    r"(?:several|some|many|a few|two|three) (?:weeks|months|years) ago|months ago|weeks ago|"
+    r"(?:last|this past) (?:spring|summer|autumn|fall|winter|year)|"
+    r"the other (?:day|week)|a while back|at some point|back (?:then|in (?:the )?(?:spring|"
+    r"summer|autumn|fall|winter|" + _MONTHS + r"))|earlier this (?:year|month)|"
+    r"il y a (?:quelques|plusieurs|un certain) (?:jours|semaines|mois|temps)|"
+    r"vor (?:ein paar|einigen|einiger) (?:Tagen|Wochen|Monaten|Zeit)|"
+    r"letzten (?:Frühling|Sommer|Herbst|Winter)|"
+    r"hace (?:unas|unos|algunas|algunos|un tiempo|tiempo)(?: (?:semanas|meses|días))?|"
+    r"(?:la )?primavera pasada|el (?:verano|invierno|otoño) pasado|"
+    r"(?:le )?printemps dernier|l'été dernier|l'hiver dernier)",
+    re.IGNORECASE)
+_PAST = re.compile(
+    r"\b(?:we|was|were|did|had|discussed|talked|worked|fixed|wrote|remember|recall|something|"
+    r"that|thing|session|idea|on avait|nous avons|on a|wir|hatten|haben|war|hablamos|"
+    r"tuvimos|hicimos|era|fue)\b", re.IGNORECASE)
+
+_RULES: list[tuple[str, re.Pattern[str]]] = [
+    ("recollect", re.compile(
+        r"\bremember (?:when|the time|how|that (?:session|time|conversation|thing|chat))\b|"
+        r"\b(?:do|did) you (?:remember|recall)\b|\bvaguely (?:remember|recall)\b|"
+        r"\b(?:can't|cannot|can not|don't|do not) (?:quite )?(?:remember|recall) "
+        r"(?:where|when|what|which|how)\b|"
+        r"\b(?:the|that) (?:session|conversation|chat|discussion) (?:where|when|in which|about)\b|"
+        r"\bwhat was (?:that|the) (?:thing|session|fix|idea|bug|conversation|discussion|chat)\b|"
+        r"\bremind me (?:what|how|when|where|which) (?:we|i)\b|"
+        r"\bwhat did we (?:do|decide|use|try|settle on|conclude)\b.*\b(?:last time|before|back then)\b|"
+        r"\b(?:that|the) (?:thing|fix|idea|bug) (?:we|from)\b|"
+        r"\btu te souviens\b|\bte rappelles-tu\b|\bje me souviens vaguement\b|"
+        r"\bla (?:session|conversation) où\b|"
+        r"\bweißt du noch\b|\berinnerst du dich\b|\bich erinnere mich (?:vage|dunkel)\b|"
+        r"\b(?:die|der) (?:Sitzung|Unterhaltung),? (?:in der|wo)\b|"
+        r"\b(?:te acuerdas|recuerdas|te recuerdas)\b|\brecuerdo vagamente\b|"
+        r"\bla (?:sesión|conversación) (?:en (?:la )?que|donde)\b", re.IGNORECASE)),
+    ("skill-creator", re.compile(
+        r"\b(?:create|make|write|draft|build|add|design|develop|generate|new|author|craft)\b"
+        r"(?:\s+\w+){0,3}?\s+(?:skill|capability|ability)\b|"
+        r"\b(?:teach|train) yourself\b|\bnew (?:skill|capability)\b|"
+        r"^(?:(?:can|could|would) you |i want you to |please )?learn (?:how )?to\b|"
+        r"\bgive yourself (?:the|a) (?:ability|skill|capability)\b|"
+        r"\bcompétence\b|\bapprends à\b|\bFähigkeit\b|\bbring dir bei\b|\bSkill\b|"
+        r"\bhabilidad\b|\baprende a\b", re.IGNORECASE)),
+    ("foundry", re.compile(
+        r"\b(?:create|start|set ?up|scaffold|bootstrap|init|initiali[sz]e|spin up|make|begin|"
+        r"generate|kick off|open)\b(?:\s+(?:me|up))?\s+(?:a|an|the)?\s*(?:new\s+|fresh\s+|"
+        r"empty\s+)?(?:[\w+#.-]+\s+){0,2}?(?:project|repo|repository|crate|package|workspace|"
+        r"skeleton|codebase)\b|"
+        r"\bnew (?:\w+ )?project\b(?!\s+(?:task|deadline))|\bscaffold\b|"
+        r"\bnouveau projet\b|\bprojet (?:appelé|nommé)\b|\bneues Projekt\b|\bProjektgerüst\b|"
+        r"\b(?:nuevo proyecto|proyecto nuevo)\b", re.IGNORECASE)),
+    ("gtd", re.compile(
+        r"\bremind me\b|\b(?:add|create|make|put|capture|log|set)\b(?:\s+\w+){0,3}?\s+"
+        r"(?:a |an |the )?(?:task|todo|to-do|reminder|deadline|next action)s?\b|"
+        r"\bagenda\b|\bdeadlines?\b|\bschedule\b|\bdue (?:today|tomorrow|this|next|by|on)\b|"
+        r"\bwhat'?s (?:due|overdue|on my plate)\b|\boverdue\b|\bmark\b.*\bas\b|"
+        r"\b(?:my|the) (?:todo|to-do|task) list\b|\bon my (?:list|plate)\b|\bnext action\b|"
+        r"\bweekly review\b|\bwaiting (?:on|for)\b.*\b(?:task|reply|answer)|\bmy tasks\b|"
+        r"\btodos?\b|\bTODO\b|"
+        r"\brappelle-moi\b|\bajoute (?:une|la) tâche\b|\btâches?\b|\bà faire\b|"
+        r"\berinnere mich (?:an|daran)\b|\bAufgaben?\b|\bTermine?\b|\bFrist\b|"
+        r"\brecuérdame\b|\btareas?\b|\bpendientes?\b|\bagéndame\b", re.IGNORECASE)),
+    ("web", re.compile(
+        r"\b(?:search|look (?:it )?up|find|check|browse)\b.*\b(?:the web|online|the internet|"
+        r"on the net|on google|wikipedia)\b|\bgoogle\b|\bweb search\b|\bsearch the web\b|"
+        r"\bonline\b|\bon the (?:web|internet)\b|\bweather\b|\bforecast\b|\bnews\b|"
+        r"\bheadlines\b|\bexchange rate\b|\bstock price\b|\bMétéo\b|\bWetter\b|\bclima\b|\bsur (?:le web|internet)\b|\ben ligne\b|"
+        r"\bim (?:Internet|Netz|Web)\b|\bonline\b|\ben (?:la web|internet)\b",
+        re.IGNORECASE)),
+    ("notes", re.compile(
+        r"\bmy (?:\w+ )?notes?\b|\bwhat did i (?:write|note|jot|say|capture|record)\b|"
+        r"\b(?:did|have) i (?:ever )?(?:write|written|note|noted|jot)\b|"
+        r"\bmy (?:journal|org files|memex|zettelkasten|diary)\b|\bin the memex\b|"
+        r"\bmes notes\b|\bj'ai (?:écrit|noté)\b|\bmeinen? Notizen\b|\bhabe ich .* notiert\b|"
+        r"\bmis notas\b|\bescribí\b|\banoté\b", re.IGNORECASE)),
+    ("shell", re.compile(
+        r"^(?:run|execute|exec)\b|^\$ |`[^`]+`|\bin (?:the|a) (?:terminal|shell)\b|"
+        r"\bgit (?:status|log|diff|pull|push|commit|branch|stash|fetch|checkout|show|add)\b|"
+        r"^(?:ls|df|du|ps|top|htop|grep|rg|cat|tail|head|make|pip|npm|cargo|docker|kubectl|"
+        r"systemctl|journalctl|uptime|free|whoami|pwd|mkdir|rm|mv|cp|chmod|curl|wget|ssh|"
+        r"python3?|pytest|uv)\b(?!\s+(?:my|me|the|a)\b)|"
+        r"\bdisk (?:space|usage)\b|\bfree (?:space|memory)\b|\bmemory usage\b|\bcpu (?:usage|load)\b|"
+        r"\b(?:the|a) \S+\.(?:sh|py)\b|\bscript\b|(?:^|\s)(?:~|\.{1,2})?/[\w.-]+/|"
+        r"\b(?:list|show)\b.*\b(?:files|directories|subfolders)\b|"
+        r"^(?:lance|exécute)\b|^(?:führe)\b.*\baus\b|^ejecuta\b|\bSkript\b", re.IGNORECASE)),
+]
+
+# A clause that opens with a command-line program ("grep for TODO in src", "ls -la") is a command,
+# unless it is aimed at the person's notes ("grep my notes for X").
+_CLI_FIRST = re.compile(
+    r"^(?:git|ls|df|du|ps|grep|rg|cat|tail|head|make|pip|npm|cargo|docker|kubectl|systemctl|"
+    r"journalctl|uptime|whoami|pwd|mkdir|rm|mv|cp|chmod|curl|wget|ssh|python3?|pytest|uv)\b"
+    r"(?!\s+(?:my|me|the|a|an|through|in my|mes|meine|mis)\b)(?![^`]*\b(?:my notes|notes?)\b)",
+    re.IGNORECASE)
+
+_PLEASANTRY = re.compile(
+    r"^(?:hi|hello|hey|hiya|yo|good (?:morning|afternoon|evening)|thanks|thank you|thx|cheers|"
+    r"please|ok|okay|great|cool|bonjour|salut|merci|hallo|guten (?:morgen|tag)|danke|hola|"
+    r"buenos días|gracias)(?:\s+(?:there|so much|a lot|beaucoup|schön|sehr))?[\s,!.]*$",
+    re.IGNORECASE)
+_GREETING_PREFIX = re.compile(
+    r"^(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening)|bonjour|salut|hallo|hola)"
+    r"(?:\s+there)?\s*[,!.]\s*(?=\S)", re.IGNORECASE)
+
+
+_FOLLOW_UP = re.compile(
+    r"^(?:and\s+)?(?:(?P<short>summari[sz]e|tell me|give me the gist|dis-moi|résume|fasse zusammen|"
+    r"resume|dime)|explain|describe|translate|what does it say|how did we|what did we|"
+    r"why did we|explique|erklär|explica)\b", re.IGNORECASE)
+_ANAPHOR = re.compile(r"\b(?:it|that|this|them|those|these|the result|le|la|es|das|lo|eso)\b",
+                      re.IGNORECASE)
+
+
+def is_follow_up(clause: str) -> bool:
+    """A clause that only works on the previous clause's result ("... and tell me the top
+    story", "how did we do it?"): it belongs to the previous intent, not a new one."""
+    c = _SOFT_OPENERS.sub("", clause.strip())
+    if rule_target(c) is not None:
+        return False
+    m = _FOLLOW_UP.match(c)
+    if not m:
+        return False
+    return bool(_ANAPHOR.search(c)) or (bool(m.group("short")) and len(c.split()) <= 8)
+
+
+def is_pleasantry(clause: str) -> bool:
+    """A bare greeting/thanks with no request in it."""
+    return bool(_PLEASANTRY.match(clause.strip()))
+
+
+def strip_greeting(clause: str) -> str:
+    """Drop a leading "hi," so the request after it gets classified on its own content."""
+    return _GREETING_PREFIX.sub("", clause.strip()) or clause
+
+
+def rule_target(clause: str) -> str | None:
+    """The target that an explicit phrasing pins down, or None to defer to the classifier."""
+    c = clause.strip()
+    m = _SLASH_RE.match(c)
+    if m:
+        name = m.group(1).lower()
+        return "skill-creator" if name == "skill" else name
+    if re.match(r"^(?:\$ |`)", c) or _CLI_FIRST.match(c):
+        return "shell"
+    if _VAGUE_TIME.search(c) and _PAST.search(c) and not re.search(
+            r"\b(?:remind me|schedule|todo|task)\b", c, re.IGNORECASE):
+        return "recollect"
+    has_url = bool(_URL_RE.search(c))
+    for target, pattern in _RULES:
+        if target in ("notes", "shell") and has_url:
+            continue  # "fetch URL" is web even if it says "my notes" about what to do with it
+        if pattern.search(c):
+            if target == "gtd" and has_url and not re.search(r"\bremind me|task|todo", c, re.I):
+                continue
+            if target == "web" and re.search(r"\bmy notes?\b|\bmes notes\b|\bmis notas\b", c,
+                                             re.I) and not re.search(r"\bonline|web|internet",
+                                                                     c, re.I):
+                continue
+            return target
+        if target == "gtd" and has_url:
+            return "web"  # URLs outrank the notes/shell rules below
+    if has_url or re.match(r"^(?:fetch|download|open|browse|visit)\s+" + _DOMAIN_RE.pattern, c,
+                           re.IGNORECASE):
+        return "web"
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# argument extraction
+# --------------------------------------------------------------------------------------------
+
+def _tidy(s: str) -> str:
+    s = re.sub(r"\s+", " ", s).strip(" \t,;:.?!¿¡\"'")
+    return s
+
+
+_WHEN_RE = re.compile(
+    r"\b(?:(?:on|by|for|before|until|next|this|coming)\s+)?(?:next |this )?"
+    r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|week|month)\b|"
+    r"\b(?:today|tonight|tomorrow(?: morning| afternoon| evening)?|this (?:morning|afternoon|"
+    r"evening))\b|\bin (?:\d+|a|an|two|three|a few) (?:minutes?|hours?|days?|weeks?|months?)\b|"
+    r"\b(?:at|by) \d{1,2}(?::\d{2})?\s*(?:am|pm)?\b|\b(?:on |by )?(?:the )?\d{1,2}(?:st|nd|rd|th)\b|"
+    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:on |by )?(?:" + _MONTHS + r") \d{1,2}\b|"
+    r"\b(?:aujourd'hui|demain|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|"
+    r"heute|morgen|Montag|Dienstag|Mittwoch|Donnerstag|Freitag|Samstag|Sonntag|"
+    r"hoy|mañana|lunes|martes|miércoles|jueves|viernes|sábado|domingo)\b",
+    re.IGNORECASE)
+
+_NOTES_FILLER = re.compile(
+    r"^(?:what )?(?:do|does|did) (?:my|the) notes? (?:\w+ )?(?:say|mention|tell me)\s*"
+    r"(?:about|on|regarding)?\s*|"
+    r"^(?:what|anything|everything|something)?\s*(?:did|have|do) i (?:ever )?(?:write|written|note|"
+    r"noted|jot(?:ted)? down|say|said|capture|captured|record|recorded|have)\s*(?:down\s*)?"
+    r"(?:about|on|regarding|concerning|in my notes about)?\s*|"
+    r"^(?:please\s+)?(?:find|search|grep|show|open|read|pull up|look (?:through|in|up)|list|"
+    r"get|summari[sz]e|check)\b(?:\s+me)?\s*|"
+    r"\b(?:in |through |from )?(?:(?:my|the) (?:\w+ )?notes?|my (?:journal|org files|memex|"
+    r"zettelkasten|diary)|the memex)\b\s*|"
+    r"^(?:everything|anything|all|what)\s+(?:linked|written)?\s*(?:from|about|on)?\s*|"
+    r"^(?:linked from|about|on|for|regarding|concerning|that mention|mentioning|tagged)\s+|"
+    r"^(?:qu'est-ce que )?j'ai (?:écrit|noté) sur\s*|^(?:cherche|trouve)(?: dans)?\s*|"
+    r"\bmes notes\b\s*(?:sur|à propos de)?\s*|"
+    r"^was habe ich über\s*|\bnotiert\b|^(?:such|suche|finde)(?: in)?\s*|"
+    r"\bmeinen? Notizen\b\s*(?:über|zu|nach)?\s*|"
+    r"^(?:busca|encuentra)(?: en)?\s*|\bmis notas\b\s*(?:sobre|de)?\s*|"
+    r"^(?:qué )?(?:escribí|anoté) sobre\s*|^lo que\s*",
+    re.IGNORECASE)
+
+
+def _notes_args(c: str) -> dict:
+    q = c
+    for _ in range(6):
+        new = _NOTES_FILLER.sub("", q).strip(" ,?.!")
+        if new == q:
+            break
+        q = new
+    q = re.sub(r"^(?:about|on|for|regarding|des|sur|über|sobre|nach)\s+", "", q, flags=re.I)
+    q = q.strip()
+    if len(q) >= 2 and q[0] == q[-1] and q[0] in "'\"`":
+        q = q[1:-1]
+    return {"query": _tidy(q) or _tidy(c)}
+
+
+_CMD_MAP: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\bdisk (?:space|usage)|free space|hard drive|Speicherplatz|espacio en disco|"
+                r"espace disque", re.I), "df -h"),
+    (re.compile(r"\bmemory|\bRAM\b|Arbeitsspeicher|mémoire|memoria", re.I), "free -h"),
+    (re.compile(r"\b(?:running )?processes|processus|Prozesse|procesos", re.I), "ps aux"),
+    (re.compile(r"\buptime|been up\b", re.I), "uptime"),
+    (re.compile(r"\bcurrent (?:git )?branch\b", re.I), "git branch --show-current"),
+    (re.compile(r"\buncommitted changes\b", re.I), "git status"),
+    (re.compile(r"\bip address\b", re.I), "ip addr"),
+]
+
+
+def _shell_args(c: str) -> dict:
+    args: dict = {}
+    m = re.search(r"`([^`]+)`", c)
+    if m:
+        args["command"] = m.group(1).strip()
+        return args
+    m = re.match(r"^\$\s+(.+)$", c)
+    if m:
+        args["command"] = m.group(1).strip()
+        return args
+    body = c
+    cwd = re.search(r"\s+in (?:the |my )?([\w./~-]+) (?:project|repo|repository|folder|"
+                    r"directory)\b", body, re.I)
+    if cwd:
+        args["cwd"] = cwd.group(1)
+        body = body[:cwd.start()] + body[cwd.end():]
+    m = re.match(r"^(?:please\s+)?(?:run|execute|exec|lance|exécute|ejecuta|führe)\s+(.+?)"
+                 r"(?:\s+aus)?$", body, re.I)
+    if m:
+        cmd = _tidy(m.group(1))
+        if not re.match(r"^(?:the|a|my|le|la|el|das|den)\b", cmd, re.I):
+            args["command"] = cmd
+        else:
+            args["description"] = cmd
+        return args
+    m = re.search(r"\bgit (?:status|log|diff|pull|push|branch|stash|fetch|show)\b", body, re.I)
+    if m:
+        args["command"] = m.group(0).lower()
+        return args
+    m = re.match(r"^(?:ls|df|du|ps|grep|rg|cat|tail|head|make|pip|npm|cargo|docker|kubectl|"
+                 r"systemctl|journalctl|uptime|free|whoami|pwd|mkdir|rm|mv|cp|chmod|curl|wget|"
+                 r"ssh|python3?|pytest|uv)\b.*", body, re.I)
+    if m:
+        args["command"] = _tidy(m.group(0))
+        return args
+    m = re.search(r"\blist (?:the |all )?(?:files|contents)(?: in| of)? (\S+)", body, re.I)
+    if m:
+        args["command"] = f"ls {m.group(1).rstrip('?.!,')}"
+        return args
+    for pattern, cmd in _CMD_MAP:
+        if pattern.search(body):
+            args["command"] = cmd
+            return args
+    return args
+
+
+def _gtd_args(c: str) -> dict:
+    low = c.lower()
+    if re.search(r"\bagenda\b|on my plate|what do i have|what'?s (?:due|overdue)|my tasks|"
+                 r"à faire aujourd|steht heute|tengo pendiente|\boverdue\b", low):
+        op = "agenda"
+    elif re.search(r"\bnext action\b|work on next|what should i do next", low):
+        op = "next"
+    elif re.search(r"\bweekly review\b|\breview my (?:tasks|projects|week)\b", low):
+        op = "review"
+    elif re.search(r"\bmark\b|\bas (?:done|complete|finished|todo|cancelled)\b|\bcancel\b", low):
+        op = "todo"
+    elif re.search(r"\bwaiting (?:on|for)\b", low):
+        op = "waiting"
+    elif re.search(r"\bdeadlines?\b|\bdue (?:by|on)\b|\bfrist\b", low):
+        op = "deadline"
+    elif re.search(r"\bschedul|\bplanifie|\bprograma|\bplane\b", low):
+        op = "schedule"
+    else:
+        op = "capture"
+    args: dict = {"op": op}
+    when = _WHEN_RE.search(c)
+    if when:
+        args["when"] = _tidy(when.group(0))
+    task: str | None = None
+    if op == "todo":
+        m = re.search(r"\bmark (?:the |my )?(.+?)(?: task)? as (\w+)", c, re.I)
+        if m:
+            task, args["state"] = m.group(1), m.group(2).upper()
+    elif op == "next":
+        m = re.search(r"\b(?:on|for) (?:the |my )?(.+?)(?: project)?\s*[?.!]?$", c, re.I)
+        task = m.group(1) if m else None
+    elif op in ("capture", "schedule", "deadline", "waiting"):
+        m = (re.search(r"\b(?:remind me|task|todo|to-do|reminder|TODO)\s+(?:to|for|about|:)\s*"
+                       r"(.+)$", c, re.I)
+             or re.search(r"\b(?:remind me|recuérdame|rappelle-moi|erinnere mich)\s+(?:to |de |"
+                          r"d'|an |daran,? )?(.+)$", c, re.I)
+             or re.search(r"^(?:add|put|capture|schedule|ajoute|füge|añade|agrega)\s+(.+?)"
+                          r"(?:\s+(?:to|on|in) (?:my|the) (?:\w+ )?(?:list|agenda|inbox|todos?)"
+                          r"\b.*)?$", c, re.I)
+             or re.search(r"\bwaiting (?:on|for) (.+)$", c, re.I))
+        task = m.group(1) if m else None
+    if task:
+        if when:
+            task = task.replace(when.group(0), "")
+        task = re.sub(r"\s+(?:on|to|for) (?:my|the) (?:\w+ )?(?:list|agenda)\b.*$", "", task,
+                      flags=re.I)
+        task = _tidy(task)
+        if task:
+            args["task"] = task
+    return args
+
+
+def _web_args(c: str) -> dict:
+    m = _URL_RE.search(c)
+    if m:
+        url = m.group(0).rstrip(".,;:!?")
+        return {"url": url if url.lower().startswith("http") else f"https://{url}"}
+    m = re.match(r"^(?:fetch|download|open|browse|visit)\s+(" + _DOMAIN_RE.pattern + ")", c, re.I)
+    if m:
+        return {"url": f"https://{m.group(1)}"}
+    q = re.sub(r"^(?:please\s+)?(?:search|look up|look|find|check|google|browse|get|fetch|cherche|"
+               r"recherche|such|suche|schau|busca|consulta)\b\s*(?:for|up|nach)?\s*", "", c,
+               flags=re.I)
+    q = re.sub(r"\b(?:on |in )?(?:the web|online|the internet|on the net|google|wikipedia|"
+               r"sur (?:le web|internet)|en ligne|im (?:Internet|Netz|Web)|en (?:la web|internet))"
+               r"\b", "", q, flags=re.I)
+    q = re.sub(r"^(?:for|up|nach)\s+", "", _tidy(q), flags=re.I)
+    return {"query": _tidy(q) or _tidy(c)}
+
+
+def _slug(s: str) -> str:
+    return re.sub(r"[^\w]+", "-", s.strip().lower()).strip("-")
+
+
+def _foundry_args(c: str) -> dict:
+    m = (re.search(r"\b(?:called|named|titled|appelé|nommé|namens|llamado|llamada)\s+[\"'`]?"
+                   r"([\w.-]+(?:\s+[\w.-]+){0,5}?)[\"'`]?\s*(?:$|[.?!]|\s+(?:with|that|which|"
+                   r"and|avec|mit|con|for|in)\b)", c, re.I)
+         or re.search(r"\bproject:\s*([\w .-]+)$", c, re.I)
+         or re.search(r"\b(?:for|about|pour|für|para)\s+(?:my |the |a |an |mon |ma |mein |"
+                      r"meine |mi )?(.+?)(?:\s+(?:with|that|which|and|avec|mit|con)\b.*)?\s*"
+                      r"[.?!]?$", c, re.I))
+    args: dict = {}
+    if m:
+        args["name"] = _slug(m.group(1))
+    with_ = re.search(r"\bwith (.+)$", c, re.I)
+    if with_:
+        args["with"] = _tidy(with_.group(1))
+    return args
+
+
+def _skill_args(c: str) -> dict:
+    m = (re.search(r"\b(?:skill|capability|ability|compétence|Skill|Fähigkeit|habilidad)\b"
+                   r"\s*(?:that|which|to|for|:|qui|pour|der|die|das|que|para)\s*(.+)$", c, re.I)
+         or re.search(r"\b(?:learn (?:how )?to|teach yourself(?: to)?|apprends à|aprende a|"
+                      r"bring dir bei,?)\s*(.+)$", c, re.I))
+    return {"description": _tidy(m.group(1) if m else c)}
+
+
+def _recollect_args(c: str) -> dict:
+    cue = re.sub(r"^/recollect\b\s*", "", c, flags=re.I)
+    cue = re.sub(r"^(?:what was |do you remember |remember |i vaguely remember |"
+                 r"there was something |tu te souviens (?:de )?|weißt du noch,? |"
+                 r"te acuerdas (?:de )?)", "", cue, flags=re.I)
+    cue = re.sub(r",?\s*i can'?t (?:quite )?remember (?:where|when|what)\b.*$", "", cue,
+                 flags=re.I)
+    return {"cue": _tidy(cue) or _tidy(c)}
+
+
+def extract_args(target: str, clause: str) -> dict:
+    """Arguments for ``target`` pulled from the clause text (best effort, never raises)."""
+    c = clause.strip()
+    if target == "notes":
+        return _notes_args(c)
+    if target == "shell":
+        return _shell_args(c)
+    if target == "gtd":
+        return _gtd_args(c)
+    if target == "web":
+        return _web_args(c)
+    if target == "foundry":
+        return _foundry_args(c)
+    if target == "skill-creator":
+        return _skill_args(c)
+    if target == "recollect":
+        return _recollect_args(c)
+    return {"message": _tidy(c) or c}

@@ -1,0 +1,75 @@
+"""`opencortex ask --json` end to end, offline, for every router target, on the example
+memex: {"intents", "results", "answer", "citations"}."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from opencortex.cli import cli
+
+
+@pytest.fixture
+def ask(memex: Path, tmp_path: Path):
+    def run(text: str) -> dict:
+        r = CliRunner().invoke(cli, ["ask", text, "--memex", str(memex), "--index",
+                                     str(tmp_path / "i.sqlite3"), "--json"],
+                               catch_exceptions=False)
+        assert r.exit_code == 0, r.output
+        d = json.loads(r.output)
+        assert set(d) >= {"intents", "results", "answer", "citations"}
+        return d
+    return run
+
+
+def targets(d: dict) -> list[str]:
+    return [i["target"] for i in d["intents"]]
+
+
+def test_notes_with_citations(ask) -> None:
+    d = ask("what did I write about spaced repetition?")
+    assert targets(d) == ["notes"]
+    assert "spaced-repetition.org" in d["answer"] and d["citations"]
+
+
+def test_compound_notes_then_agenda(ask) -> None:
+    d = ask("find my notes on CRDTs and then show my agenda for today")
+    assert targets(d) == ["notes", "gtd"]
+    assert len(d["results"]) == 2 and "crdt" in d["results"][0]["text"].lower()
+
+
+def test_gtd_capture_and_state_change(ask, memex: Path) -> None:
+    d = ask("add a task to renew the passport")
+    assert targets(d) == ["gtd"] and "Captured" in d["answer"]
+    assert "renew the passport" in (memex / "inbox.org").read_text()
+
+
+def test_shell_is_guarded(ask) -> None:
+    d = ask("run git status")
+    assert targets(d) == ["shell"] and "approval" in d["answer"]
+
+
+def test_foundry_scaffolds(ask, memex: Path) -> None:
+    d = ask("start a new project called Garden Planner")
+    assert targets(d) == ["foundry"]
+    idx = memex / "projects" / "garden-planner" / "index.org"
+    assert idx.exists() and ":project:" in idx.read_text()
+    d2 = ask("start a new project called Garden Planner")
+    assert "exist" in d2["answer"].lower()
+
+
+def test_skill_creator_writes_and_loads(ask, memex: Path) -> None:
+    d = ask("create a skill that greets me in the morning")
+    assert targets(d) == ["skill-creator"]
+    assert list((memex / "skills").glob("*.org"))
+    assert "fire" in d["answer"].lower() or "trigger" in d["answer"].lower()
+
+
+def test_recollect_and_chat_are_honest(ask) -> None:
+    d = ask("/recollect the migration plan")
+    assert targets(d) == ["recollect"] and "not built yet" in d["answer"]
+    d = ask("hello there, how are you?")
+    assert targets(d) == ["chat"] and "offline" in d["answer"]
