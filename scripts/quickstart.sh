@@ -6,8 +6,10 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 OC=.venv/bin/opencortex
 MEMEX=examples/memex
-echo "== index"    && $OC index   --memex "$MEMEX"
+echo "== index (+ embeddings, offline MiniLM)" && $OC index --memex "$MEMEX" --embed
 echo "== agenda"   && $OC agenda  --memex "$MEMEX"
 echo "== projects" && $OC projects --memex "$MEMEX" --next
 echo "== query 'tags:project todo'" && $OC query --memex "$MEMEX" todo tags:project --limit 10
+echo "== search"   && $OC search "that caching fix" --memex "$MEMEX" -k 5
+echo "== ask"      && $OC ask "what did I write about vector clocks and then what's on my agenda" --memex "$MEMEX"
 echo "== doctor"   && $OC doctor  --memex "$MEMEX"

@@ -59,6 +59,15 @@ def _notes_offline(ctx: Context) -> Proposal:
                 "text": f"I found nothing in your notes about {ctx.text.strip()!r}.",
                 "citations": []}
     lines = [f"From your notes ({res.mode} search):"]
+    try:  # the best match read in full (stage 2), within a small budget
+        from ..retrieval.deep_read import deep_read
+
+        top = deep_read(ctx.memex, [res.hits[0].key], depth=0, budget=400).nodes
+        if top:
+            excerpt = "\n".join(top[0].text.strip().splitlines()[:12])
+            lines.append(f"{excerpt}\n({top[0].file}:{top[0].line})\n\nAlso:")
+    except Exception:  # a file that vanished since indexing: the list below still stands
+        pass
     for h in res.hits:
         lines.append(f"- {' / '.join(h.outline)} ({h.file}:{h.line}"
                      + (f", id:{h.id})" if h.id else ")"))
@@ -182,6 +191,12 @@ def _web_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
 
 
 # -- chat fallback -----------------------------------------------------------------
+def _chat_neuro(ctx: Context) -> str:
+    return ("Reply to the person conversationally and briefly (the situation above is your "
+            'context). Answer as JSON {"action": "reply", "text": ...}.\n'
+            f"Person: {ctx.text}")
+
+
 def _chat_offline(ctx: Context) -> Proposal:
     return {"action": "reply", "text": f"I can't answer that offline: {NO_MODEL}."}
 
@@ -245,6 +260,6 @@ def skills() -> list[Skill]:
               tools=["reply"], description="Answer from the memex with citations."),
         Skill("chat", 0, trigger=lambda c: _delegated(c, "chat") or (
             _is_request(c) and c.signal.sensor != "delegation"),
-              offline=_chat_offline, symbolic=_reply_symbolic,
+              offline=_chat_offline, neuro=_chat_neuro, symbolic=_reply_symbolic,
               tools=["reply"], description="Free conversation (needs a model)."),
     ]

@@ -359,9 +359,29 @@ def apply_memex_op(memex: Memex, args: dict[str, Any],
             f"{'fires' if fired else 'does NOT fire'}{shown}.", data)
 
 
+SKILL_SCHEMA = {
+    "type": "object",
+    "properties": {"action": {"type": "string", "enum": ["memex"]},
+                   "op": {"type": "string", "enum": ["skill"]},
+                   "name": {"type": "string"}, "description": {"type": "string"},
+                   "path": {"type": "string"}, "text": {"type": "string"},
+                   "example": {"type": "string"}},
+    "required": ["action", "op", "name", "description", "path", "text", "example"],
+}
+
+
+def _neuro(ctx: Context) -> str:
+    """With a model: it drafts the file; the same validation decides (retries on rejection)."""
+    p = _offline(ctx)  # the name and path the model should use
+    return (draft_prompt(p["description"]) + "\n\nAnswer as JSON with keys action='memex', "
+            f"op='skill', name={p['name']!r}, path={p['path']!r}, description, example (a "
+            "request that should trigger it) and text (the whole Org file).")
+
+
 def skill() -> Skill:
     return Skill(
         "skill-creator", 67, trigger=_trigger, offline=_offline, symbolic=_symbolic,
+        neuro=_neuro, schema=SKILL_SCHEMA,
         tools=["memex.write"],
         description="Draft a literate skill (skills/<name>.org) from a description, "
                     "validate and load it.")
