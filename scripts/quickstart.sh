@@ -5,7 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 OC=.venv/bin/opencortex
-MEMEX=examples/memex
+# a fresh copy of the bundled example, so the agent's writes (session records, captures)
+# never touch the repository
+MEMEX="${XDG_CACHE_HOME:-$HOME/.cache}/opencortex/demo-memex"
+rm -rf "$MEMEX" && mkdir -p "$(dirname "$MEMEX")" && cp -r examples/memex "$MEMEX"
 echo "== index (+ embeddings, offline MiniLM)" && $OC index --memex "$MEMEX" --embed
 echo "== agenda"   && $OC agenda  --memex "$MEMEX"
 echo "== projects" && $OC projects --memex "$MEMEX" --next

@@ -251,3 +251,11 @@ def test_ask_cli_offline(memex: Path, tmp_path: Path) -> None:
                                  "--index", str(tmp_path / "x.sqlite3"), "--json"])
     d = json.loads(r.output)
     assert d["via"] == "offline" and "sourdough" in d["replies"][0].lower()
+
+
+def test_own_session_records_are_not_notes_answers(kernel: Kernel) -> None:
+    kernel.ask("quixotic marmalade protocol", session="echo-test")
+    kernel.memex.sync()
+    out = kernel.ask("quixotic marmalade protocol", session="echo-test-2")
+    assert "sessions/" not in out[0]  # the question it was asked before is not an answer
+    assert kernel.memex.query("marmalade file:sessions/*")  # but the record is indexed

@@ -138,7 +138,8 @@ class Retriever:
 
     # -- search ------------------------------------------------------------------
     def search(self, query: str, mode: str | None = None, k: int = 10,
-               filters: str | None = None) -> SearchResult:
+               filters: str | None = None,
+               exclude_files: tuple[str, ...] = ()) -> SearchResult:
         """``filters``: the structured part of ``opencortex query`` (``todo:NEXT
         tags:work closed:-7`` …): only nodes matching it are ranked."""
         notes: list[str] = []
@@ -172,6 +173,12 @@ class Retriever:
         if allowed is not None:
             sparse = [x for x in sparse if x[0] in allowed]
             dense = [x for x in dense if x[0] in allowed]
+        if exclude_files:  # e.g. the agent's own conversation records, for a notes answer
+            skip = {n.key for n in self.memex.store.nodes_by_keys(
+                list({key for key, _ in [*sparse, *dense]}), with_body=False).values()
+                if n.file.startswith(exclude_files)}
+            sparse = [x for x in sparse if x[0] not in skip]
+            dense = [x for x in dense if x[0] not in skip]
         scores: dict[str, float] = {}
         why: dict[str, dict[str, Any]] = {}
         if mode == "hybrid":

@@ -18,6 +18,8 @@ _AGENDA = re.compile(r"\b(agenda|what'?s (next|due|on)|what is (next|due)|overdu
 _CAPTURE = re.compile(r"^\s*(capture|remember|note|todo|add task)\s*[:,-]?\s+(.+)$",
                       re.I | re.S)
 _SHELL = re.compile(r"^\s*(?:run|\$|execute)\s+(.+)$|`([^`]+)`", re.I | re.S)
+RECORD_FOLDERS = ("sessions/",)
+"""The agent's own conversation records: evidence for recall, not answers to questions."""
 NO_MODEL = ("no language model is configured, so I can only search your notes, show the "
             "agenda, capture entries and run allowed commands; set [llm] in config.toml "
             "or OPENCORTEX_LLM_BASE_URL to chat freely")
@@ -52,7 +54,8 @@ def _cite(n: object) -> str:
 def _notes_offline(ctx: Context) -> Proposal:
     from ..retrieval.hybrid import retriever_for
 
-    res = retriever_for(ctx.memex).search(_arg(ctx, "query") or ctx.text, k=5)
+    res = retriever_for(ctx.memex).search(_arg(ctx, "query") or ctx.text, k=5,
+                                          exclude_files=RECORD_FOLDERS)
     ctx.extra["retrieved"] = {h.key for h in res.hits}
     if not res.hits:
         return {"action": "reply",
@@ -96,7 +99,7 @@ def _notes_neuro(ctx: Context) -> str:
     from ..guard import GuardPolicy, filter_private, quote_untrusted
     from ..retrieval.hybrid import retriever_for
 
-    res = retriever_for(ctx.memex).search(ctx.text, k=5)
+    res = retriever_for(ctx.memex).search(ctx.text, k=5, exclude_files=RECORD_FOLDERS)
     hits = res.hits
     if ctx.extra.get("remote_model"):
         nodes = ctx.memex.store.nodes_by_keys([h.key for h in hits], with_body=False)
