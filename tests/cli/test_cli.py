@@ -108,3 +108,21 @@ def test_doctor_reports_model_with_env(mx: list[str], monkeypatch) -> None:
     model = next(c for c in d["checks"] if c["check"] == "model")
     assert "127.0.0.1:9" in model["detail"]
     assert next(c for c in d["checks"] if c["check"] == "bm25")["ok"]
+
+
+def test_route_and_search_queries_files(mx: list[str], tmp_path: Path) -> None:
+    f = tmp_path / "q.jsonl"
+    f.write_text('{"text": "run ls and then find my notes on zfs"}\nnot json\n'
+                 '{"text": "hello"}\n')
+    r = CliRunner().invoke(cli, ["route", "--queries", str(f), *mx])
+    lines = [json.loads(x) for x in r.output.splitlines()]
+    assert [[i["target"] for i in x.get("intents", [])] for x in lines] == [
+        ["shell", "notes"], [], ["chat"]]
+    assert lines[1]["error"].startswith("not JSON")
+    g = tmp_path / "s.jsonl"
+    g.write_text('{"query": "caching"}\n{"query": "zfs snapshots"}\n')
+    r = CliRunner().invoke(cli, ["search", "--queries", str(g), "-k", "3", *mx])
+    res = [json.loads(x) for x in r.output.splitlines()]
+    assert [x["query"] for x in res] == ["caching", "zfs snapshots"]
+    assert all(x["hits"] and {"id", "file", "line", "outline", "title", "score", "snippet",
+                               "why"} <= set(x["hits"][0]) for x in res)

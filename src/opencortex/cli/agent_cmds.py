@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .output import common_options, emit, open_memex
+from .output import answer_jsonl, common_options, emit, open_memex
 
 
 @click.command()
@@ -91,15 +91,7 @@ def route(text: tuple[str, ...], queries, memex: str | None, index: str | None,
     except Exception:
         gw = None
     if queries is not None:
-        for n, line in enumerate(queries, 1):
-            if not line.strip():
-                continue
-            try:
-                t = _json.loads(line)["text"]
-            except (ValueError, KeyError, TypeError):
-                click.echo(_json.dumps({"line": n, "error": "not JSON with a 'text' field"}))
-                continue
-            click.echo(_json.dumps({"intents": do_route(str(t), gw)}, ensure_ascii=False))
+        answer_jsonl(queries, "text", lambda t: {"intents": do_route(t, gw)})
         return
     if not text:
         raise click.UsageError("give TEXT or --queries FILE")

@@ -13,7 +13,8 @@ import click
 
 from ..errors import OpenCortexError
 
-__all__ = ["common_options", "emit", "fail", "node_line", "open_memex", "progress_bar"]
+__all__ = ["answer_jsonl", "common_options", "emit", "fail", "node_line", "open_memex",
+           "progress_bar"]
 
 
 def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -53,6 +54,21 @@ def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
         click.echo(json.dumps(data, ensure_ascii=False, indent=None, default=str))
     else:
         human()
+
+
+def answer_jsonl(lines: Iterable[str], field: str, answer: Callable[[str], Any]) -> None:
+    """For ``--queries FILE``: one JSON result line per input line, in order; a line that
+    is not JSON with ``field`` gets an error line (so outputs stay aligned with inputs)."""
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)[field]
+        except (ValueError, KeyError, TypeError):
+            click.echo(json.dumps({"line": n, "error": f"not JSON with a {field!r} field"}))
+            continue
+        click.echo(json.dumps(answer(str(value)), ensure_ascii=False, default=str))
+        sys.stdout.flush()
 
 
 def node_line(n: Any) -> str:

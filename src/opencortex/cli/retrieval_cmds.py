@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import sys
-
 import click
 
-from .output import common_options, emit, open_memex
+from .output import answer_jsonl, common_options, emit, open_memex
 
 
 @click.command()
@@ -61,17 +58,7 @@ def search(query: str | None, mode: str | None, k: int, queries, filters: str | 
         if not no_sync:
             r.memex.sync()
         if queries is not None:
-            for n, line in enumerate(queries, 1):
-                if not line.strip():
-                    continue
-                try:
-                    q = json.loads(line)["query"]
-                except (ValueError, KeyError, TypeError):
-                    click.echo(json.dumps({"line": n, "error": "not JSON with a 'query' field"}))
-                    continue
-                click.echo(json.dumps(r.search(q, mode, k, filters).to_dict(),
-                                      ensure_ascii=False))
-                sys.stdout.flush()
+            answer_jsonl(queries, "query", lambda q: r.search(q, mode, k, filters).to_dict())
             return
         res = r.search(query or "", mode, k, filters)
     finally:
