@@ -119,6 +119,17 @@ def _agent_checks(s) -> list[dict]:
     out = []
     if s is None:
         return out
+    from ..skills.registry import SkillRegistry
+
+    reg = SkillRegistry()
+    reg.load_builtins()
+    reg.load_entry_points()
+    reg.load_literate(s.memex.expanduser() / "skills")
+    bad = [st for st in reg.statuses() if st.status != "ok"]
+    ok_n = len(reg.statuses()) - len(bad)
+    out.append(_check("skills", not bad, f"{ok_n} loaded" + "".join(
+        f"; {b.name} ({b.source}) failed: {b.status}" for b in bad),
+        "fix or remove the failing skill files (see `opencortex skills`)"))
     try:
         from ..llm import gateway_from_settings
 
