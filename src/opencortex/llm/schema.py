@@ -2,8 +2,8 @@
 
 Why a small validator of our own: ``jsonschema`` is not a dependency, and the schemas we send
 use a small subset (type, properties, required, additionalProperties, enum, const, items,
-minItems/maxItems, anyOf).  If ``jsonschema`` happens to be installed it is used instead, so
-richer schemas are checked fully.  Errors carry a JSON path the model can act on.
+minItems/maxItems, anyOf), always checked the same way whatever else is installed.
+Errors carry a JSON path the model can act on.
 """
 
 from __future__ import annotations
@@ -92,20 +92,6 @@ def schema_errors(value: Any, schema: dict[str, Any], path: str = "$") -> list[s
     return errs
 
 
-def _jsonschema_errors(value: Any, schema: dict[str, Any]) -> list[str] | None:
-    """Use ``jsonschema`` when installed (full draft support); None when it is not."""
-    try:
-        import jsonschema  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    out = []
-    for e in validator.iter_errors(value):
-        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
-        out.append(f"{where}: {e.message}")
-    return out
-
-
 def parse_json_answer(text: str, schema: dict[str, Any] | None,
                       provider: str | None = None) -> Any:
     """Parse the model's text as JSON and validate it; ``BadModelOutput`` (with raw text) if not."""
@@ -117,9 +103,7 @@ def parse_json_answer(text: str, schema: dict[str, Any] | None,
     except ValueError as e:
         raise BadModelOutput(f"the answer is not valid JSON ({e})", text, provider) from None
     if schema:
-        errs = _jsonschema_errors(value, schema)
-        if errs is None:
-            errs = schema_errors(value, schema)
+        errs = schema_errors(value, schema)
         if errs:
             shown = "; ".join(errs[:8]) + (f"; and {len(errs) - 8} more" if len(errs) > 8 else "")
             raise BadModelOutput(f"the JSON does not match the schema: {shown}", text, provider)

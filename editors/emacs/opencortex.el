@@ -1,0 +1,817 @@
+;;; opencortex.el --- Emacs client for the OpenCortex daemon  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The OpenCortex authors
+
+;; Author: The OpenCortex authors
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "27.1"))
+;; Keywords: outlines, convenience, tools
+;; URL: https://github.com/opencortex/opencortex
+
+;; This file is not part of GNU Emacs.
+
+;;; Commentary:
+
+;; OpenCortex is a local-first personal agent that lives in your Org files
+;; (your "memex").  This package talks to the local daemon started with
+;; `opencortex serve' over its HTTP JSON API:
+;;
+;; - `opencortex-mode' (a minor mode for Org buffers in the memex) sends a
+;;   buffer-update event after every save and a point-update event when point
+;;   settles on another headline (debounced).  Headlines such as
+;;   "* @agent summarise my notes on BM25" are answered by the daemon under the
+;;   headline in the file on disk; the buffer is then reverted (when it has no
+;;   unsaved changes) so the answer shows up.
+;; - `opencortex-global-mode' turns `opencortex-mode' on in every Org buffer
+;;   under `opencortex-memex-directory'.
+;; - `opencortex-chat' opens an Org chat buffer; `opencortex-search',
+;;   `opencortex-capture' and `opencortex-recollect' do what they say;
+;;   `opencortex-approve' / `opencortex-deny' answer pending approvals.
+;;
+;; The token is looked up with `auth-source' (host "127.0.0.1" or the host of
+;; `opencortex-url', user "opencortex"), then $OPENCORTEX_TOKEN, then the file
+;; written by `opencortex token' (~/.config/opencortex/token).
+;;
+;; Nothing is sent over the network when this file is loaded, and the hooks
+;; never block: they use `url-retrieve' asynchronously.
+;;
+;; Quick start:
+;;
+;;   (add-to-list 'load-path "/path/to/opencortex/editors/emacs")
+;;   (require 'opencortex)
+;;   (setq opencortex-memex-directory "~/memex")
+;;   (opencortex-global-mode 1)
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'json)
+(require 'subr-x)
+(require 'url)
+(require 'url-http)
+(require 'auth-source)
+(require 'org)
+
+(defvar url-http-end-of-headers)
+(defvar url-http-response-status)
+(defvar opencortex-mode)
+
+;;;; Customization
+
+(defgroup opencortex nil
+  "Client for the OpenCortex daemon (a personal agent in your Org files)."
+  :group 'org
+  :prefix "opencortex-")
+
+(defcustom opencortex-url "http://127.0.0.1:8765"
+  "Base URL of the OpenCortex daemon (`opencortex serve')."
+  :type 'string)
+
+(defcustom opencortex-memex-directory "~/memex"
+  "The memex: the folder of Org files the daemon serves."
+  :type 'directory)
+
+(defcustom opencortex-point-update-delay 1.0
+  "Idle seconds before a point-update after point moved to another headline."
+  :type 'number)
+
+(defcustom opencortex-send-buffer-updates t
+  "Non-nil means `opencortex-mode' sends a buffer-update after each save."
+  :type 'boolean)
+
+(defcustom opencortex-send-point-updates t
+  "Non-nil means `opencortex-mode' sends the headline point is on."
+  :type 'boolean)
+
+(defcustom opencortex-token nil
+  "The daemon's API token, or nil to look it up.
+When nil the token comes from `auth-source', then $OPENCORTEX_TOKEN, then
+`opencortex-token-file'."
+  :type '(choice (const :tag "Look it up" nil) string))
+
+(defcustom opencortex-token-file
+  (expand-file-name "opencortex/token"
+                    (or (getenv "XDG_CONFIG_HOME") "~/.config"))
+  "File holding the daemon's token (written by `opencortex token')."
+  :type 'file)
+
+(defcustom opencortex-answer-timeout 300
+  "Seconds to watch a saved file for answers to @agent headlines."
+  :type 'number)
+
+(defcustom opencortex-answer-poll-interval 0.5
+  "Seconds between checks of the file while an @agent answer is awaited."
+  :type 'number)
+
+(defcustom opencortex-request-timeout 120
+  "Seconds interactive commands wait for the daemon."
+  :type 'number)
+
+(defcustom opencortex-search-results 10
+  "How many hits `opencortex-search' asks for."
+  :type 'integer)
+
+(defcustom opencortex-chat-buffer-name "*opencortex*"
+  "Name of the chat buffer."
+  :type 'string)
+
+;;;; Token
+
+(defun opencortex--url-host ()
+  "The host part of `opencortex-url'."
+  (or (ignore-errors (url-host (url-generic-parse-url opencortex-url)))
+      "127.0.0.1"))
+
+(defun opencortex--auth-source-token ()
+  "The token stored in `auth-source' for the daemon, or nil."
+  (let* ((hosts (delete-dups (list (opencortex--url-host) "127.0.0.1" "localhost")))
+         (found (ignore-errors
+                  (car (auth-source-search :host hosts :user "opencortex"
+                                           :max 1 :require '(:secret)))))
+         (secret (plist-get found :secret)))
+    (when (functionp secret)
+      (setq secret (funcall secret)))
+    (and (stringp secret) (not (string-empty-p secret)) secret)))
+
+(defun opencortex--file-token ()
+  "The token in `opencortex-token-file', or nil."
+  (let ((file (and opencortex-token-file
+                   (expand-file-name opencortex-token-file))))
+    (when (and file (file-readable-p file))
+      (let ((tok (string-trim (with-temp-buffer
+                                (insert-file-contents file)
+                                (buffer-string)))))
+        (and (not (string-empty-p tok)) tok)))))
+
+(defun opencortex-get-token ()
+  "The daemon's API token, or nil when none is configured.
+Looks at `opencortex-token', `auth-source' (host \"127.0.0.1\" or the host of
+`opencortex-url', user \"opencortex\"), $OPENCORTEX_TOKEN, then
+`opencortex-token-file'."
+  (or (and (stringp opencortex-token) (not (string-empty-p opencortex-token))
+           opencortex-token)
+      (opencortex--auth-source-token)
+      (let ((env (getenv "OPENCORTEX_TOKEN")))
+        (and env (not (string-empty-p (string-trim env))) (string-trim env)))
+      (opencortex--file-token)))
+
+;;;; HTTP
+
+(defun opencortex--endpoint (path)
+  "The URL for PATH on the daemon."
+  (concat (string-remove-suffix "/" opencortex-url) path))
+
+(defun opencortex--headers (auth)
+  "Request headers; with AUTH non-nil, the bearer token too."
+  (let ((tok (and auth (opencortex-get-token))))
+    (append '(("Content-Type" . "application/json")
+              ("Accept" . "application/json"))
+            (when tok
+              (list (cons "Authorization"
+                          (encode-coding-string (concat "Bearer " tok) 'utf-8)))))))
+
+(defun opencortex--json-read (string)
+  "Parse the JSON STRING into alists and lists, or nil when it is not JSON."
+  (when (and string (not (string-empty-p (string-trim string))))
+    (condition-case nil
+        (let ((json-object-type 'alist)
+              (json-array-type 'list)
+              (json-key-type 'symbol)
+              (json-false nil)
+              (json-null nil))
+          (json-read-from-string string))
+      (error nil))))
+
+(defun opencortex--json-encode (object)
+  "OBJECT as a UTF-8 encoded JSON string (unibyte, ready to send)."
+  (encode-coding-string (json-encode object) 'utf-8))
+
+(defun opencortex--parse-response (buffer)
+  "Status and parsed body of the HTTP response in BUFFER, as (STATUS . BODY)."
+  (with-current-buffer buffer
+    (let* ((status (or (bound-and-true-p url-http-response-status)
+                       (save-excursion
+                         (goto-char (point-min))
+                         (and (looking-at "HTTP/[0-9.]+ \\([0-9]+\\)")
+                              (string-to-number (match-string 1))))))
+           (start (or (bound-and-true-p url-http-end-of-headers)
+                      (save-excursion
+                        (goto-char (point-min))
+                        (and (re-search-forward "\r?\n\r?\n" nil t) (point)))))
+           (raw (and start (buffer-substring-no-properties start (point-max))))
+           (text (and raw (decode-coding-string (string-to-unibyte
+                                                 (if (multibyte-string-p raw)
+                                                     (encode-coding-string raw 'raw-text)
+                                                   raw))
+                                                'utf-8))))
+      (cons status (opencortex--json-read text)))))
+
+(defun opencortex--request (method path &optional body callback auth)
+  "Send METHOD PATH to the daemon asynchronously, with JSON BODY.
+CALLBACK, when non-nil, is called with (STATUS DATA), STATUS being the HTTP
+status code (nil on a connection error) and DATA the parsed JSON reply.
+AUTH non-nil (the default for every path but /healthz) sends the token.
+Returns the process buffer, or nil when the request could not be started."
+  (let ((url-request-method method)
+        (url-request-extra-headers (opencortex--headers (or auth (not (equal path "/healthz")))))
+        (url-request-data (and body (opencortex--json-encode body)))
+        (url-show-status nil))
+    (condition-case err
+        (url-retrieve
+         (opencortex--endpoint path)
+         (lambda (status)
+           (let ((buf (current-buffer))
+                 (result (if (plist-get status :error)
+                             (condition-case nil
+                                 (opencortex--parse-response (current-buffer))
+                               (error (cons nil nil)))
+                           (opencortex--parse-response (current-buffer)))))
+             (when (and (plist-get status :error) (not (numberp (car result))))
+               (setq result (cons nil nil)))
+             (unwind-protect
+                 (when callback
+                   (funcall callback (car result) (cdr result)))
+               (when (buffer-live-p buf) (kill-buffer buf)))))
+         nil t t)
+      (error
+       (when callback (funcall callback nil (list (cons 'error (error-message-string err)))))
+       nil))))
+
+(defun opencortex--request-sync (method path &optional body timeout)
+  "Send METHOD PATH with JSON BODY and wait (at most TIMEOUT seconds).
+Returns (STATUS . DATA); STATUS is nil when the daemon could not be reached.
+For interactive commands only; hooks use `opencortex--request'."
+  (let* ((done nil) (result nil)
+         (deadline (+ (float-time) (or timeout opencortex-request-timeout))))
+    (opencortex--request method path body
+                         (lambda (status data)
+                           (setq result (cons status data) done t)))
+    (while (and (not done) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (or result (cons nil nil))))
+
+(defun opencortex--check (result what)
+  "Signal a `user-error' unless RESULT, a (STATUS . DATA), is a success.
+WHAT names the request in the message."
+  (let ((status (car result)) (data (cdr result)))
+    (cond
+     ((null status)
+      (user-error "OpenCortex: %s: daemon not reachable at %s (run `opencortex serve')"
+                  what opencortex-url))
+     ((memq status '(401 403))
+      (user-error "OpenCortex: %s: unauthorized (check the token: `opencortex token')" what))
+     ((>= status 400)
+      (user-error "OpenCortex: %s failed (%s): %s" what status
+                  (or (and (listp data) (or (alist-get 'error data) (alist-get 'detail data)))
+                      "")))
+     (t data))))
+
+;;;###autoload
+(defun opencortex-health (&optional interactive)
+  "Non-nil when the daemon answers /healthz with ok.
+With INTERACTIVE (as a command), say so in the echo area."
+  (interactive (list t))
+  (let* ((res (opencortex--request-sync "GET" "/healthz" nil 10))
+         (ok (and (eql (car res) 200) (listp (cdr res)) (alist-get 'ok (cdr res)) t)))
+    (when interactive
+      (message "OpenCortex at %s: %s" opencortex-url
+               (if ok "ok" "not reachable (run `opencortex serve')")))
+    ok))
+
+;;;; Files and events
+
+(defun opencortex--memex-root ()
+  "The memex directory, absolute and with a trailing slash."
+  (file-name-as-directory (expand-file-name opencortex-memex-directory)))
+
+(defun opencortex--in-memex-p (file)
+  "Non-nil when FILE lies inside the memex."
+  (and file
+       (file-in-directory-p (file-truename file)
+                            (file-truename (opencortex--memex-root)))))
+
+(defun opencortex--event-file (file)
+  "FILE as the daemon wants it: relative to the memex when inside it."
+  (if (opencortex--in-memex-p file)
+      (file-relative-name (file-truename file) (file-truename (opencortex--memex-root)))
+    (expand-file-name file)))
+
+(defun opencortex--buffer-text ()
+  "The whole (widened) text of the current buffer, without properties."
+  (save-restriction
+    (widen)
+    (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun opencortex-send-event (event &optional callback)
+  "Send EVENT (an alist) to /v1/events asynchronously.
+CALLBACK is as in `opencortex--request'."
+  (opencortex--request "POST" "/v1/events" event callback))
+
+(defvar-local opencortex--last-headline nil
+  "Position of the headline the last point-update was about.")
+
+(defvar-local opencortex--point-timer nil
+  "Pending idle timer for a point-update.")
+
+(defvar-local opencortex--answer-timer nil
+  "Timer watching the file on disk for answers to @agent headlines.")
+
+(defun opencortex-send-buffer-update (&optional callback)
+  "Send the current buffer's text as a buffer-update event (asynchronously).
+CALLBACK, when non-nil, gets (STATUS DATA)."
+  (interactive)
+  (when buffer-file-name
+    (let ((buf (current-buffer)))
+      (opencortex-send-event
+       `((sensor . "buffer-update")
+         (file . ,(opencortex--event-file buffer-file-name))
+         (text . ,(opencortex--buffer-text)))
+       (lambda (status data)
+         (when (and status (< status 300) (buffer-live-p buf))
+           (with-current-buffer buf
+             (when (opencortex--pending-agent-headlines-p)
+               (opencortex--watch-for-answers))))
+         (when callback (funcall callback status data)))))))
+
+(defun opencortex--after-save ()
+  "Hook for `after-save-hook' in `opencortex-mode'."
+  (when opencortex-send-buffer-updates
+    (opencortex-send-buffer-update)))
+
+(defun opencortex--headline-pos ()
+  "Position of the headline point is under (0 before the first headline)."
+  (save-excursion
+    (if (ignore-errors (org-back-to-heading t) t) (point) 0)))
+
+(defun opencortex--send-point-update (buf)
+  "Send a point-update for BUF if point is on another headline than last time."
+  (when (buffer-live-p buf)
+    (with-current-buffer buf
+      (setq opencortex--point-timer nil)
+      (when (and opencortex-mode buffer-file-name opencortex-send-point-updates)
+        (let ((pos (opencortex--headline-pos)))
+          (unless (eql pos opencortex--last-headline)
+            (setq opencortex--last-headline pos)
+            (opencortex-send-event
+             `((sensor . "point-update")
+               (file . ,(opencortex--event-file buffer-file-name))
+               (line . ,(line-number-at-pos (max pos (point-min)) t))))))))))
+
+(defun opencortex--post-command ()
+  "Schedule a debounced point-update when point moved to another headline."
+  (when (and opencortex-send-point-updates (not opencortex--point-timer)
+             (not (eql (opencortex--headline-pos) opencortex--last-headline)))
+    (setq opencortex--point-timer
+          (run-with-idle-timer opencortex-point-update-delay nil
+                               #'opencortex--send-point-update (current-buffer)))))
+
+(defun opencortex--pending-agent-headlines-p ()
+  "Non-nil when the buffer has an @agent headline without :AGENT_HANDLED:."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char (point-min))
+      (let (found)
+        (while (and (not found)
+                    (re-search-forward "^\\*+ .*@[[:alnum:]_-]+" nil t))
+          (unless (org-entry-get (point) "AGENT_HANDLED")
+            (setq found t)))
+        found))))
+
+(defun opencortex--stop-watching (buf)
+  "Stop watching BUF's file for answers."
+  (when (buffer-live-p buf)
+    (with-current-buffer buf
+      (when (timerp opencortex--answer-timer)
+        (cancel-timer opencortex--answer-timer))
+      (setq opencortex--answer-timer nil))))
+
+(defun opencortex-revert-if-changed (&optional buffer)
+  "Revert BUFFER (default: current) when its file changed on disk.
+Only an unmodified buffer is reverted.
+Returns non-nil when it reverted."
+  (let ((buf (or buffer (current-buffer))))
+    (when (buffer-live-p buf)
+      (with-current-buffer buf
+        (when (and buffer-file-name
+                   (file-exists-p buffer-file-name)
+                   (not (buffer-modified-p))
+                   (not (verify-visited-file-modtime buf)))
+          (let ((pos (point)))
+            (revert-buffer t t t)
+            (goto-char (min pos (point-max))))
+          t)))))
+
+(defun opencortex--watch-for-answers ()
+  "Poll the file on disk; revert the buffer when the daemon wrote answers to it."
+  (let ((buf (current-buffer))
+        (deadline (+ (float-time) opencortex-answer-timeout)))
+    (opencortex--stop-watching buf)
+    (setq opencortex--answer-timer
+          (run-at-time
+           opencortex-answer-poll-interval opencortex-answer-poll-interval
+           (lambda ()
+             (cond
+              ((not (buffer-live-p buf)) nil)
+              ((> (float-time) deadline) (opencortex--stop-watching buf))
+              ((with-current-buffer buf (buffer-modified-p))
+               ;; The person is editing: the next save sends a new update.
+               (opencortex--stop-watching buf))
+              ((opencortex-revert-if-changed buf)
+               (with-current-buffer buf
+                 (unless (opencortex--pending-agent-headlines-p)
+                   (opencortex--stop-watching buf))))))))))
+
+;;;; Minor modes
+
+(defvar opencortex-mode-map (make-sparse-keymap)
+  "Keymap for `opencortex-mode'.")
+
+;;;###autoload
+(define-minor-mode opencortex-mode
+  "Keep the OpenCortex daemon informed about this Org buffer.
+Sends a buffer-update after each save and a point-update when point settles on
+another headline; reverts the buffer when the daemon answered @agent headlines
+in the file (and the buffer has no unsaved changes)."
+  :lighter " Cortex"
+  :keymap opencortex-mode-map
+  (if opencortex-mode
+      (progn
+        (add-hook 'after-save-hook #'opencortex--after-save nil t)
+        (add-hook 'post-command-hook #'opencortex--post-command nil t))
+    (remove-hook 'after-save-hook #'opencortex--after-save t)
+    (remove-hook 'post-command-hook #'opencortex--post-command t)
+    (when (timerp opencortex--point-timer) (cancel-timer opencortex--point-timer))
+    (setq opencortex--point-timer nil opencortex--last-headline nil)
+    (opencortex--stop-watching (current-buffer))))
+
+(defun opencortex--maybe-enable ()
+  "Turn on `opencortex-mode' in Org buffers visiting a file in the memex."
+  (when (and (derived-mode-p 'org-mode)
+             buffer-file-name
+             (opencortex--in-memex-p buffer-file-name))
+    (opencortex-mode 1)))
+
+;;;###autoload
+(define-globalized-minor-mode opencortex-global-mode opencortex-mode
+  opencortex--maybe-enable
+  :group 'opencortex)
+
+;;;; Rendering replies
+
+(defun opencortex--file-link (file line)
+  "An Org link to LINE of FILE (relative to the memex unless absolute)."
+  (let ((abs (if (file-name-absolute-p file) file
+               (expand-file-name file (opencortex--memex-root)))))
+    (format "[[file:%s::%s][%s:%s]]" abs line file line)))
+
+(defconst opencortex--citation-regexp
+  (concat
+   ;; 1: an existing Org link, left alone.
+   "\\(\\[\\[[^]\n]+\\]\\(?:\\[[^]\n]*\\]\\)?\\]\\)"
+   "\\|"
+   ;; 2, 3: FILE.org:LINE
+   "\\(?:\\_<\\|\\b\\)\\([[:alnum:]_./~-]*[[:alnum:]_-]\\.org\\):\\([0-9]+\\)"
+   "\\|"
+   ;; 4: id:ID
+   "\\_<id:\\([[:alnum:]][[:alnum:]_.-]*[[:alnum:]]\\)")
+  "Org links (kept), FILE.org:LINE citations and id:ID citations.")
+
+(defun opencortex-linkify (text)
+  "TEXT with citations made Org links.
+\"notes/x.org:12\" becomes a file link to line 12 of that memex file and
+\"id:UUID\" an id link; existing Org links are kept as they are."
+  (let ((case-fold-search nil))
+    (replace-regexp-in-string
+     opencortex--citation-regexp
+     (lambda (m)
+       (cond ((match-beginning 1) m)
+             ((match-beginning 2)
+              (opencortex--file-link (match-string 2 m) (match-string 3 m)))
+             ((match-beginning 4) (format "[[id:%s]]" (match-string 4 m)))
+             (t m)))
+     text t t)))
+
+(defun opencortex--quote-org (text)
+  "TEXT made safe inside an Org entry: headline-like lines are indented."
+  (mapconcat (lambda (ln)
+               (if (string-match-p "\\`\\(\\*+ \\|\\*+\\'\\|#\\+\\)" ln) (concat "  " ln) ln))
+             (split-string text "\n") "\n"))
+
+(defun opencortex-render-reply (text)
+  "TEXT (a reply from the daemon) as Org body text with links."
+  (opencortex-linkify (opencortex--quote-org (string-trim-right (or text "")))))
+
+;;;; Chat
+
+(defvar-local opencortex--chat-session nil "The daemon's session id for this chat.")
+(defvar-local opencortex--chat-input-marker nil "Where the person's input starts.")
+(defvar-local opencortex--chat-pending nil "Non-nil while a message awaits its reply.")
+
+(defconst opencortex--chat-prompt "* You: "
+  "The headline the person types after.")
+
+(defvar opencortex-chat-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "C-c C-c") #'opencortex-chat-send)
+    (define-key map (kbd "RET") #'opencortex-chat-return)
+    (define-key map (kbd "C-c C-a") #'opencortex-approve)
+    (define-key map (kbd "C-c C-d") #'opencortex-deny)
+    (define-key map (kbd "C-c C-k") #'opencortex-chat-reset)
+    map)
+  "Keymap for `opencortex-chat-mode'.")
+
+(define-minor-mode opencortex-chat-mode
+  "Minor mode of the OpenCortex chat buffer (an Org buffer).
+Type after the last \"* You:\" prompt; \\<opencortex-chat-mode-map>\
+\\[opencortex-chat-send] or RET there sends.
+\\[opencortex-approve] / \\[opencortex-deny] answer the approval at point."
+  :lighter " Cortex-Chat"
+  :keymap opencortex-chat-mode-map)
+
+(defun opencortex--chat-buffer ()
+  "The chat buffer, created (and set up) when needed."
+  (let ((buf (get-buffer-create opencortex-chat-buffer-name)))
+    (with-current-buffer buf
+      (unless opencortex-chat-mode
+        (let ((inhibit-message t)) (org-mode))
+        (opencortex-chat-mode 1)
+        (setq-local org-return-follows-link nil)
+        (setq-local default-directory (opencortex--memex-root))
+        (when (= (buffer-size) 0)
+          (insert "#+TITLE: OpenCortex\n")
+          (insert "# Type after the prompt; C-c C-c or RET sends.  "
+                  "C-c C-a / C-c C-d approve or deny.\n"))
+        (opencortex--chat-new-prompt)))
+    buf))
+
+(defun opencortex--chat-new-prompt ()
+  "Insert a new prompt headline at the end of the chat buffer."
+  (goto-char (point-max))
+  (unless (bolp) (insert "\n"))
+  (insert opencortex--chat-prompt)
+  (setq opencortex--chat-input-marker (copy-marker (point))))
+
+(defun opencortex--chat-input ()
+  "The text typed after the last prompt."
+  (string-trim (buffer-substring-no-properties
+                (or opencortex--chat-input-marker (point-max)) (point-max))))
+
+(defun opencortex-chat-return ()
+  "Send the input when point is in it; elsewhere do what RET does in Org."
+  (interactive)
+  (if (and opencortex--chat-input-marker
+           (>= (point) opencortex--chat-input-marker))
+      (opencortex-chat-send)
+    (org-return)))
+
+(defun opencortex--insert-reply (buf start end replies approvals)
+  "Replace START..END (the placeholder) in BUF with REPLIES and APPROVALS."
+  (with-current-buffer buf
+    (save-excursion
+      (let ((inhibit-read-only t))
+        (delete-region start end)
+        (goto-char start)
+        (insert (mapconcat #'opencortex-render-reply
+                           (or (delq nil replies) '("(no reply)")) "\n\n")
+                "\n")
+        (dolist (a approvals)
+          (insert (opencortex--format-approval a)))))
+    (set-marker start nil)
+    (set-marker end nil)
+    (setq opencortex--chat-pending nil)
+    (let ((at-end (= (point) (point-max))))
+      (save-excursion (opencortex--chat-new-prompt))
+      (when at-end (goto-char (point-max))))))
+
+(defun opencortex--format-approval (a)
+  "The Org entry for the pending approval A (an alist)."
+  (let ((id (format "%s" (alist-get 'id a))))
+    (format (concat "*** APPROVAL %s\n:PROPERTIES:\n:APPROVAL_ID: %s\n:END:\n"
+                    "Tool: %s\nArgs: %s\nReason: %s\n"
+                    "C-c C-a (opencortex-approve) approves, "
+                    "C-c C-d (opencortex-deny) denies.\n")
+            (or (alist-get 'tool a) "?") id (or (alist-get 'tool a) "?")
+            (let ((args (alist-get 'args a)))
+              (if (stringp args) args (json-encode args)))
+            (or (alist-get 'reason a) ""))))
+
+(defun opencortex--reply-texts (data)
+  "The reply texts in the chat response DATA."
+  (let ((replies (alist-get 'replies data)))
+    (cond ((and replies (listp replies))
+           (mapcar (lambda (r) (if (stringp r) r
+                                 (or (and (listp r) (alist-get 'text r)) (format "%s" r))))
+                   replies))
+          ((alist-get 'reply data) (list (alist-get 'reply data))))))
+
+(defun opencortex--chat-approvals (data)
+  "Pending approvals in the chat response DATA (from its data, when any)."
+  (let ((d (and (listp data) (alist-get 'data data))))
+    (and (listp d) (or (alist-get 'approvals d) (alist-get 'pending d)))))
+
+(defun opencortex-chat-send-message (message &optional buffer)
+  "Send MESSAGE to the agent from the chat BUFFER; the reply is inserted there.
+The message is written in the prompt headline when it is not there already."
+  (with-current-buffer (or buffer (opencortex--chat-buffer))
+    (when opencortex--chat-pending
+      (user-error "OpenCortex: still waiting for the previous reply"))
+    (goto-char (point-max))
+    (unless (equal (opencortex--chat-input) (string-trim message))
+      (delete-region opencortex--chat-input-marker (point-max))
+      (insert message))
+    (goto-char (point-max))
+    (insert "\n** OpenCortex\n")
+    (let* ((buf (current-buffer))
+           (start (copy-marker (point)))
+           (end (progn (insert "…thinking\n") (copy-marker (point) t)))
+           (body `((message . ,message) (stream . :json-false))))
+      (when opencortex--chat-session
+        (push (cons 'session opencortex--chat-session) body))
+      (setq opencortex--chat-pending t)
+      (opencortex--request
+       "POST" "/v1/chat" body
+       (lambda (status data)
+         (when (buffer-live-p buf)
+           (with-current-buffer buf
+             (if (and status (< status 300))
+                 (progn
+                   (when (alist-get 'session data)
+                     (setq opencortex--chat-session (alist-get 'session data)))
+                   (opencortex--insert-reply buf start end (opencortex--reply-texts data)
+                                             (opencortex--chat-approvals data))
+                   (opencortex--chat-fetch-approvals buf))
+               (opencortex--insert-reply
+                buf start end
+                (list (format "(error: %s)"
+                              (cond ((null status) (format "daemon not reachable at %s"
+                                                           opencortex-url))
+                                    ((memq status '(401 403)) "unauthorized; check the token")
+                                    (t (format "HTTP %s %s" status
+                                               (or (alist-get 'error data) ""))))))
+                nil)))))))
+    (current-buffer)))
+
+(defun opencortex--chat-fetch-approvals (buf)
+  "Show approvals still pending on the daemon in BUF (asynchronously)."
+  (opencortex--request
+   "GET" "/v1/approvals" nil
+   (lambda (status data)
+     (when (and status (< status 300) (buffer-live-p buf))
+       (let ((pending (alist-get 'pending data)))
+         (with-current-buffer buf
+           (dolist (a pending)
+             (let ((id (format "%s" (alist-get 'id a))))
+               (unless (save-excursion
+                         (goto-char (point-min))
+                         (search-forward (format ":APPROVAL_ID: %s\n" id) nil t))
+                 (save-excursion
+                   (goto-char opencortex--chat-input-marker)
+                   (beginning-of-line)
+                   (insert (opencortex--format-approval a))))))))))))
+
+(defun opencortex-chat-send ()
+  "Send what was typed after the last prompt."
+  (interactive)
+  (let ((msg (opencortex--chat-input)))
+    (if (string-empty-p msg)
+        (message "OpenCortex: type a message after the prompt first")
+      (opencortex-chat-send-message msg (current-buffer)))))
+
+(defun opencortex-chat-reset ()
+  "Start a new conversation (a new session) in the chat buffer."
+  (interactive)
+  (setq opencortex--chat-session nil)
+  (message "OpenCortex: new session"))
+
+;;;###autoload
+(defun opencortex-chat ()
+  "Open the OpenCortex chat buffer."
+  (interactive)
+  (let ((buf (opencortex--chat-buffer)))
+    (pop-to-buffer buf)
+    (goto-char (point-max))
+    buf))
+
+;;;; Approvals
+
+(defun opencortex--approval-id-at-point ()
+  "The id of the approval entry at point, or nil."
+  (when (derived-mode-p 'org-mode)
+    (save-excursion
+      (ignore-errors (org-entry-get (point) "APPROVAL_ID" t)))))
+
+(defun opencortex--read-approval-id (verb)
+  "Ask which pending approval to VERB, or use the one at point."
+  (or (opencortex--approval-id-at-point)
+      (let* ((data (opencortex--check (opencortex--request-sync "GET" "/v1/approvals")
+                                      "approvals"))
+             (pending (alist-get 'pending data))
+             (cands (mapcar (lambda (a)
+                              (cons (format "%s  %s %s — %s" (alist-get 'id a)
+                                            (alist-get 'tool a)
+                                            (let ((args (alist-get 'args a)))
+                                              (if (stringp args) args (json-encode args)))
+                                            (or (alist-get 'reason a) ""))
+                                    (format "%s" (alist-get 'id a))))
+                            pending)))
+        (unless cands (user-error "OpenCortex: nothing awaits approval"))
+        (cdr (assoc (completing-read (format "%s which? " verb) cands nil t) cands)))))
+
+(defun opencortex--decide (id approve)
+  "Send the decision APPROVE (non-nil = yes) for the approval ID."
+  (let ((res (opencortex--request-sync "POST" (format "/v1/approvals/%s" (url-hexify-string id))
+                                       `((approve . ,(if approve t :json-false))))))
+    (opencortex--check res "approval")
+    (when (and (derived-mode-p 'org-mode)
+               (equal (opencortex--approval-id-at-point) id))
+      (save-excursion
+        (ignore-errors
+          (org-back-to-heading t)
+          (when (looking-at "\\*+ APPROVAL")
+            (replace-match (concat (substring (match-string 0) 0
+                                              (- (length (match-string 0)) 8))
+                                   (if approve "APPROVED" "DENIED")))))))
+    (message "OpenCortex: %s %s" (if approve "approved" "denied") id)
+    (cdr res)))
+
+;;;###autoload
+(defun opencortex-approve (id)
+  "Approve the pending action ID (the one at point in the chat, or chosen)."
+  (interactive (list (opencortex--read-approval-id "Approve")))
+  (opencortex--decide id t))
+
+;;;###autoload
+(defun opencortex-deny (id)
+  "Deny the pending action ID (the one at point in the chat, or chosen)."
+  (interactive (list (opencortex--read-approval-id "Deny")))
+  (opencortex--decide id nil))
+
+;;;; Search, capture, recollect
+
+(defun opencortex-search-hits (query &optional k)
+  "The daemon's search hits for QUERY (at most K), as a list of alists."
+  (let ((res (opencortex--request-sync
+              "GET" (format "/v1/search?q=%s&k=%d" (url-hexify-string query)
+                            (or k opencortex-search-results)))))
+    (alist-get 'hits (opencortex--check res "search"))))
+
+(defun opencortex--hit-label (hit)
+  "A one-line description of the search HIT."
+  (let ((outline (alist-get 'outline hit)))
+    (format "%s  (%s:%s)"
+            (if (and outline (listp outline))
+                (mapconcat (lambda (x) (format "%s" x)) outline " / ")
+              (or (alist-get 'title hit) "?"))
+            (alist-get 'file hit) (alist-get 'line hit))))
+
+(defun opencortex-visit-hit (hit)
+  "Visit the file of the search HIT at its line."
+  (let* ((file (alist-get 'file hit))
+         (abs (if (file-name-absolute-p file) file
+                (expand-file-name file (opencortex--memex-root)))))
+    (find-file abs)
+    (widen)
+    (goto-char (point-min))
+    (forward-line (1- (max 1 (or (alist-get 'line hit) 1))))
+    (when (derived-mode-p 'org-mode) (org-show-context))
+    (current-buffer)))
+
+(defvar opencortex-search-history nil "History of `opencortex-search' queries.")
+
+;;;###autoload
+(defun opencortex-search (query)
+  "Search the memex for QUERY and visit the chosen hit."
+  (interactive (list (read-string "OpenCortex search: " nil 'opencortex-search-history)))
+  (let* ((hits (opencortex-search-hits query))
+         (cands (mapcar (lambda (h) (cons (opencortex--hit-label h) h)) hits)))
+    (unless cands (user-error "OpenCortex: no hits for %S" query))
+    (opencortex-visit-hit
+     (cdr (assoc (completing-read "Hit: " cands nil t nil nil (caar cands)) cands)))))
+
+;;;###autoload
+(defun opencortex-capture (text)
+  "Ask the agent to remember TEXT (sends \"remember: TEXT\" through the chat).
+Interactively, the active region is the default."
+  (interactive
+   (list (read-string "Remember: "
+                      (and (use-region-p)
+                           (buffer-substring-no-properties (region-beginning) (region-end))))))
+  (when (string-empty-p (string-trim text)) (user-error "Nothing to remember"))
+  (let ((buf (opencortex--chat-buffer)))
+    (opencortex-chat-send-message (concat "remember: " text) buf)
+    (display-buffer buf)
+    buf))
+
+;;;###autoload
+(defun opencortex-recollect (text)
+  "Ask the agent to recollect what the memex knows about TEXT.
+Sends \"/recollect TEXT\" through the chat."
+  (interactive (list (read-string "Recollect: ")))
+  (let ((buf (opencortex--chat-buffer)))
+    (opencortex-chat-send-message (concat "/recollect " text) buf)
+    (display-buffer buf)
+    buf))
+
+(provide 'opencortex)
+;;; opencortex.el ends here

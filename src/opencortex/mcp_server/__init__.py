@@ -1,0 +1,53 @@
+"""OpenCortex as a Model Context Protocol server (stdio), for MCP clients and agents.
+
+Tools: ``search``, ``read``, ``agenda`` (read-only), ``capture`` (writes an entry) and
+``recollect`` (a session-based dialogue; recall itself is not built yet, issue 6).
+Resources: ``opencortex://node/{id}``, a node's Org text.  Stdout carries the protocol
+only: logs go to stderr or a file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+from .server import NODE_URI, OpenCortexTools, build_server
+
+__all__ = ["NODE_URI", "OpenCortexTools", "build_server", "configure_logging", "serve"]
+
+log = logging.getLogger("opencortex.mcp")
+
+
+def configure_logging(log_file: str | os.PathLike[str] | None = None,
+                      level: str = "INFO") -> None:
+    """Root logging to ``log_file`` (appended) or stderr; never stdout."""
+    if log_file:
+        Path(log_file).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(Path(log_file).expanduser(),
+                                                       encoding="utf-8")
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for h in list(root.handlers):  # whatever was there may point at stdout
+        root.removeHandler(h)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+
+
+def serve(memex: str | os.PathLike[str] | None = None,
+          index: str | os.PathLike[str] | None = None,
+          log_file: str | os.PathLike[str] | None = None, log_level: str = "INFO") -> None:
+    """Sync the index, then serve MCP over stdio until the client hangs up."""
+    from ..memex import Memex
+
+    configure_logging(log_file, log_level)
+    m = Memex(memex, index)
+    try:
+        s = m.sync()
+        log.info("memex %s synced: %s", m.root, s.to_dict() if hasattr(s, "to_dict") else s)
+        build_server(m).run("stdio")
+    finally:
+        m.close()

@@ -1,0 +1,492 @@
+"""The HTTP face of the kernel: a Starlette app that turns requests into signals.
+
+Gateways hold no agent logic: every route validates its input, then either submits a
+signal (events, chat) or reads the memex under the kernel's lock (search, nodes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .. import __version__
+from ..memex import Memex
+
+__all__ = ["DEFAULT_MAX_BODY", "RateLimiter", "create_app"]
+
+DEFAULT_MAX_BODY = 2 * 1024 * 1024
+SEARCH_MODES = ("hybrid", "sparse", "dense")
+_tl = threading.local()
+
+
+class JSON(JSONResponse):
+    """JSON that never fails on a stray datetime or Path in reply data."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, default=str).encode("utf-8")
+
+
+def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSON:
+    return JSON({"ok": False, "error": message, "status": status}, status, headers=headers)
+
+
+# -- gate: rate limit, auth, body size, before anything is parsed -------------------------
+class RateLimiter:
+    """A token bucket per client address: ``rate`` requests/s sustained, ``burst`` at once.
+    Runs on the event loop only, so it needs no lock."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate = rate
+        self.burst = max(burst, 1.0)
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def allow(self, key: str) -> float:
+        """0 if allowed; else seconds until a token is available."""
+        if self.rate <= 0:
+            return 0.0
+        now = time.monotonic()
+        tokens, last = self._buckets.get(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - last) * self.rate)
+        if tokens < 1.0:
+            self._buckets[key] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+        self._buckets[key] = (tokens - 1.0, now)
+        if len(self._buckets) > 10_000:  # forget full buckets (idle clients)
+            full = [k for k, (t, _) in self._buckets.items() if t >= self.burst - 1]
+            for k in full:
+                self._buckets.pop(k, None)
+        return 0.0
+
+
+class Gate:
+    """Pure ASGI middleware (cheap, and safe for streaming responses): rate limit, then
+    bearer token (all but ``GET /healthz``), then declared body size."""
+
+    def __init__(self, app: ASGIApp, token: str, limiter: RateLimiter, max_body: int) -> None:
+        self.app = app
+        self.token = token.encode()
+        self.limiter = limiter
+        self.max_body = max_body
+        self.state: Any = getattr(app, "state", None)
+        """The wrapped app's state (kernel, memex): serve() reaches the kernel through it."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        client = (scope.get("client") or ("?", 0))[0]
+        wait = self.limiter.allow(client)
+        if wait:
+            await error(429, "too many requests: slow down",
+                        {"Retry-After": str(max(1, round(wait)))})(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        if not (scope["path"] == "/healthz" and scope["method"] in ("GET", "HEAD")):
+            auth = headers.get(b"authorization", b"")
+            scheme, _, given = auth.partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(),
+                                                                      self.token):
+                await error(401, "missing or wrong bearer token (see `opencortex token`)",
+                            {"WWW-Authenticate": "Bearer"})(scope, receive, send)
+                return
+        length = headers.get(b"content-length")
+        if length is not None:
+            try:
+                too_big = int(length) > self.max_body
+            except ValueError:
+                await error(400, "bad Content-Length")(scope, receive, send)
+                return
+            if too_big:
+                await error(413, f"body over {self.max_body} bytes")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def read_json(request: Request) -> Any:
+    """The body as JSON; 413 past the size limit even without Content-Length, 400 if not
+    JSON — so a malformed request never reaches the pipeline."""
+    limit: int = request.app.state.max_body
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPException(413, f"body over {limit} bytes")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    if not raw.strip():
+        raise HTTPException(400, "empty body: send a JSON object")
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise HTTPException(400, f"body is not valid JSON: {e}") from None
+
+
+def _object(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise HTTPException(422, "the body must be a JSON object")
+    return body
+
+
+# -- approvals: tell a streaming chat when its signal waits for the person ---------------
+def install_approval_hook(kernel: Any) -> None:
+    """Call ``meta["on_approval"](pending)`` of the signal whose action asked.  The kernel
+    replies the question into a sub-signal's channel (the router composes replies), so
+    the chat would otherwise not hear of it until the end; the action runs on the thread
+    that requests approval, so a thread-local names the signal."""
+    if getattr(kernel, "_server_hooked", False):
+        return
+    orig_act = kernel.act
+    queue = kernel.approvals
+    orig_request = queue.request
+
+    def act(sig: Any, action: Any) -> Any:
+        prev = getattr(_tl, "sig", None)
+        _tl.sig = sig
+        try:
+            return orig_act(sig, action)
+        finally:
+            _tl.sig = prev
+
+    def request(action: Any, reason: str) -> Any:
+        p = orig_request(action, reason)
+        sig = getattr(_tl, "sig", None)
+        cb = sig.meta.get("on_approval") if sig is not None else None
+        if callable(cb):
+            try:
+                cb(p)
+            except Exception as e:  # a gone client must not break the pipeline
+                kernel.log.warning("approval notice failed: %s", e)
+        return p
+
+    kernel.act = act
+    queue.request = request
+    kernel._server_hooked = True
+
+
+def cancel_pending(kernel: Any, by: str = "shutdown") -> int:
+    """Deny every open approval (so waiting requests finish when the daemon stops)."""
+    n = 0
+    for p in kernel.approvals.pending():
+        with contextlib.suppress(Exception):
+            kernel.approvals.cancel(p.id, by=by)
+            n += 1
+    return n
+
+
+async def run_chat(kernel: Any, text: str, session: str, source: str
+                   ) -> AsyncIterator[tuple[str, Any]]:
+    """Submit one request; yield ``("reply", (text, data))`` and ``("approval", pending)``
+    as the pipeline produces them, without holding a thread while it works or waits."""
+    loop = asyncio.get_running_loop()
+    q: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+    def put(item: tuple[str, Any]) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is gone (shutdown)
+            loop.call_soon_threadsafe(q.put_nowait, item)
+
+    fut = kernel.submit({"payload": {"sensor": "user-input", "text": text},
+                         "meta": {"source": source, "session": session,
+                                  "reply": lambda t, d=None: put(("reply", (t, d))),
+                                  "on_approval": lambda p: put(("approval", p))}})
+    if fut is None:
+        raise HTTPException(503, "not accepting requests (shutting down)")
+    fut.add_done_callback(lambda _f: put(("done", None)))
+    while True:
+        kind, item = await q.get()
+        if kind == "done":
+            return
+        yield kind, item
+
+
+def final_data(replies: list[tuple[str, Any]]) -> Any:
+    """Structured data of the final reply (intents/results/answer/citations), else null."""
+    for _, d in reversed(replies):
+        if isinstance(d, dict) and "intents" in d:
+            return d
+    return replies[-1][1] if replies else None
+
+
+def sse(event: str, data: Any) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n" \
+        .encode("utf-8")
+
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+# -- routes --------------------------------------------------------------------------------
+async def healthz(request: Request) -> Response:
+    return JSON({"ok": True, "version": __version__})
+
+
+async def events(request: Request) -> Response:
+    from ..pipeline.signal import ASYNC_SENSORS, SYNC_SENSORS, SignalError, inject
+
+    body = await read_json(request)
+    try:
+        sig = inject(body)
+    except SignalError as e:
+        raise HTTPException(422, str(e)) from None
+    p = sig.payload
+    if sig.sensor not in ASYNC_SENSORS | SYNC_SENSORS:
+        raise HTTPException(422, f"unknown sensor {sig.sensor!r}: one of "
+                                 f"{', '.join(sorted(ASYNC_SENSORS | SYNC_SENSORS))}")
+    if sig.sensor == "interrupt":
+        raise HTTPException(422, "interrupt stops the whole daemon's intake: send SIGTERM "
+                                 "to stop it instead")
+    memex: Memex = request.app.state.memex
+    if sig.sensor == "buffer-update" or (sig.sensor == "point-update" and "file" in p):
+        f = p.get("file")
+        if not isinstance(f, str) or not f.endswith(".org"):
+            raise HTTPException(422, f"{sig.sensor} needs payload.file, an .org path")
+        path = Path(f).expanduser()
+        path = (path if path.is_absolute() else memex.root / path).resolve()
+        if not path.is_relative_to(memex.root):
+            raise HTTPException(422, f"{f}: not inside the memex ({memex.root})")
+    if sig.sensor == "buffer-update" and not isinstance(p.get("text", ""), str):
+        raise HTTPException(422, "buffer-update needs payload.text, a string")
+    if sig.sensor == "point-update" and not (p.get("id") or p.get("file")):
+        raise HTTPException(422, "point-update needs payload.id or payload.file")
+    sig.meta.pop("reply", None)
+    sig.meta.pop("on_approval", None)
+    if sig.meta.get("source") == "system":
+        sig.meta["source"] = "http"
+    fut = request.app.state.kernel.submit(sig)
+    if fut is None:
+        raise HTTPException(503, "not accepting events (shutting down)")
+    return JSON({"accepted": True, "id": sig.id}, 202)
+
+
+def _chat_args(body: Any) -> tuple[str, str, bool]:
+    body = _object(body)
+    msg = body.get("message")
+    if not isinstance(msg, str) or not msg.strip():
+        raise HTTPException(422, "message must be a non-empty string")
+    session = body.get("session")
+    if session is not None and (not isinstance(session, str) or len(session) > 200):
+        raise HTTPException(422, "session must be a string (up to 200 characters)")
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise HTTPException(422, "stream must be true or false")
+    return msg, session or f"http-{int(time.time())}", stream
+
+
+async def chat(request: Request) -> Response:
+    msg, session, stream = _chat_args(await read_json(request))
+    kernel = request.app.state.kernel
+    if not kernel._accepting:
+        raise HTTPException(503, "not accepting requests (shutting down)")
+    if not stream:
+        replies = [item async for kind, item in run_chat(kernel, msg, session, "http")
+                   if kind == "reply"]
+        return JSON({"reply": replies[-1][0] if replies else "",
+                     "replies": [t for t, _ in replies], "data": final_data(replies),
+                     "session": session})
+
+    async def gen() -> AsyncIterator[bytes]:
+        n = 0
+        async for kind, item in run_chat(kernel, msg, session, "http"):
+            if kind == "approval":
+                yield sse("approval", {"id": item.id, "reason": item.reason,
+                                       "tool": item.action.tool, "args": item.action.args})
+            else:
+                n += 1
+                yield sse("reply", {"text": item[0], "data": item[1]})
+        yield sse("done", {"session": session, "replies": n})
+
+    return StreamingResponse(gen(), media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+async def approvals_list(request: Request) -> Response:
+    kernel = request.app.state.kernel
+    return JSON({"pending": [{"id": p.id, "tool": p.action.tool, "args": p.action.args,
+                              "reason": p.reason, "created": p.created.isoformat()}
+                             for p in kernel.approvals.pending()]})
+
+
+async def approvals_resolve(request: Request) -> Response:
+    from ..guard.errors import ApprovalError
+
+    body = _object(await read_json(request))
+    approve = body.get("approve")
+    if not isinstance(approve, bool):
+        raise HTTPException(422, "approve must be true or false")
+    ident = request.path_params["id"]
+    try:
+        request.app.state.kernel.approvals.resolve(ident, approve, by="http")
+    except ApprovalError as e:
+        raise HTTPException(409 if "already" in str(e) else 404, str(e)) from None
+    return JSON({"ok": True, "id": ident, "approved": approve})
+
+
+def _int_param(request: Request, name: str, default: int, lo: int, hi: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        v = int(raw)
+    except ValueError:
+        raise HTTPException(400, f"{name} must be an integer") from None
+    if not lo <= v <= hi:
+        raise HTTPException(400, f"{name} must be between {lo} and {hi}")
+    return v
+
+
+async def search(request: Request) -> Response:
+    from ..retrieval.hybrid import retriever_for
+
+    q = request.query_params.get("q", "").strip()
+    if not q:
+        raise HTTPException(400, "q (the query) is required")
+    k = _int_param(request, "k", 10, 1, 200)
+    mode = request.query_params.get("mode", "hybrid")
+    if mode not in SEARCH_MODES:
+        raise HTTPException(400, f"mode must be one of {', '.join(SEARCH_MODES)}")
+    kernel = request.app.state.kernel
+
+    def run() -> dict[str, Any]:
+        with kernel.memex_lock:
+            return retriever_for(request.app.state.memex).search(q, mode, k).to_dict()
+
+    return JSON(await run_in_threadpool(run))
+
+
+async def node(request: Request) -> Response:
+    from ..errors import NodeNotFoundError
+    from ..retrieval.deep_read import deep_read
+
+    ref = request.path_params["ref"]
+    budget = _int_param(request, "budget", 16_000, 1, 1_000_000)
+    kernel = request.app.state.kernel
+
+    def run() -> Any:
+        with kernel.memex_lock:
+            return deep_read(request.app.state.memex, [ref], 0, budget).to_dict()
+
+    try:
+        res = await run_in_threadpool(run)
+    except NodeNotFoundError as e:
+        raise HTTPException(404, str(e)) from None
+    if not res["nodes"]:
+        raise HTTPException(404, f"{ref!r} is indexed but its file is gone: re-index")
+    return JSON(res["nodes"][0])
+
+
+async def recall(request: Request) -> Response:
+    return error(501, "recall is not built yet")
+
+
+async def openapi(request: Request) -> Response:
+    from .openapi import spec
+
+    return JSON(spec())
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return error(exc.status_code, str(exc.detail), dict(exc.headers or {}) or None)
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    request.app.state.kernel.log.error("HTTP %s %s failed: %s: %s", request.method,
+                                       request.url.path, type(exc).__name__, exc)
+    return error(500, f"internal error: {type(exc).__name__}")
+
+
+# -- the app -----------------------------------------------------------------------------
+def _reasoner(memex: Memex) -> Any:
+    """The configured model if any, else the offline reasoner (as `opencortex ask`)."""
+    from ..reason.reasoner import Reasoner
+
+    try:
+        from ..llm import gateway_from_settings
+
+        gw = gateway_from_settings(memex.settings)
+    except Exception:
+        gw = None
+    return Reasoner(gw if gw is not None and gw.configured else None)
+
+
+def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
+               heartbeat: float = 60.0, approval_timeout: float = 3600.0,
+               rate: float = 20.0, burst: float = 100.0, max_body: int = DEFAULT_MAX_BODY,
+               workers: int = 4, shutdown_timeout: float = 30.0,
+               on_stop: Callable[[], None] | None = None) -> Gate:
+    """The ASGI app over ``memex``.  Without ``kernel`` one is built (and shut down with
+    the app).  ``heartbeat`` seconds between heartbeat signals (0: none); ``rate``/``burst``
+    the per-client token bucket (rate 0: no limit)."""
+    from .openai_compat import chat_completions, models
+
+    if token is None:
+        from .auth import load_or_create_token
+
+        token = load_or_create_token()[0]
+    if not token:
+        raise ValueError("an empty token would let anyone in")
+    own = kernel is None
+    if kernel is None:
+        from ..pipeline.kernel import Kernel
+
+        kernel = Kernel(memex, reasoner=_reasoner(memex), workers=workers)
+    kernel.approval_timeout = approval_timeout
+    install_approval_hook(kernel)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(heartbeat)
+                kernel.submit({"payload": {"sensor": "heartbeat"},
+                               "meta": {"source": "server"}})
+
+        task = asyncio.create_task(beat()) if heartbeat > 0 else None
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            if own:
+                cancel_pending(kernel)
+                done = await run_in_threadpool(kernel.shutdown, shutdown_timeout)
+                kernel.log.info("server stopped; kernel %s", "drained" if done else
+                                "timed out with signals in flight")
+            if on_stop is not None:
+                on_stop()
+
+    routes = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/v1/events", events, methods=["POST"]),
+        Route("/v1/chat", chat, methods=["POST"]),
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/approvals", approvals_list, methods=["GET"]),
+        Route("/v1/approvals/{id}", approvals_resolve, methods=["POST"]),
+        Route("/v1/search", search, methods=["GET"]),
+        Route("/v1/nodes/{ref:path}", node, methods=["GET"]),
+        Route("/v1/recall", recall, methods=["POST"]),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    exception_handlers={HTTPException: _http_error, 500: _server_error})
+    app.state.memex = memex
+    app.state.kernel = kernel
+    app.state.max_body = max_body
+    return Gate(app, token, RateLimiter(rate, burst), max_body)
