@@ -177,3 +177,65 @@ def test_logs_go_to_the_log_file_not_stdout(session) -> None:
     # The session working at all proves stdout carried only protocol messages.
     log = session[2]
     assert "synced" in log.read_text(encoding="utf-8")
+
+
+def test_stdout_carries_only_json_rpc_and_logs_go_to_stderr(memex: Path,
+                                                             tmp_path: Path) -> None:
+    """Raw pipes, no SDK: every stdout line is a JSON-RPC message; the logs are on stderr."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "opencortex.mcp_server", "--memex", str(memex),
+         "--index", str(tmp_path / "index.db")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin and proc.stdout
+
+    def ask(msg: dict[str, Any]) -> dict[str, Any]:
+        assert proc.stdin and proc.stdout
+        proc.stdin.write(json.dumps(msg) + "\n")
+        proc.stdin.flush()
+        if "id" not in msg:
+            return {}
+        reply = json.loads(proc.stdout.readline())
+        assert reply["jsonrpc"] == "2.0" and reply["id"] == msg["id"], reply
+        return reply
+
+    try:
+        init = ask({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}})
+        assert init["result"]["serverInfo"]["name"] == "opencortex"
+        ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        found = ask({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "search", "arguments": {"query": "caching"}}})
+        assert not found["result"].get("isError")
+        rest, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    for line in rest.splitlines():  # anything after the last reply must be protocol too
+        assert json.loads(line)["jsonrpc"] == "2.0"
+    assert "synced" in err
+
+
+def test_unknown_session_ids_and_eviction() -> None:
+    from opencortex.mcp_server.sessions import RecollectSessions, UnknownSessionError
+
+    s = RecollectSessions(limit=2)
+    a = s.turn("one")["session_id"]
+    assert s.turn("again", a)["turn"] == 2
+    s.turn("two")
+    s.turn("three")  # a is the least recently used: forgotten
+    with pytest.raises(UnknownSessionError):
+        s.turn("back", a)
+
+
+def test_mcp_command_help() -> None:
+    from click.testing import CliRunner
+
+    from opencortex.cli.mcp_cmd import mcp as mcp_cmd
+
+    out = CliRunner().invoke(mcp_cmd, ["--help"])
+    assert out.exit_code == 0
+    assert "--memex" in out.output and "--index" in out.output and "--log-file" in out.output

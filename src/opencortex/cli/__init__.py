@@ -7,6 +7,7 @@ import click
 from .. import __version__
 from .agent_cmds import ask, route, skills
 from .context_cmd import context
+from .mcp_cmd import mcp
 from .doctor import doctor
 from .export_cmd import export
 from .memex_cmds import agenda, index, projects, query
@@ -38,7 +39,7 @@ def cli() -> None:
 
 
 for _cmd in (index, query, agenda, projects, export, capture, todo, set_property, tag,
-             schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context):
+             schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp):
     cli.add_command(_cmd)
 
 

@@ -9,6 +9,7 @@ the memex's index connection.  Each call first brings the index up to date
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import logging
 import threading
 from collections.abc import Callable
@@ -31,6 +32,9 @@ log = logging.getLogger("opencortex.mcp")
 NODE_URI = "opencortex://node/{id}"
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False,
                             idempotent_hint=True, open_world_hint=False)
+DIALOGUE = ToolAnnotations(read_only_hint=True, destructive_hint=False,
+                           idempotent_hint=False, open_world_hint=False)
+"""Reads the memex only; each turn is remembered in the (in-memory) session."""
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False,
                          idempotent_hint=False, open_world_hint=False)
 INSTRUCTIONS = """\
@@ -144,6 +148,18 @@ class OpenCortexTools:
         return res.nodes[0].text
 
 
+def _tool(server: MCPServer, annotations: ToolAnnotations, title: str
+          ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a tool, its docstring (dedented) as the description."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        server.add_tool(fn, title=title, description=inspect.cleandoc(fn.__doc__ or ""),
+                        annotations=annotations)
+        return fn
+
+    return deco
+
+
 def build_server(memex: Memex) -> MCPServer:
     """An MCP server for ``memex`` (not started: call ``.run()`` for stdio)."""
     t = OpenCortexTools(memex)
@@ -151,7 +167,7 @@ def build_server(memex: Memex) -> MCPServer:
                                   version=__version__, instructions=INSTRUCTIONS,
                                   log_level="WARNING")
 
-    @server.tool(annotations=READ_ONLY, title="Search the memex")
+    @_tool(server, READ_ONLY, "Search the memex")
     def search(
         query: Annotated[str, Field(description="What to look for: words, \"a phrase\", "
                                     "or a question.")],
@@ -168,7 +184,7 @@ def build_server(memex: Memex) -> MCPServer:
         score and a snippet; pass a hit's id or key to `read` for the full text."""
         return t.search(query, k, mode, filters)
 
-    @server.tool(annotations=READ_ONLY, title="Read nodes in full")
+    @_tool(server, READ_ONLY, "Read nodes in full")
     def read(
         refs: Annotated[list[str], Field(min_length=1, description=(
             "Nodes to read: an ID, a key from `search` (id:… or FILE::Outline/Title), "
@@ -183,7 +199,7 @@ def build_server(memex: Memex) -> MCPServer:
         breadth-first within a token budget. Each node comes with its backlinks."""
         return t.read(refs, depth, budget)
 
-    @server.tool(annotations=READ_ONLY, title="Agenda")
+    @_tool(server, READ_ONLY, "Agenda")
     def agenda(
         days: Annotated[int, Field(ge=0, le=366, description=(
             "How many days ahead to look for scheduled items and deadlines."))] = 7,
@@ -194,7 +210,7 @@ def build_server(memex: Memex) -> MCPServer:
         overdue tasks, and NEXT actions, each with file, line, outline and dates."""
         return t.agenda(days, today)
 
-    @server.tool(annotations=WRITES, title="Capture an entry")
+    @_tool(server, WRITES, "Capture an entry")
     def capture(
         text: Annotated[str, Field(min_length=1, description=(
             "The entry: first line is the headline, further lines its body."))],
@@ -210,7 +226,7 @@ def build_server(memex: Memex) -> MCPServer:
         key, id, file and line."""
         return t.capture(text, to, todo, tags)
 
-    @server.tool(annotations=READ_ONLY, title="Recollect (not available yet)")
+    @_tool(server, DIALOGUE, "Recollect (not available yet)")
     def recollect(
         message: Annotated[str, Field(description=(
             "What you want to recall, or your reply in an ongoing recollection."))],
