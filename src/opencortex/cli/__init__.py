@@ -7,11 +7,12 @@ import click
 from .. import __version__
 from .agent_cmds import ask, route, skills
 from .context_cmd import context
-from .mcp_cmd import mcp
 from .doctor import doctor
 from .export_cmd import export
+from .mcp_cmd import mcp
 from .memex_cmds import agenda, index, projects, query
 from .retrieval_cmds import read, scan, search
+from .serve_cmds import serve, token
 from .write_cmds import (
     append,
     capture,
@@ -39,7 +40,7 @@ def cli() -> None:
 
 
 for _cmd in (index, query, agenda, projects, export, capture, todo, set_property, tag,
-             schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp):
+             schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp, serve, token):
     cli.add_command(_cmd)
 
 

@@ -347,6 +347,12 @@ class Kernel:
         if d.needs_approval:
             pending = self.approvals.request(d.action, d.reason)
             self.log.info("approval %s requested for %s: %s", pending.id, action.tool, d.reason)
+            notify = sig.meta.get("on_approval")  # a gateway that streams (SSE, TUI)
+            if callable(notify):
+                try:
+                    notify(pending)
+                except Exception as e:  # a client that went away must not break the loop
+                    self.log.warning("approval notice failed: %s", e)
             self.reply(sig, f"Needs your approval ({d.reason}): /approve {pending.id} or "
                        f"/deny {pending.id}", {"approval": pending.id})
             ok = self.approvals.wait(pending.id, timeout=self.approval_timeout) \

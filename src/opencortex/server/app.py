@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import hmac
 import json
-import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -31,7 +30,6 @@ __all__ = ["DEFAULT_MAX_BODY", "RateLimiter", "create_app"]
 
 DEFAULT_MAX_BODY = 2 * 1024 * 1024
 SEARCH_MODES = ("hybrid", "sparse", "dense")
-_tl = threading.local()
 
 
 class JSON(JSONResponse):
@@ -143,42 +141,6 @@ def _object(body: Any) -> dict[str, Any]:
     return body
 
 
-# -- approvals: tell a streaming chat when its signal waits for the person ---------------
-def install_approval_hook(kernel: Any) -> None:
-    """Call ``meta["on_approval"](pending)`` of the signal whose action asked.  The kernel
-    replies the question into a sub-signal's channel (the router composes replies), so
-    the chat would otherwise not hear of it until the end; the action runs on the thread
-    that requests approval, so a thread-local names the signal."""
-    if getattr(kernel, "_server_hooked", False):
-        return
-    orig_act = kernel.act
-    queue = kernel.approvals
-    orig_request = queue.request
-
-    def act(sig: Any, action: Any) -> Any:
-        prev = getattr(_tl, "sig", None)
-        _tl.sig = sig
-        try:
-            return orig_act(sig, action)
-        finally:
-            _tl.sig = prev
-
-    def request(action: Any, reason: str) -> Any:
-        p = orig_request(action, reason)
-        sig = getattr(_tl, "sig", None)
-        cb = sig.meta.get("on_approval") if sig is not None else None
-        if callable(cb):
-            try:
-                cb(p)
-            except Exception as e:  # a gone client must not break the pipeline
-                kernel.log.warning("approval notice failed: %s", e)
-        return p
-
-    kernel.act = act
-    queue.request = request
-    kernel._server_hooked = True
-
-
 def cancel_pending(kernel: Any, by: str = "shutdown") -> int:
     """Deny every open approval (so waiting requests finish when the daemon stops)."""
     n = 0
@@ -224,7 +186,7 @@ def final_data(replies: list[tuple[str, Any]]) -> Any:
 
 def sse(event: str, data: Any) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n" \
-        .encode("utf-8")
+        .encode()
 
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -445,7 +407,6 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
 
         kernel = Kernel(memex, reasoner=_reasoner(memex), workers=workers)
     kernel.approval_timeout = approval_timeout
-    install_approval_hook(kernel)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

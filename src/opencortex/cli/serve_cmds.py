@@ -1,0 +1,76 @@
+"""``opencortex serve`` (the daemon) and ``opencortex token`` (its bearer token).
+
+Settings: flags > the ``[server]`` table of config.toml > defaults, e.g.::
+
+    [server]
+    port = 8765
+    heartbeat = 60          # seconds between heartbeats (re-index, embed, reminders)
+    rate = 20               # requests/s per client (0: no limit) ...
+    burst = 100             # ... with bursts up to this
+    approval_timeout = 3600 # how long an "ask" action waits for the person
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from .output import common_options, emit, open_memex
+
+__all__ = ["serve", "token"]
+
+
+def _opt(data: dict, key: str, flag: Any, default: Any) -> Any:
+    if flag is not None:
+        return flag
+    return (data.get("server") or {}).get(key, default)
+
+
+@click.command()
+@click.option("--host", default=None, help="Address to bind (default 127.0.0.1).")
+@click.option("--port", type=int, default=None, help="Port (default 8765).")
+@click.option("--allow-remote", is_flag=True,
+              help="Allow a non-loopback --host (anyone who can reach it needs the token).")
+@click.option("--heartbeat", type=float, default=None,
+              help="Seconds between heartbeat signals (default 60; 0: none).")
+@click.option("--rate", type=float, default=None,
+              help="Requests/s per client before 429 (default 20; 0: no limit).")
+@click.option("--burst", type=float, default=None, help="Burst size per client (default 100).")
+@click.option("--approval-timeout", type=float, default=None,
+              help="Seconds an action waits for approval via the API (default 3600).")
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+@common_options
+def serve(host: str | None, port: int | None, allow_remote: bool, heartbeat: float | None,
+          rate: float | None, burst: float | None, approval_timeout: float | None,
+          log_level: str, memex: str | None, index: str | None, json_: bool) -> None:
+    """Run the daemon: HTTP API for Emacs, chat clients and OpenAI-compatible tools."""
+    from ..server.app import DEFAULT_MAX_BODY
+    from ..server.run import DEFAULT_HOST, DEFAULT_PORT
+    from ..server.run import serve as run
+
+    m = open_memex(memex, index)
+    d = m.settings.data
+    h = str(_opt(d, "host", host, DEFAULT_HOST))
+    p = int(_opt(d, "port", port, DEFAULT_PORT))
+    if json_:
+        click.echo(json.dumps({"ok": True, "url": f"http://{h}:{p}"}))
+    with m:
+        run(m, h, p, allow_remote=allow_remote, log_level=log_level,
+            heartbeat=float(_opt(d, "heartbeat", heartbeat, 60.0)),
+            rate=float(_opt(d, "rate", rate, 20.0)),
+            burst=float(_opt(d, "burst", burst, 100.0)),
+            approval_timeout=float(_opt(d, "approval_timeout", approval_timeout, 3600.0)),
+            max_body=int(_opt(d, "max_body", None, DEFAULT_MAX_BODY)))
+
+
+@click.command()
+@click.option("--json", "json_", is_flag=True, help="Machine-readable JSON output.")
+def token(json_: bool) -> None:
+    """Print the daemon's bearer token (created, mode 0600, if missing)."""
+    from ..server.auth import load_or_create_token
+
+    tok, where = load_or_create_token()
+    emit({"token": tok, "source": where}, json_, lambda: click.echo(tok))
