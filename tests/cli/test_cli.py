@@ -126,3 +126,21 @@ def test_route_and_search_queries_files(mx: list[str], tmp_path: Path) -> None:
     assert [x["query"] for x in res] == ["caching", "zfs snapshots"]
     assert all(x["hits"] and {"id", "file", "line", "outline", "title", "score", "snippet",
                                "why"} <= set(x["hits"][0]) for x in res)
+
+
+def test_init_is_idempotent(tmp_path: Path) -> None:
+    from opencortex.config import config_path, load_settings
+
+    root = tmp_path / "newmemex"
+    d = run("init", "--yes", "--memex", str(root), "--name", "Ada")
+    assert set(d["created"]) >= {"inbox.org", "gtd.org"} and (root / "gtd.org").exists()
+    s = load_settings()
+    assert s.memex == root and s.data["identity"]["name"] == "Ada"
+    (root / "gtd.org").write_text("* mine\n")
+    d2 = run("init", "--yes", "--provider", "ollama", "--model", "tiny")
+    assert d2["created"] == [] and (root / "gtd.org").read_text() == "* mine\n"
+    s2 = load_settings()
+    assert s2.memex == root and s2.data["identity"]["name"] == "Ada"
+    assert s2.data["llm"]["providers"]["ollama"]["models"]["fast"] == "tiny"
+    assert "not reachable" in d2["probe"] or "reachable" in d2["probe"]
+    assert config_path().exists() and (config_path().parent / "token").stat().st_mode & 0o077 == 0

