@@ -405,7 +405,8 @@ Returns non-nil when it reverted."
 (defun opencortex--watch-for-answers ()
   "Poll the file on disk; revert the buffer when the daemon wrote answers to it."
   (let ((buf (current-buffer))
-        (deadline (+ (float-time) opencortex-answer-timeout)))
+        (deadline (+ (float-time) opencortex-answer-timeout))
+        (answered nil))
     (opencortex--stop-watching buf)
     (setq opencortex--answer-timer
           (run-at-time
@@ -418,9 +419,12 @@ Returns non-nil when it reverted."
                ;; The person is editing: the next save sends a new update.
                (opencortex--stop-watching buf))
               ((opencortex-revert-if-changed buf)
+               ;; The answer may come as several writes: keep watching a little.
                (with-current-buffer buf
                  (unless (opencortex--pending-agent-headlines-p)
-                   (opencortex--stop-watching buf))))))))))
+                   (setq answered (float-time)))))
+              ((and answered (> (- (float-time) answered) 5))
+               (opencortex--stop-watching buf))))))))
 
 ;;;; Minor modes
 
@@ -507,6 +511,12 @@ in the file (and the buffer has no unsaved changes)."
 (defvar-local opencortex--chat-session nil "The daemon's session id for this chat.")
 (defvar-local opencortex--chat-input-marker nil "Where the person's input starts.")
 (defvar-local opencortex--chat-pending nil "Non-nil while a message awaits its reply.")
+(defvar-local opencortex--chat-approval-timer nil
+  "Timer polling pending approvals while a reply is awaited.")
+
+(defcustom opencortex-approval-poll-interval 1.0
+  "Seconds between checks for pending approvals while a chat reply is awaited."
+  :type 'number)
 
 (defconst opencortex--chat-prompt "* You: "
   "The headline the person types after.")
@@ -568,17 +578,21 @@ Type after the last \"* You:\" prompt; \\<opencortex-chat-mode-map>\
 (defun opencortex--insert-reply (buf start end replies approvals)
   "Replace START..END (the placeholder) in BUF with REPLIES and APPROVALS."
   (with-current-buffer buf
-    (save-excursion
-      (let ((inhibit-read-only t))
-        (delete-region start end)
-        (goto-char start)
-        (insert (mapconcat #'opencortex-render-reply
-                           (or (delq nil replies) '("(no reply)")) "\n\n")
-                "\n")
-        (dolist (a approvals)
-          (insert (opencortex--format-approval a)))))
+    ;; Point after the placeholder (on an approval shown meanwhile) stays there.
+    (let ((pt (copy-marker (point) (>= (point) end)))
+          (inhibit-read-only t))
+      (delete-region start end)
+      (goto-char start)
+      (insert (mapconcat #'opencortex-render-reply
+                         (or (delq nil replies) '("(no reply)")) "\n\n")
+              "\n")
+      (dolist (a approvals)
+        (insert (opencortex--format-approval a)))
+      (goto-char pt)
+      (set-marker pt nil))
     (set-marker start nil)
     (set-marker end nil)
+    (opencortex--chat-stop-polling)
     (setq opencortex--chat-pending nil)
     (let ((at-end (= (point) (point-max))))
       (save-excursion (opencortex--chat-new-prompt))
@@ -624,11 +638,17 @@ The message is written in the prompt headline when it is not there already."
     (insert "\n** OpenCortex\n")
     (let* ((buf (current-buffer))
            (start (copy-marker (point)))
-           (end (progn (insert "…thinking\n") (copy-marker (point) t)))
+           (end (progn (insert "…thinking\n") (copy-marker (point))))
            (body `((message . ,message) (stream . :json-false))))
       (when opencortex--chat-session
         (push (cons 'session opencortex--chat-session) body))
       (setq opencortex--chat-pending t)
+      (opencortex--chat-stop-polling)
+      ;; A request may wait for an approval: show those while the reply is awaited.
+      (setq opencortex--chat-approval-timer
+            (run-at-time opencortex-approval-poll-interval
+                         opencortex-approval-poll-interval
+                         #'opencortex--chat-fetch-approvals buf))
       (opencortex--request
        "POST" "/v1/chat" body
        (lambda (status data)
@@ -666,9 +686,17 @@ The message is written in the prompt headline when it is not there already."
                          (goto-char (point-min))
                          (search-forward (format ":APPROVAL_ID: %s\n" id) nil t))
                  (save-excursion
-                   (goto-char opencortex--chat-input-marker)
-                   (beginning-of-line)
+                   (if opencortex--chat-pending
+                       (goto-char (point-max))
+                     (goto-char opencortex--chat-input-marker)
+                     (beginning-of-line))
                    (insert (opencortex--format-approval a))))))))))))
+
+(defun opencortex--chat-stop-polling ()
+  "Stop polling for approvals in the current chat buffer."
+  (when (timerp opencortex--chat-approval-timer)
+    (cancel-timer opencortex--chat-approval-timer))
+  (setq opencortex--chat-approval-timer nil))
 
 (defun opencortex-chat-send ()
   "Send what was typed after the last prompt."

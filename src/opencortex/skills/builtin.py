@@ -19,6 +19,8 @@ _CAPTURE = re.compile(r"^\s*(capture|remember|note|todo|add task)\s*[:,-]?\s+(.+
                       re.I | re.S)
 _SHELL = re.compile(r"^\s*(?:run|\$|execute)\s+(.+)$|`([^`]+)`", re.I | re.S)
 RECORD_FOLDERS = ("sessions/",)
+_ADDRESSED = re.compile(r"(?:^|\s)@\w")
+"""A headline addressed to the agent (``@agent …``) is a question, never an answer."""
 """The agent's own conversation records: evidence for recall, not answers to questions."""
 NO_MODEL = ("no language model is configured, so I can only search your notes, show the "
             "agenda, capture entries and run allowed commands; set [llm] in config.toml "
@@ -54,23 +56,20 @@ def _cite(n: object) -> str:
 def _notes_offline(ctx: Context) -> Proposal:
     from ..retrieval.hybrid import retriever_for
 
-    res = retriever_for(ctx.memex).search(_arg(ctx, "query") or ctx.text, k=5,
+    res = retriever_for(ctx.memex).search(_arg(ctx, "query") or ctx.text, k=6,
                                           exclude_files=RECORD_FOLDERS)
+    res.hits = [h for h in res.hits if not _ADDRESSED.search(h.title)][:5]
     ctx.extra["retrieved"] = {h.key for h in res.hits}
     if not res.hits:
         return {"action": "reply",
                 "text": f"I found nothing in your notes about {ctx.text.strip()!r}.",
                 "citations": []}
     lines = [f"From your notes ({res.mode} search):"]
-    try:  # the best match read in full (stage 2), within a small budget
-        from ..retrieval.deep_read import deep_read
-
-        top = deep_read(ctx.memex, [res.hits[0].key], depth=0, budget=400).nodes
-        if top:
-            excerpt = "\n".join(top[0].text.strip().splitlines()[:12])
-            lines.append(f"{excerpt}\n({top[0].file}:{top[0].line})\n\nAlso:")
-    except Exception:  # a file that vanished since indexing: the list below still stands
-        pass
+    top = ctx.memex.store.nodes_by_keys([res.hits[0].key]).get(res.hits[0].key)
+    if top is not None and top.body:  # the best match read in full (stage 2): title + body
+        excerpt = "\n".join(top.body.strip().splitlines()[:12])
+        lines.append(f"{' / '.join([*top.outline, top.title])}\n{excerpt}\n"
+                     f"({top.file}:{top.line})\n\nAlso:")
     for h in res.hits:
         lines.append(f"- {' / '.join(h.outline)} ({h.file}:{h.line}"
                      + (f", id:{h.id})" if h.id else ")"))
