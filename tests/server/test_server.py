@@ -234,3 +234,17 @@ def test_chunked_body_over_limit_is_413(make_live: Any) -> None:
         assert r.status == 413 and json.loads(r.read())["status"] == 413
     finally:
         c.close()
+
+
+def test_files_changed_on_disk_are_reindexed_without_waiting(make_live) -> None:
+    live = make_live(watch=0.2, heartbeat=0)
+    note = live.memex.root / "notes" / "fresh-from-editor.org"
+    note.write_text("* Pangolin migration notes\nwritten in another editor\n")
+    deadline = time.time() + 15
+    while True:
+        status, body, _ = live.request("GET", "/v1/search?q=pangolin&k=3&mode=sparse")
+        if status == 200 and body["hits"]:
+            break
+        assert time.time() < deadline, "the watcher did not re-index the new file"
+        time.sleep(0.2)
+    assert body["hits"][0]["file"] == "notes/fresh-from-editor.org"

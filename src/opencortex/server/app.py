@@ -386,13 +386,15 @@ def _reasoner(memex: Memex) -> Any:
 
 
 def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
-               heartbeat: float = 60.0, approval_timeout: float = 3600.0,
+               heartbeat: float = 60.0, watch: float = 2.0, approval_timeout: float = 3600.0,
                rate: float = 20.0, burst: float = 100.0, max_body: int = DEFAULT_MAX_BODY,
                workers: int = 4, shutdown_timeout: float = 30.0,
                on_stop: Callable[[], None] | None = None) -> Gate:
     """The ASGI app over ``memex``.  Without ``kernel`` one is built (and shut down with
     the app).  ``heartbeat`` seconds between heartbeat signals (0: none); ``rate``/``burst``
-    the per-client token bucket (rate 0: no limit)."""
+    the per-client token bucket (rate 0: no limit).  ``watch`` seconds between checks of
+    the memex's files (mtime/size stat walk): a change re-indexes at once, without waiting
+    for the heartbeat (0: heartbeat only)."""
     from .openai_compat import chat_completions, models
 
     if token is None:
@@ -416,11 +418,27 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
                 kernel.submit({"payload": {"sensor": "heartbeat"},
                                "meta": {"source": "server"}})
 
-        task = asyncio.create_task(beat()) if heartbeat > 0 else None
+        def snapshot() -> dict[str, tuple[int, int]]:
+            from ..memory.incremental import iter_org_files
+
+            return {rel: (st.st_mtime_ns, st.st_size) for rel, st in iter_org_files(memex.root)}
+
+        async def watcher() -> None:
+            seen = await run_in_threadpool(snapshot)
+            while True:
+                await asyncio.sleep(watch)
+                now = await run_in_threadpool(snapshot)
+                if now != seen:
+                    seen = now
+                    kernel.submit({"payload": {"sensor": "heartbeat", "embed": 0},
+                                   "meta": {"source": "watcher"}})
+
+        tasks = [t for t in (asyncio.create_task(beat()) if heartbeat > 0 else None,
+                             asyncio.create_task(watcher()) if watch > 0 else None) if t]
         try:
             yield
         finally:
-            if task is not None:
+            for task in tasks:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
