@@ -104,9 +104,9 @@ def test_env_and_config_layers(memex: Path, tmp_path: Path, monkeypatch) -> None
 def test_doctor_reports_model_with_env(mx: list[str], monkeypatch) -> None:
     monkeypatch.setenv("OPENCORTEX_LLM_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OPENCORTEX_LLM_MODEL", "tiny")
-    d = run("doctor", *mx)
-    model = next(c for c in d["checks"] if c["check"] == "model")
-    assert "127.0.0.1:9" in model["detail"]
+    d = run("doctor", *mx, ok=False)  # a configured provider that does not answer is a fault
+    model = next(c for c in d["checks"] if c["check"].startswith("model:"))
+    assert "127.0.0.1:9" in model["detail"] and not model["ok"] and "fix" in model
     assert next(c for c in d["checks"] if c["check"] == "bm25")["ok"]
 
 

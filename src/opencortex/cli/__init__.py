@@ -9,6 +9,7 @@ from .agent_cmds import ask, route, skills
 from .context_cmd import context
 from .doctor import doctor
 from .export_cmd import export
+from .gateway_cmds import chat, telegram
 from .init_cmd import init
 from .mcp_cmd import mcp
 from .memex_cmds import agenda, index, projects, query
@@ -41,7 +42,7 @@ def cli() -> None:
 
 
 for _cmd in (index, query, agenda, projects, export, capture, todo, set_property, tag,
-             schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp, serve, token, init):
+             schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp, serve, token, init, chat, telegram):
     cli.add_command(_cmd)
 
 

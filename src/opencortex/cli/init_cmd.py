@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +67,9 @@ def render_toml(data: dict[str, Any]) -> str:
 
 def probe(base_url: str, timeout: float = 3.0) -> str:
     """'reachable (N models)' or why not — GET {base_url}/models."""
+    import urllib.error
+    import urllib.request
+
     try:
         with urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=timeout) as r:
             data = json.loads(r.read(1_000_000) or b"{}")

@@ -6,7 +6,6 @@ import datetime as dt
 
 import click
 
-from ..memory import views
 from .output import common_options, emit, open_memex, print_nodes, progress_bar
 
 
@@ -122,6 +121,8 @@ def projects(with_next: bool, memex: str | None, index: str | None, json_: bool)
     with open_memex(memex, index) as m:
         m.sync()
         ps = m.active_projects()
+        from ..memory import views
+
         nxt = {p.key: views.next_actions(m.store, p) for p in ps} if with_next else {}
     data = [{**p.to_dict(), **({"next": [n.to_dict() for n in nxt[p.key]]} if with_next else {})}
             for p in ps]

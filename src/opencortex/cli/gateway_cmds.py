@@ -1,0 +1,106 @@
+"""Gateways: ``opencortex chat`` (terminal) and ``opencortex telegram`` (a Telegram bot).
+
+Settings for the bot (flags win)::
+
+    [telegram]
+    token_env = "OPENCORTEX_TELEGRAM_TOKEN"   # the env var holding the bot token
+    allow = [123456789]                       # chat ids it answers; others are ignored
+    api_base = "https://api.telegram.org"
+    poll_timeout = 30                         # seconds per long poll
+
+Both only carry raw messages into the pipeline and show its replies; the agent logic
+lives in the kernel.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .output import common_options, open_memex
+
+__all__ = ["chat", "telegram"]
+
+
+@click.command()
+@click.option("--connect", "connect", default=None, metavar="URL",
+              help="Talk to a running daemon (e.g. http://127.0.0.1:8765) instead of an "
+                   "in-process pipeline; token from $OPENCORTEX_TOKEN or the token file.")
+@click.option("--session", default=None, help="Session id (the conversation's record file).")
+@common_options
+def chat(connect: str | None, session: str | None, memex: str | None, index: str | None,
+         json_: bool) -> None:
+    """Interactive chat: Enter sends, Esc-Enter adds a line, /help lists commands."""
+    from ..tui.app import ChatApp
+    from ..tui.backend import Backend, BackendError, LocalBackend, RemoteBackend
+
+    backend: Backend
+    if connect:
+        try:
+            backend = RemoteBackend(connect)
+        except BackendError as e:
+            raise click.UsageError(str(e)) from None
+        m = None
+    else:
+        m = open_memex(memex, index)
+        m.sync()
+        backend = LocalBackend(m)
+    app = ChatApp(backend, session)
+    try:
+        code = app.run()
+    finally:
+        app.close()
+        if m is not None:
+            m.close()
+    raise SystemExit(code)
+
+
+@click.command()
+@click.option("--token-env", default=None, metavar="VAR",
+              help="Env var with the bot token (default OPENCORTEX_TELEGRAM_TOKEN).")
+@click.option("--allow", "allow", multiple=True, type=int, metavar="CHAT_ID",
+              help="A chat id to answer (repeatable; adds to [telegram] allow).")
+@common_options
+def telegram(token_env: str | None, allow: tuple[int, ...], memex: str | None,
+             index: str | None, json_: bool) -> None:
+    """Run a Telegram bot that answers allowed chats from the memex (long polling)."""
+    import logging
+    import os
+    import signal
+    import threading
+
+    from ..telegram.gateway import DEFAULT_API_BASE, TelegramGateway
+    from ..tui.backend import build_kernel
+
+    m = open_memex(memex, index)
+    conf = m.settings.data.get("telegram") or {}
+    var = token_env or str(conf.get("token_env") or "OPENCORTEX_TELEGRAM_TOKEN")
+    tok = os.environ.get(var, "").strip()
+    if not tok:
+        raise click.UsageError(f"no bot token: set ${var} (from @BotFather)")
+    try:
+        allowed = {int(c) for c in [*(conf.get("allow") or []), *allow]}
+    except (TypeError, ValueError):
+        raise click.UsageError("[telegram] allow must be a list of chat ids") from None
+    if not allowed:
+        click.echo("Warning: no chat is allowed, so every message is ignored; the log "
+                   "shows the chat ids that wrote (add them with --allow).", err=True)
+    h = logging.StreamHandler()  # the operator sees ignored chat ids and API trouble
+    h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logging.getLogger("opencortex.telegram").addHandler(h)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    with m:
+        m.sync()
+        kernel = build_kernel(m)
+        gw = TelegramGateway(kernel, tok, allowed,
+                             api_base=str(conf.get("api_base") or DEFAULT_API_BASE),
+                             poll_timeout=int(conf.get("poll_timeout", 30)))
+        click.echo(f"Telegram gateway running for {len(allowed)} chat(s); Ctrl-C stops.",
+                   err=True)
+        try:
+            gw.run(stop)
+        finally:
+            for p in kernel.approvals.pending():
+                kernel.approvals.cancel(p.id, by="shutdown")
+            kernel.shutdown(timeout=10)
