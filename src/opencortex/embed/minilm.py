@@ -99,6 +99,9 @@ class MiniLMEmbedder:
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.intra_op_num_threads = threads or min(os.cpu_count() or 1, 8)
+        # no busy-waiting after a call: an idle spin would steal the cores that search
+        # (a memory-bound matrix product) and the index need right after a query embed
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.log_severity_level = 3
