@@ -47,3 +47,34 @@ def emacs_dump(path: Path) -> list[dict]:
     recs = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     out.unlink()
     return [r for r in recs if r.get("type") == "headline"]
+
+
+@pytest.fixture
+def html_page():
+    """Serve one HTML page on a loopback port: ``html_page(body) -> url``."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    servers = []
+
+    def serve(body: bytes) -> str:
+        class Page(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a: object) -> None:
+                pass
+
+        srv = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        servers.append(srv)
+        return f"http://127.0.0.1:{srv.server_address[1]}/page"
+
+    yield serve
+    for s in servers:
+        s.shutdown()
+        s.server_close()

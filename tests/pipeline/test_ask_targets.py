@@ -75,36 +75,17 @@ def test_recollect_and_chat_are_honest(ask) -> None:
     assert targets(d) == ["chat"] and "offline" in d["answer"]
 
 
-def test_web_target_fetches_readable_text(memex: Path, tmp_path: Path, monkeypatch) -> None:
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Page(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = (b"<html><head><title>Local-first</title></head><body><nav>menu</nav>"
+def test_web_target_fetches_readable_text(memex: Path, tmp_path: Path, monkeypatch,
+                                          html_page) -> None:
+    url = html_page(b"<html><head><title>Local-first</title></head><body><nav>menu</nav>"
                     b"<article><p>Local-first software keeps the primary copy of data on "
                     b"your own device, and syncs with others when it can.</p></article>"
                     b"</body></html>")
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *a: object) -> None:
-            pass
-
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
     cfg = tmp_path / "config.toml"
     cfg.write_text('[guard.tools]\nweb = "allow"\n[guard.web]\nallow_private_hosts = true\n')
     monkeypatch.setenv("OPENCORTEX_CONFIG", str(cfg))
-    try:
-        r = CliRunner().invoke(cli, ["ask", f"fetch http://127.0.0.1:{srv.server_address[1]}/a",
-                                     "--memex", str(memex), "--index",
-                                     str(tmp_path / "i.sqlite3"), "--json"])
-        d = json.loads(r.output)
-        assert targets(d) == ["web"]
-        assert "primary copy of data" in d["answer"]
-    finally:
-        srv.shutdown()
+    r = CliRunner().invoke(cli, ["ask", f"fetch {url}", "--memex", str(memex), "--index",
+                                 str(tmp_path / "i.sqlite3"), "--json"])
+    d = json.loads(r.output)
+    assert targets(d) == ["web"]
+    assert "primary copy of data" in d["answer"]
