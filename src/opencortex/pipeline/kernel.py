@@ -151,7 +151,11 @@ class Kernel:
                            "meta": {"source": source, "session": session or
                                     f"{source}-{int(time.time())}", "reply": channel}})
         if fut is not None:
-            fut.result(timeout=timeout)
+            try:
+                fut.result(timeout=timeout)
+            except TimeoutError:
+                replies.append((f"(no answer within {timeout:g} s; the request was left "
+                                "running)", None))
         return replies
 
     # -- the loop -------------------------------------------------------------------
