@@ -105,3 +105,18 @@ def test_migrations_from_blank(tmp_path: Path) -> None:
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"files", "nodes", "links", "journal", "nodes_fts"} <= tables
     SqliteStore(tmp_path / "x.sqlite3").close()  # re-opening applies nothing twice
+
+
+def test_a_dying_worker_falls_back_to_in_process_parsing(memex: Path, tmp_path: Path,
+                                                          monkeypatch) -> None:
+    for i in range(60):
+        (memex / f"bulk{i}.org").write_text(f"* Bulk {i}\n")
+    monkeypatch.setattr(sync_mod, "_load_star", _die)
+    with Memex(memex, index=tmp_path / "i.sqlite3") as m:
+        s = m.sync(workers=2)
+        assert s.errors == 0 and len(m.query("file:bulk*")) == 60
+
+
+def _die(args: object) -> None:
+    """A worker killed mid-parse (module level: the pool pickles it by name)."""
+    os._exit(1)

@@ -11,6 +11,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,12 @@ def sync(root: str | os.PathLike[str], store: IndexStore, progress: Progress | N
             store.resolve_links()
             store.bump_generation()
         store.commit()
+    except BrokenProcessPool:
+        # a worker died (out of memory, killed): nothing was committed; parse in-process
+        store.rollback()
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+        return sync(root, store, progress=progress, workers=0, only=only)
     except BaseException:
         store.rollback()
         raise
