@@ -41,7 +41,7 @@ def test_compound_notes_then_agenda(ask) -> None:
     assert len(d["results"]) == 2 and "crdt" in d["results"][0]["text"].lower()
 
 
-def test_gtd_capture_and_state_change(ask, memex: Path) -> None:
+def test_gtd_capture(ask, memex: Path) -> None:
     d = ask("add a task to renew the passport")
     assert targets(d) == ["gtd"] and "Captured" in d["answer"]
     assert "renew the passport" in (memex / "inbox.org").read_text()

@@ -351,10 +351,6 @@ class SqliteStore:
                      (ref,)).fetchall()
         return [_node(r) for r in rows]
 
-    def node_body(self, key: str) -> str | None:
-        row = self.db.execute("SELECT body FROM nodes WHERE key = ? LIMIT 1", (key,)).fetchone()
-        return row[0] if row else None
-
     def links_from(self, key: str) -> list[NodeLink]:
         return [NodeLink(*r) for r in self.db.execute(
             "SELECT l.type, l.path, l.description, l.search, l.target_key, n.key, n.title "

@@ -12,21 +12,10 @@ from typing import Protocol
 from .nodes import FileRows, Node, NodeLink
 from .query import Predicate
 
-__all__ = ["FileState", "IndexStore", "JournalEntry", "SqliteStore", "open_store"]
+__all__ = ["FileState", "IndexStore", "SqliteStore", "open_store"]
 
 FileState = tuple[int, int, str]
 """(mtime_ns, size, hash) of a file as last indexed."""
-
-
-class JournalEntry(Protocol):
-    id: int
-    at: float
-    op: str
-    description: str
-    path: str
-    before_hash: str | None
-    after_hash: str
-    undone_at: float | None
 
 
 class IndexStore(Protocol):

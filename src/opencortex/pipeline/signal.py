@@ -54,10 +54,6 @@ class Signal:
     def text(self) -> str:
         return str(self.payload.get("text") or "")
 
-    @property
-    def is_async(self) -> bool:
-        return self.sensor in ASYNC_SENSORS
-
     def feedback(self, sensor: str, **payload: Any) -> Signal:
         """A signal fed back into the loop by this one's action (depth + 1)."""
         return Signal(type=_DEFAULT_TYPE.get(sensor, "event"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -166,6 +166,3 @@ class TantivyEngine:
         res = searcher.search(q, k, count=False)
         return [KeywordHit(searcher.doc(addr)["key"][0], float(score))
                 for score, addr in res.hits]
-
-    def search_many(self, queries: Sequence[str], k: int = 10) -> list[list[KeywordHit]]:
-        return [self.search(q, k) for q in queries]

@@ -45,17 +45,21 @@ def _offline(ctx: Context) -> Proposal:
                                            for i in decompose(ctx.text)]}
 
 
-def _neuro(ctx: Context) -> str:
+def _prompt(text: str) -> str:
     return ("Split the person's request into an ordered list of atomic intents. Targets: "
             "notes (search/read their notes: query), shell (run a command: command), gtd "
             "(tasks/agenda/capture/schedule: op, task, when), web (url or query), foundry "
             "(new project: name), skill-creator (new skill: description), recollect (vague "
             "recall of past work: cue), chat (anything else: text). Reply as JSON "
             '{"action": "route", "intents": [{"target": ..., ...}]}.\n'
-            f"Request: {ctx.text}")
+            f"Request: {text}")
 
 
-def _symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
+def _neuro(ctx: Context) -> str:
+    return _prompt(ctx.text)
+
+
+def _symbolic(p: Proposal, ctx: Context | None) -> Action | Rejection | None:
     if p.get("action") != "route":
         return None
     intents = p.get("intents")
@@ -68,7 +72,7 @@ def _symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
         if not isinstance(it, dict) or it.get("target") not in TARGETS:
             return Rejection(f"unknown intent target in {it!r}; use one of {', '.join(TARGETS)}")
         clean.append({k: v for k, v in it.items() if isinstance(v, str | int | float | bool)})
-    return Action("delegate", {"intents": clean, "compose": True}, origin="router")
+    return Action("delegate", {"intents": clean}, origin="router")
 
 
 def skill() -> Skill:
@@ -84,9 +88,9 @@ def route(text: str, gateway: Any = None) -> list[dict[str, Any]]:
         from ..llm import Message
 
         try:
-            c = gateway.complete([Message("user", _neuro_text(text))], tier="fast",
+            c = gateway.complete([Message("user", _prompt(text))], tier="fast",
                                  json_schema=INTENT_SCHEMA)
-            checked = _symbolic(c.data or {}, None)  # type: ignore[arg-type]
+            checked = _symbolic(c.data or {}, None)
             if isinstance(checked, Action):
                 return list(checked.args["intents"])
         except Exception:  # the model failed or answered badly: decompose offline
@@ -95,11 +99,3 @@ def route(text: str, gateway: Any = None) -> list[dict[str, Any]]:
 
     return [i.to_dict() for i in decompose(text)]
 
-
-def _neuro_text(text: str) -> str:
-    class _C:  # the prompt needs only the text
-        pass
-
-    c = _C()
-    c.text = text  # type: ignore[attr-defined]
-    return _neuro(c)  # type: ignore[arg-type]
