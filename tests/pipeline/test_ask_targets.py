@@ -68,9 +68,15 @@ def test_skill_creator_writes_and_loads(ask, memex: Path) -> None:
     assert "fire" in d["answer"].lower() or "trigger" in d["answer"].lower()
 
 
-def test_recollect_and_chat_are_honest(ask) -> None:
-    d = ask("/recollect the migration plan")
-    assert targets(d) == ["recollect"] and "not built yet" in d["answer"]
+def test_recollect_runs_a_recall_and_chat_is_honest(ask) -> None:
+    d = ask("/recollect the note about cache invalidation")
+    assert targets(d) == ["recollect"]
+    rnd = d["results"][0]["data"]["recall"]
+    assert rnd["state"] == "presented", d["answer"]
+    assert d["citations"] and all(c["cite"]["locator"] in d["citations"]
+                                  for c in rnd["story"])
+    # the conversation this recall runs in is the present: never cited as the past
+    assert all("/sessions/" not in c["cite"]["locator"] for c in rnd["story"])
     d = ask("hello there, how are you?")
     assert targets(d) == ["chat"] and "offline" in d["answer"]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.parse
 from typing import Any
 
 from .conftest import Live
@@ -150,7 +151,8 @@ def test_search_nodes_recall(live: Live) -> None:
     assert st == 200 and set(res) == {"query", "mode", "hits", "notes"}
     assert 0 < len(res["hits"]) <= 3 and res["mode"] in ("hybrid", "sparse")
     hit = res["hits"][0]
-    st, node, _ = live.request("GET", f"/v1/nodes/{hit['id'] or hit['key']}")
+    ref = urllib.parse.quote(hit["id"] or hit["key"], safe=":/")  # a key may hold spaces
+    st, node, _ = live.request("GET", f"/v1/nodes/{ref}")
     assert st == 200 and node["key"] == hit["key"] and node["title"] in node["text"]
     st, node2, _ = live.request("GET", f"/v1/nodes/{hit['file']}:{hit['line']}")
     assert st == 200 and node2["key"] == hit["key"]
@@ -160,8 +162,21 @@ def test_search_nodes_recall(live: Live) -> None:
               "/v1/search?q=x&k=0"):
         assert live.request("GET", q)[0] == 400, q
     st, body, _ = live.request("POST", "/v1/recall", {"q": "x"})
-    assert st == 501 and body == {"ok": False, "error": "recall is not built yet",
-                                  "status": 501}
+    assert st == 400 and "cue" in body["error"]
+    st, body, _ = live.request("POST", "/v1/recall", {"cue": 3})
+    assert st == 422
+    st, body, _ = live.request("POST", "/v1/recall", {"session": "nope-1", "reply": "yes"})
+    assert st == 404 and "no recall session" in body["error"]
+    st, first, _ = live.request("POST", "/v1/recall",
+                                {"cue": "that note about cache invalidation strategies"})
+    assert st == 200 and first["state"] == "presented", first["text"]
+    assert all(c["cite"]["excerpt"] in c["text"] for c in first["story"])
+    st, second, _ = live.request("POST", "/v1/recall",
+                                 {"session": first["session"], "reply": "maybe that one?"})
+    assert st == 200 and second["state"] != "identified"  # a hedge never identifies
+    st, third, _ = live.request("POST", "/v1/recall",
+                                {"session": first["session"], "reply": "yes, that's it"})
+    assert st == 200 and third["state"] in ("identified", "presented"), third["text"]
 
 
 def _check_chunk(c: dict[str, Any]) -> None:

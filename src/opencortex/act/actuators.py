@@ -128,10 +128,13 @@ class Actuators:
                         "record": False}
             self.k.process(sub)
             text = "\n".join(t for t, _ in got) or "(no result)"
+            data: dict[str, Any] = {}
             for _, d in got:
                 if isinstance(d, dict):
                     citations += [c for c in d.get("citations", []) if c not in citations]
-            results.append({"target": it.get("target"), "args": args, "text": text})
+                    data.update({k: v for k, v in d.items() if k != "citations"})
+            results.append({"target": it.get("target"), "args": args, "text": text,
+                            **({"data": data} if data else {})})
         if len(results) == 1:
             answer = results[0]["text"]
         else:

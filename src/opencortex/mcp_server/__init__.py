@@ -1,7 +1,7 @@
 """OpenCortex as a Model Context Protocol server (stdio), for MCP clients and agents.
 
 Tools: ``search``, ``read``, ``agenda`` (read-only), ``capture`` (writes an entry) and
-``recollect`` (a session-based dialogue; recall itself is not built yet, issue 6).
+``recollect`` (the recall dialogue of ``opencortex.recall``, one round per call).
 Resources: ``opencortex://node/{id}``, a node's Org text.  Stdout carries the protocol
 only: logs go to stderr or a file.
 """

@@ -23,7 +23,6 @@ from pydantic import Field
 from .. import __version__
 from ..errors import OpenCortexError
 from ..memex import Memex
-from .sessions import RecollectSessions, UnknownSessionError
 
 __all__ = ["NODE_URI", "OpenCortexTools", "build_server"]
 
@@ -34,7 +33,7 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False,
                             idempotent_hint=True, open_world_hint=False)
 DIALOGUE = ToolAnnotations(read_only_hint=True, destructive_hint=False,
                            idempotent_hint=False, open_world_hint=False)
-"""Reads the memex only; each turn is remembered in the (in-memory) session."""
+"""Reads records only (never writes them); each turn is kept in the recall session."""
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False,
                          idempotent_hint=False, open_world_hint=False)
 INSTRUCTIONS = """\
@@ -59,7 +58,6 @@ class OpenCortexTools:
 
     def __init__(self, memex: Memex) -> None:
         self.memex = memex
-        self.sessions = RecollectSessions()
         self._lock = threading.RLock()
 
     def _call(self, fn: Callable[[], _T], sync: bool = True) -> _T:
@@ -125,12 +123,21 @@ class OpenCortexTools:
         return self._call(run)
 
     def recollect(self, message: str, session_id: str | None = None) -> dict[str, Any]:
-        """One turn of a recollection dialogue (not available yet: issue 6)."""
-        try:
-            return self.sessions.turn(message, session_id or None)
-        except UnknownSessionError:
-            raise ToolError(f"unknown session_id {session_id!r} (sessions live only as "
-                            "long as the server): omit session_id to start a new one") from None
+        """One turn of a recall dialogue: the first call starts one (the caller invoked
+        it), later calls pass the person's next utterance with the session_id."""
+        from ..recall.engine import Recall, RecallError
+
+        def run() -> dict[str, Any]:
+            engine = Recall(self.memex)
+            try:
+                rnd = (engine.reply(session_id, message) if session_id
+                       else engine.start(message, invoked=True))
+            except RecallError as e:
+                raise ToolError(f"{e} — omit session_id to start a new recall") from None
+            return {"session_id": rnd.session, "state": rnd.state, "text": rnd.render(),
+                    "round": rnd.to_dict()}
+
+        return self._call(run, sync=False)
 
     def node_text(self, ref: str) -> str:
         """The Org text of a node (its whole subtree), read from the file."""
@@ -226,7 +233,7 @@ def build_server(memex: Memex) -> MCPServer:
         key, id, file and line."""
         return t.capture(text, to, todo, tags)
 
-    @_tool(server, DIALOGUE, "Recollect (not available yet)")
+    @_tool(server, DIALOGUE, "Recollect past work")
     def recollect(
         message: Annotated[str, Field(description=(
             "What you want to recall, or your reply in an ongoing recollection."))],
@@ -234,10 +241,13 @@ def build_server(memex: Memex) -> MCPServer:
             "Omit on the first call; then pass the session_id every reply returned."))
         ] = None,
     ) -> dict[str, Any]:
-        """A recollection dialogue over repeated calls sharing a session_id. NOT
-        AVAILABLE YET (issue 6 builds it): every call says so honestly and recalls
-        nothing, but the session contract holds: the first call (no session_id)
-        returns a new session_id, later calls pass it back."""
+        """Recall past work the user cannot name ("that session a few weeks ago where we
+        fixed the flaky login test") from their conversation records, coding-agent
+        transcripts, git history and notes. Each call returns one round: a story whose
+        every claim cites an opened record (state "presented"), one question ("asked"),
+        or an offer to search wider ("offered"). Relay it to the user and pass their
+        exact reply back with the session_id; only the user can confirm a candidate
+        ("identified" returns the recalled context). Never answer for the user."""
         return t.recollect(message, session_id)
 
     @server.resource(NODE_URI, name="node", title="Memex node", mime_type="text/x-org",

@@ -116,10 +116,54 @@ _M003_RETRIEVAL = """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 """
 
+_M004_RECALL = """
+    CREATE TABLE rec_files (                        -- record files as last read
+        path TEXT PRIMARY KEY,                      -- absolute; or '<kind>:<root>' for git
+        source TEXT NOT NULL,
+        root TEXT NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        state TEXT NOT NULL DEFAULT ''              -- git: the branch tips indexed (JSON)
+    );
+    CREATE TABLE rec_records (                      -- sessions, commits, notes
+        id INTEGER PRIMARY KEY,
+        file TEXT NOT NULL,                         -- rec_files.path it came from
+        boundary TEXT NOT NULL,                     -- the configured root it was found under
+        source TEXT NOT NULL,
+        kind TEXT NOT NULL,                         -- session | commit | note
+        root TEXT NOT NULL,
+        session_id TEXT NOT NULL,                   -- session id, full commit sha, node key
+        locator TEXT NOT NULL,
+        handle TEXT NOT NULL,
+        title TEXT,
+        cwd TEXT, branch TEXT, parent_id TEXT, author TEXT,
+        started REAL, ended REAL,                   -- epoch seconds; NULL unknown
+        paths TEXT NOT NULL DEFAULT '',             -- touched / mentioned paths, one per line
+        turns INTEGER NOT NULL DEFAULT 0,
+        person_turns INTEGER NOT NULL DEFAULT 0,
+        chars INTEGER NOT NULL DEFAULT 0,           -- text characters in the record
+        omitted INTEGER NOT NULL DEFAULT 0,         -- of those, not held by this index
+        receipt TEXT NOT NULL DEFAULT '{}',         -- the capture receipt of the read (JSON)
+        gist TEXT NOT NULL DEFAULT '',              -- what is embedded: title + opening
+        embed_hash TEXT                             -- key into embeddings (shared table)
+    );
+    CREATE INDEX rec_records_embed ON rec_records(embed_hash);
+    CREATE INDEX rec_records_file ON rec_records(file);
+    CREATE INDEX rec_records_sid ON rec_records(source, session_id);
+    CREATE INDEX rec_records_boundary ON rec_records(source, boundary);
+    CREATE INDEX rec_records_started ON rec_records(started);
+    CREATE INDEX rec_records_cwd ON rec_records(cwd);
+    CREATE VIRTUAL TABLE rec_fts USING fts5(
+        title, person, other, paths,
+        tokenize='porter unicode61 remove_diacritics 2'
+    );
+"""
+
 MIGRATIONS: list[Migration] = [
     ("m001_core", _M001_CORE),
     ("m002_journal", _M002_JOURNAL),
     ("m003_retrieval", _M003_RETRIEVAL),
+    ("m004_recall", _M004_RECALL),
 ]
 
 

@@ -351,7 +351,37 @@ async def node(request: Request) -> Response:
 
 
 async def recall(request: Request) -> Response:
-    return error(501, "recall is not built yet")
+    """One round of a recall: ``{"cue", "sources"?, "invoked"?}`` starts one,
+    ``{"session", "reply"}`` continues it (the same engine as the CLI, chat and MCP)."""
+    from ..recall.engine import Recall, RecallError, parse_source
+
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise HTTPException(400, "the body must be a JSON object")
+    session, reply, cue = body.get("session"), body.get("reply"), body.get("cue")
+    sources = body.get("sources") or []
+    if (session is not None and not isinstance(session, str)) or \
+            (reply is not None and not isinstance(reply, str)) or \
+            (cue is not None and not isinstance(cue, str)) or \
+            not isinstance(sources, list) or not all(isinstance(x, str) for x in sources):
+        raise HTTPException(422, "session, reply and cue are strings; sources a list of "
+                                 "KIND:PATH strings")
+    if session is None and not (cue or "").strip():
+        raise HTTPException(400, "give a cue to start a recall, or session + reply")
+    kernel = request.app.state.kernel
+
+    def run() -> dict[str, Any]:
+        with kernel.memex_lock:
+            engine = Recall(request.app.state.memex, [parse_source(x) for x in sources])
+            rnd = (engine.reply(session, reply) if session is not None
+                   else engine.start(cue or "", invoked=bool(body.get("invoked", True))))
+            return {**rnd.to_dict(), "text": rnd.render()}
+
+    try:
+        return JSON(await run_in_threadpool(run))
+    except RecallError as e:
+        status = 404 if "no recall session" in str(e) else 400
+        raise HTTPException(status, str(e)) from None
 
 
 async def openapi(request: Request) -> Response:

@@ -132,8 +132,23 @@ def spec() -> dict[str, Any]:
                            {"name": "budget", "in": "query",
                             "schema": {"type": "integer", "default": 16000}}],
             "responses": {"200": _json(obj, "The node"), "404": _ERR, **_ERRORS}}},
-        "/v1/recall": {"post": {"summary": "Recall (not built yet)", "operationId": "recall",
-                                "responses": {"501": _ERR}}},
+        "/v1/recall": {"post": {
+            "summary": "One round of a recall dialogue (start with cue, continue with "
+                       "session + reply)",
+            "operationId": "recall",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "properties": {
+                    "cue": {"type": "string", "description": "What the person remembers"},
+                    "sources": {"type": "array", "items": {"type": "string"},
+                                "description": "Extra roots, KIND:PATH"},
+                    "invoked": {"type": "boolean", "default": True},
+                    "session": {"type": "string"},
+                    "reply": {"type": "string", "description": "The person's next utterance"},
+                }}}}},
+            "responses": {"200": _json(obj, "session, state, cue, recognizable, story, "
+                                            "adjacent, qualifications, searched, question, "
+                                            "expansion, recalled, text"),
+                          "404": _ERR, **_ERRORS}}},
     }
     return {"openapi": "3.1.0",
             "info": {"title": "OpenCortex", "version": __version__,

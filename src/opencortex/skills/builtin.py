@@ -203,12 +203,6 @@ def _chat_offline(ctx: Context) -> Proposal:
     return {"action": "reply", "text": f"I can't answer that offline: {NO_MODEL}."}
 
 
-def _recollect_offline(ctx: Context) -> Proposal:
-    return {"action": "reply", "text": "Recalling past work (sessions, transcripts, git "
-            "history) is not built yet; meanwhile, search your notes with a few words you "
-            "remember, e.g. `opencortex search`."}
-
-
 def _is_gtd_capture(c: Context) -> bool:
     return _delegated(c, "gtd") and _arg(c, "op") in ("capture", "todo", "add") \
         and bool(_arg(c, "task") or c.text)
@@ -227,7 +221,7 @@ def _reply_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
 
 
 def skills() -> list[Skill]:
-    from . import foundry, gtd, skill_creator, websearch
+    from . import foundry, gtd, recollect, skill_creator, websearch
     from .router import skill as router_skill
 
     return [
@@ -236,9 +230,7 @@ def skills() -> list[Skill]:
         foundry.skill(),
         skill_creator.skill(),
         websearch.skill(),
-        Skill("recollect", 50, trigger=lambda c: _delegated(c, "recollect"),
-              offline=_recollect_offline, symbolic=_reply_symbolic, tools=["reply"],
-              description="Vague recall of past work (not built yet: says so)."),
+        recollect.skill(),
         Skill("shell", 80, trigger=lambda c: _delegated(c, "shell") or (
             _is_request(c) and bool(_SHELL.search(c.text))),
               offline=_shell_offline, symbolic=_shell_symbolic, tools=["shell"],

@@ -21,10 +21,11 @@ class Source:
     discover: Callable[[list[Path] | None], list[Path]]
     read: Callable[[Path], list[Record]]
     extractor: str
+    default_roots: Callable[[], list[Path]]
 
 
 SOURCES: dict[str, Source] = {
-    m.SOURCE: Source(m.SOURCE, m.discover, m.read, m.EXTRACTOR)
+    m.SOURCE: Source(m.SOURCE, m.discover, m.read, m.EXTRACTOR, m.default_roots)
     for m in (claude_code, codex, gemini, aider, opencode, opencortex_sessions)
 }
 

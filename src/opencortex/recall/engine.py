@@ -1,0 +1,623 @@
+"""The recall dialogue (recognition over retrieval) as a state machine over persisted
+sessions: ``start`` runs the first pass, ``reply`` reads the person's next utterance.
+
+A pass reads the cue afresh from every person turn, refreshes the record index for the roots
+inside the boundary, searches, groups hits into candidates, opens the leading candidate's
+members and composes the story only from what they carry. After a pass exactly one of:
+present, ask one open question, offer a wider search (never run until the person admits
+it), or close unresolved. Only the person's explicit turn identifies; silence holds."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import OpenCortexError
+from .answer import read_answer
+from .cue import Cue, activation, bind, read_cue
+from .find import Candidate, group
+from .ground import Opened, open_candidate, qualifications_of
+from .index import Hit, RecordIndex, Root
+from .sources import SOURCES
+from .sources import git as gitsrc
+
+__all__ = ["CAVEAT", "Recall", "RecallError", "Round", "parse_source"]
+
+CAVEAT = ("Recall shows that this past took place as the records say; it does not show that "
+          "it still holds.")
+QUESTION = ("What else do you remember about it — roughly when it was, who was involved, a "
+            "file or command, or a word that was used?")
+_STATE_VERSION = 1
+PASS_EMBED_LIMIT = 256  # gists a pass embeds itself; `recall --index-only` does the rest
+SEMANTIC_FLOOR = 0.2
+SEMANTIC_WEIGHT = 1.5
+SEMANTIC_CANDIDATE = 0.45  # a candidate no cue word reaches must be this near in meaning
+_THROUGHPUT = 40e6  # bytes/s a deeper read or wider scan manages here (for cost estimates)
+
+
+class RecallError(OpenCortexError, ValueError):
+    """A recall request that cannot run (unknown session, bad --source)."""
+
+
+def parse_source(spec: str) -> Root:
+    """``KIND:PATH`` (kinds: claude-code, codex, gemini, aider, opencode, opencortex, git,
+    notes) to a Root with an absolute path."""
+    kind, sep, path = spec.partition(":")
+    kinds = sorted([*SOURCES, "git", "notes"])
+    if not sep or not path or kind not in kinds:
+        raise RecallError(f"bad source {spec!r}: use KIND:PATH with KIND one of "
+                          f"{', '.join(kinds)}")
+    p = Path(path).expanduser().resolve()
+    if kind == "git":
+        top = gitsrc.toplevel(p)
+        if top is None:
+            raise RecallError(f"{p} is not inside a git repository")
+        p = top
+    return Root(kind, str(p))
+
+
+@dataclass
+class Round:
+    """What one turn of the recall shows (the JSON round of ``opencortex recall --json``)."""
+
+    session: str
+    state: str
+    cue: dict[str, Any] | None = None
+    recognizable: dict[str, Any] | None = None
+    story: list[dict[str, Any]] = field(default_factory=list)
+    adjacent: list[dict[str, Any]] = field(default_factory=list)
+    qualifications: list[dict[str, Any]] = field(default_factory=list)
+    searched: dict[str, Any] | None = None
+    question: str | None = None
+    expansion: dict[str, Any] | None = None
+    recalled: dict[str, Any] | None = None
+    reason: str | None = None
+    noted: list[str] = field(default_factory=list)
+    caveat: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def render(self) -> str:
+        """The round as text for a person (CLI, chat)."""
+        lines: list[str] = []
+        if self.state == "not_activated":
+            return f"Not a recall: {self.reason}"
+        if self.state == "holding":
+            return "The recall is still open; nothing was identified."
+        if self.story and self.recognizable and self.state in ("presented", "identified"):
+            rz = self.recognizable
+            lines.append(f"This may be the {rz['whole']} you mean:")
+            for c in self.story:
+                lines.append(f"- {c['text']}\n    ↳ {c['cite']['locator']}  "
+                             f"(reopen: {c['cite']['handle']})")
+            if rz.get("joins"):
+                lines.append("Joined by: " + "; ".join(rz["joins"]))
+            shut = [m for m in rz["members"] if not m["opened"]]
+            if shut:
+                lines.append("Did not open: " + "; ".join(
+                    f"{m['locator']} ({m.get('why', '')})" for m in shut))
+        if self.adjacent and self.state == "presented":
+            lines.append("Also near the cue: " + "; ".join(a["describe"] for a in self.adjacent))
+        for q in self.qualifications:
+            lines.append(f"Note: {q['locator']}: {q['finding']}")
+        if self.state in ("asked", "offered", "unresolved", "stopped") and self.searched:
+            lines.append("Searched: " + self.searched.get("text", ""))
+        if self.question:
+            lines.append(self.question)
+        if self.expansion:
+            lines.append(f"I could search wider: {self.expansion['reach']} "
+                         f"(cost: {self.expansion['cost']}). Or we stop here.")
+        if self.state == "unresolved":
+            lines.append("Nothing within this scope carried enough of what you remember to "
+                         "present; this does not show it never happened.")
+        if self.state == "stopped":
+            lines.append("Recall stopped.")
+        if self.state == "identified" and self.recalled:
+            lines.append(f"Identified by your words: “{self.recalled['identified_by']}”.")
+        if self.caveat:
+            lines.append(self.caveat)
+        if self.noted:
+            lines.append("Also mentioned (not searched yet): " + "; ".join(self.noted))
+        return "\n".join(lines)
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+class Recall:
+    """The recall engine over one memex (its index store holds the record index)."""
+
+    def __init__(self, memex: Any, roots: list[Root] | None = None, *,
+                 defaults: bool | None = None, state_dir: Path | None = None,
+                 gateway: Any = None) -> None:
+        self.memex = memex
+        self._gateway = gateway
+        self._embedder: Any = None
+        self.semantic_note: str | None = None
+        settings = memex.settings
+        cfg = (getattr(settings, "data", None) or {}).get("recall", {})
+        if defaults is None:
+            env = os.environ.get("OPENCORTEX_RECALL_DEFAULTS")
+            defaults = (env not in ("0", "false", "no") if env is not None
+                        else bool(cfg.get("defaults", True)))
+        self.base_roots = self._base_roots(roots or [], cfg, defaults)
+        self.state_dir = Path(state_dir or Path(settings.state_dir) / "recall")
+        self.progress: Any = None  # called (done, total) while a refresh reads many files
+
+    @property
+    def gateway(self) -> Any:
+        """The model gateway when one is configured (it may read the cue and phrase the
+        story), else None: recall is complete without it."""
+        if self._gateway is None:
+            from ..llm import gateway_from_settings
+
+            gw = gateway_from_settings(self.memex.settings)
+            self._gateway = gw if gw.configured else False
+        return self._gateway or None
+
+    @property
+    def embedder(self) -> Any:
+        """The sentence embedder for the semantic reading of cues and records, or None when
+        it cannot load (recall then runs on words alone and says so)."""
+        if self._embedder is None:
+            try:
+                from ..embed import get_embedder
+
+                self._embedder = get_embedder(getattr(self.memex.settings, "embedder", None))
+                self._embedder.embed(["warm"])  # fail here, not mid-pass
+            except Exception as e:  # not installed, bad spec, server down: words only
+                self.semantic_note = f"semantic reading unavailable ({e}); words only"
+                self._embedder = False
+        return self._embedder or None
+
+    def refresh(self, embed: bool = True) -> Any:
+        """Bring the record index up to date for every base root (``recall --index-only``),
+        including the vectors of every record gist."""
+        self.memex.sync()
+        index = RecordIndex.for_memex(self.memex)
+        summary = index.refresh(self.base_roots, self.memex, self.progress)
+        emb = self.embedder if embed else None
+        if emb is not None:
+            summary.embedded = index.embed_pending(emb, progress=self.progress)
+        return summary
+
+    # -- roots ---------------------------------------------------------------------------
+    def _base_roots(self, given: list[Root], cfg: dict[str, Any], defaults: bool) -> list[Root]:
+        root = str(Path(self.memex.root))
+        roots = [Root("opencortex", root), Root("notes", root)]
+        top = gitsrc.toplevel(root)
+        if top is not None:
+            roots.append(Root("git", str(top)))
+        specs = list(cfg.get("sources", []))
+        env = os.environ.get("OPENCORTEX_RECALL_SOURCES")
+        if env:
+            specs += [s for s in env.split(",") if s.strip()]
+        for spec in specs:
+            roots.append(parse_source(spec.strip()))
+        roots += given
+        if defaults:
+            for kind, src in SOURCES.items():
+                if kind == "opencortex":
+                    continue
+                for p in src.default_roots():
+                    if Path(p).is_dir():
+                        roots.append(Root(kind, str(Path(p).resolve())))
+        return list(dict.fromkeys(roots))
+
+    # -- sessions ------------------------------------------------------------------------
+    def _path(self, session: str) -> Path:
+        if not session or not all(c.isalnum() or c == "-" for c in session):
+            raise RecallError(f"not a recall session id: {session!r}")
+        return self.state_dir / f"{session}.json"
+
+    def load(self, session: str) -> dict[str, Any]:
+        path = self._path(session)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise RecallError(f"no recall session {session!r} (start one with "
+                              "`opencortex recall CUE`)") from None
+        except ValueError as e:
+            raise RecallError(f"recall session {session!r} is unreadable: {e}") from None
+
+    def _save(self, st: dict[str, Any]) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        path = self._path(st["session"])
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(st, ensure_ascii=False, indent=1), encoding="utf-8")
+        os.replace(tmp, path)
+
+    # -- the dialogue ----------------------------------------------------------------------
+    def start(self, text: str, *, invoked: bool = True, previous: str | None = None,
+              now: dt.datetime | None = None, conversation: str | None = None) -> Round:
+        """Begin a recall on ``text`` (``invoked``: the person asked for recall by name —
+        /recollect, ``opencortex recall``; otherwise it runs only on an empty intention).
+        ``conversation``: the id of the OpenCortex conversation this recall runs in; its
+        own record is the present, not the past, and is never searched."""
+        session = dt.datetime.now().strftime("%Y%m%d") + "-" + secrets.token_hex(4)
+        bound, noted = bind(text, previous)
+        on, reason = activation(text, invoked=invoked)
+        if not on:
+            return Round(session, "not_activated", reason=reason)
+        st: dict[str, Any] = {
+            "version": _STATE_VERSION, "session": session,
+            "created": dt.datetime.now(dt.UTC).isoformat(),
+            "now": now.isoformat() if now else None,
+            "roots": [str(r) for r in self.base_roots],
+            "turns": [], "admitted": [], "places": [], "presented": None, "offered": None,
+            "added_to_cue": False, "noted": noted, "state": "open", "trace": [],
+            "activation": reason, "conversation": conversation,
+        }
+        if bound:
+            st["turns"].append({"origin": "person", "text": bound, "role": "cue"})
+        rnd = self._pass(st)
+        self._save(st)
+        return rnd
+
+    def reply(self, session: str, text: str | None) -> Round:
+        """The person's next utterance in ``session`` (None or blank: the round holds)."""
+        st = self.load(session)
+        if st["state"] in ("identified", "stopped", "unresolved"):
+            raise RecallError(f"recall {session} is closed ({st['state']}); start a new one")
+        presented = st.get("presented") is not None
+        offered = st.get("offered") is not None
+        reading = read_answer(text, presented=presented, offered=offered)
+        if reading == "silent":
+            return Round(session, "holding", cue=st["trace"][-1]["cue"] if st["trace"] else None)
+        assert text is not None
+        st["turns"].append({"origin": "person", "text": text, "role": reading})
+        if reading == "identified":
+            rnd = self._identified(st, text)
+        elif reading in ("stopped", "declined"):
+            st["state"] = "stopped"
+            last = st["trace"][-1] if st["trace"] else {}
+            rnd = Round(session, "stopped", cue=last.get("cue"), searched=last.get("searched"),
+                        qualifications=last.get("scope_qualifications", []))
+            st["trace"].append({"state": "stopped", "turn": text})
+        else:
+            if reading == "admitted":
+                st["admitted"].append(st["offered"])
+            st["added_to_cue"] = True
+            rnd = self._pass(st)
+        self._save(st)
+        return rnd
+
+    def _identified(self, st: dict[str, Any], text: str) -> Round:
+        p = st["presented"]
+        st["state"] = "identified"
+        recalled = {
+            "recognizable": p["recognizable"], "story": p["story"],
+            "excerpts": [c["cite"] for c in p["story"]],
+            "qualifications": p["qualifications"], "searched": p["searched"],
+            "identified_by": text, "identified_at": len(st["turns"]) - 1,
+            "caveat": CAVEAT,
+        }
+        recalled["text"] = recalled_text(recalled)
+        st["trace"].append({"state": "identified", "turn": text})
+        return Round(st["session"], "identified", cue=p["cue"], recognizable=p["recognizable"],
+                     story=p["story"], qualifications=p["qualifications"],
+                     searched=p["searched"], recalled=recalled, caveat=CAVEAT)
+
+    # -- a pass --------------------------------------------------------------------------
+    def _now(self, st: dict[str, Any]) -> dt.datetime:
+        if st.get("now"):
+            return dt.datetime.fromisoformat(st["now"])
+        return dt.datetime.now(dt.UTC)
+
+    def _boundary(self, st: dict[str, Any], cue: Cue) -> tuple[list[Root], bool]:
+        roots = [_root(s) for s in st["roots"]]
+        widen_time = False
+        for exp in st["admitted"]:
+            if exp["kind"] == "time":
+                widen_time = True
+            elif exp["kind"] == "roots":
+                roots += [_root(s) for s in exp["roots"]]
+        for place in cue.places:
+            p = Path(place).expanduser()
+            top = gitsrc.toplevel(p)
+            if top is not None:
+                roots.append(Root("git", str(top)))
+            for kind, src in SOURCES.items():
+                if p.is_dir() and src.discover([p]):
+                    roots.append(Root(kind, str(p.resolve())))
+        return list(dict.fromkeys(roots)), widen_time
+
+    def _pass(self, st: dict[str, Any]) -> Round:
+        t0 = time.perf_counter()
+        session = st["session"]
+        now = self._now(st)
+        person = [t["text"] for t in st["turns"]
+                  if t["origin"] == "person" and t["role"] in ("cue", "admitted")]
+        cue = read_cue(person, now)
+        gw = self.gateway if person else None
+        if gw is not None:
+            from .cue import Axis, whole_of
+            from .phrase import model_cue_terms
+
+            whole, extra = model_cue_terms(gw, person)
+            if whole and not any(whole_of(t) for t in person):
+                cue.whole = whole  # the person's own words about the whole win
+            have = {t.lower() for t in cue.terms}
+            cue.axes += [Axis("synonym", t) for t in extra
+                         if t not in have and t not in cue.excluded]
+        roots, widen_time = self._boundary(st, cue)
+        memex = self.memex
+        if any(r.kind == "notes" for r in roots):
+            memex.sync()
+        index = RecordIndex.for_memex(memex)
+        refreshed = index.refresh(roots, memex, self.progress)
+        window = None if (widen_time or cue.time is None) else (
+            cue.time.start.timestamp(), cue.time.end.timestamp())
+        scope, out_n, out_chars = index.scope(roots, window)
+        scope -= index.present_ids(st.get("conversation"), st["created"])
+        terms = cue.terms
+        deep = any(e["kind"] == "deep" for e in st["admitted"])
+        hits = index.search(terms, scope) if terms else []
+        if deep:
+            hits = _deepen(hits, index, scope, cue)
+        scorer, embedded_now = None, 0
+        emb = self.embedder if person else None
+        if emb is not None:
+            embedded_now = index.embed_pending(emb, limit=PASS_EMBED_LIMIT)
+            qv = emb.embed([cue_text(person)])[0]
+            hits = _fuse(hits, index.dense(qv, scope, emb.name, emb.dim), index)
+
+            def scorer(texts: list[str]) -> list[float]:
+                return [float(x) for x in emb.embed(texts) @ qv]
+        cands = group(hits, cue, index, scope) if hits else []
+        by_id = {h.record.id: h for h in hits}
+        need = min(len(terms), 2)
+        leading: Candidate | None = None
+        opened: list[Opened] = []
+        tried: list[dict[str, Any]] = []
+        for cand in cands[:3]:
+            sem = max((by_id[m.id].semantic for m in cand.members if m.id in by_id),
+                      default=0.0)
+            if len(cand.matched) < need and sem < SEMANTIC_CANDIDATE:
+                continue
+            ops = open_candidate(cand, cue, memex, scorer=scorer)
+            covered = {t for o in ops for c in o.claims for t in c.terms}
+            tried.append({"candidate": cand.describe(), "claims": sum(len(o.claims)
+                                                                      for o in ops)})
+            if any(o.claims for o in ops) and (
+                    len(covered) >= min(need, len(terms)) or
+                    any(c.semantic for o in ops for c in o.claims)):
+                leading, opened = cand, ops
+                break
+        searched = self._searched(roots, index, scope, window, cue, out_n, hits, tried,
+                                  refreshed, time.perf_counter() - t0, st)
+        searched["semantic"] = (self.semantic_note if emb is None and person else
+                                {"model": emb.name, "embedded_now": embedded_now,
+                                 "without_vectors": len(index.pending_gists(emb.name,
+                                                                            emb.dim))}
+                                if emb is not None else None)
+        scope_q = index_failures(index, scope)
+        rec = {"cue": cue.to_dict(), "searched": searched, "scope_qualifications": scope_q}
+        noted = st.get("noted", [])
+        if leading is not None:
+            story = [c.to_dict() for o in opened for c in o.claims]
+            if gw is not None:
+                from .phrase import phrase_story
+
+                claims = [c for o in opened for c in o.claims]
+                local = all(getattr(p, "local", False) for p in gw.providers)
+                if local or not any(o.member is not None and o.member.kind == "note"
+                                    for o in opened):  # notes may be private: local only
+                    story, dropped = phrase_story(gw, cue.meant, story,
+                                                  [c.text for c in claims],
+                                                  [c.origin for c in claims])
+                    searched["model_claims_dropped"] = dropped
+            recog = {"whole": leading.whole, "joins": leading.joins,
+                     "members": [o.member_dict() for o in opened]}
+            adjacent = [c.to_dict() for c in cands if c is not leading][:3]
+            quals = qualifications_of(opened)
+            st["presented"] = {"recognizable": recog, "story": story, "qualifications": quals,
+                               "searched": searched, "cue": cue.to_dict()}
+            st["offered"] = None
+            st["trace"].append({**rec, "state": "presented", "leading": leading.describe()})
+            return Round(session, "presented", cue=cue.to_dict(), recognizable=recog,
+                         story=story, adjacent=adjacent, qualifications=quals,
+                         searched=searched, caveat=CAVEAT, noted=noted)
+        st["presented"] = None
+        if not st["added_to_cue"]:
+            st["offered"] = None
+            st["trace"].append({**rec, "state": "asked"})
+            return Round(session, "asked", cue=cue.to_dict(), searched=searched,
+                         qualifications=scope_q, question=QUESTION, noted=noted)
+        expansion = self._expansion(st, roots, index, scope, window, out_n, out_chars, cue,
+                                    hits)
+        if expansion is not None:
+            st["offered"] = expansion
+            st["trace"].append({**rec, "state": "offered", "expansion": expansion})
+            return Round(session, "offered", cue=cue.to_dict(), searched=searched,
+                         qualifications=scope_q,
+                         expansion={"reach": expansion["reach"], "cost": expansion["cost"]},
+                         noted=noted)
+        st["offered"] = None
+        st["state"] = "unresolved"
+        st["trace"].append({**rec, "state": "unresolved"})
+        return Round(session, "unresolved", cue=cue.to_dict(), searched=searched,
+                     qualifications=scope_q, noted=noted)
+
+    def _searched(self, roots: list[Root], index: RecordIndex, scope: set[int],
+                  window: tuple[float, float] | None, cue: Cue, out_n: int, hits: list[Hit],
+                  tried: list[dict[str, Any]], refreshed: Any, seconds: float,
+                  st: dict[str, Any]) -> dict[str, Any]:
+        per_root = {f"{s}:{r}": n for s, r, n, _ in index.roots_indexed()}
+        root_rows = [{"root": str(r), "records": per_root.get(str(r), 0)} for r in roots]
+        win = cue.time.to_dict() if (window and cue.time) else None
+        text = (f"{len(scope)} records in {len(roots)} roots"
+                + (f", within {cue.time.phrase} ({win['from'][:10]} – {win['to'][:10]})"
+                   if win and cue.time else "")
+                + (f"; {out_n} records outside that time left out" if win else "")
+                + f"; terms: {', '.join(cue.terms) or '(none)'}; {len(hits)} records matched"
+                + (f"; opened: {', '.join(t['candidate'] for t in tried)}" if tried else ""))
+        return {"roots": root_rows, "window": win, "records_in_scope": len(scope),
+                "records_outside_window": out_n if win else 0, "terms": cue.terms,
+                "matched": len(hits), "opened": tried,
+                "admitted": [e["reach"] for e in st["admitted"]],
+                "refresh": {"files_read": refreshed.files_read,
+                            "commits_added": refreshed.commits_added,
+                            "failed": refreshed.failed[:20]},
+                "seconds": round(seconds, 3), "text": text}
+
+    def _expansion(self, st: dict[str, Any], roots: list[Root], index: RecordIndex,
+                   scope: set[int], window: tuple[float, float] | None, out_n: int,
+                   out_chars: int, cue: Cue, hits: list[Hit]) -> dict[str, Any] | None:
+        """The wider search still worth offering, or None: older/other times first, then
+        roots the records point at but the boundary does not hold, then deeper reads."""
+        kinds = {e["kind"] for e in st["admitted"]}
+        if window is not None and out_n and "time" not in kinds:
+            secs = out_chars / _THROUGHPUT + out_n * 0.0005
+            assert cue.time is not None
+            return {"kind": "time", "reach": f"records outside {cue.time.phrase} "
+                    f"({out_n} records in the same roots)",
+                    "cost": f"{out_n} records, {_fmt_bytes(out_chars)} of indexed text, "
+                    f"about {max(secs, 0.1):.1f} s"}
+        if "roots" not in kinds:
+            have = {(r.kind, r.path) for r in roots}
+            extra: list[str] = []
+            n_commits = 0
+            cwds = [r[0] for r in index.db.execute(
+                "SELECT DISTINCT cwd FROM rec_records WHERE cwd IS NOT NULL AND kind = "
+                "'session' LIMIT 200")]
+            for cwd in cwds:
+                top = gitsrc.toplevel(cwd)
+                if top is not None and ("git", str(top)) not in have and \
+                        f"git:{top}" not in extra:
+                    try:
+                        n_commits += int(gitsrc._git(top, "rev-list", "--count", "--branches",
+                                                     timeout=20).strip() or 0)
+                    except (gitsrc.GitError, ValueError):
+                        continue
+                    extra.append(f"git:{top}")
+            if extra:
+                return {"kind": "roots", "roots": extra,
+                        "reach": f"the git histories of {len(extra)} repositories your "
+                        f"sessions ran in ({', '.join(e[4:] for e in extra[:3])})",
+                        "cost": f"{n_commits} commits, about "
+                        f"{max(0.2, n_commits * 0.0004):.1f} s"}
+        if "deep" not in kinds:
+            rows = index.db.execute("SELECT id, omitted FROM rec_records WHERE omitted > 0")
+            part = [(i, om) for i, om in rows if i in scope]
+            if part:
+                total = sum(om for _, om in part)
+                return {"kind": "deep", "reach": f"the full text of {len(part)} long records "
+                        "the index holds only in part",
+                        "cost": f"{len(part)} records, {_fmt_bytes(total)} more text, about "
+                        f"{max(0.1, total / _THROUGHPUT):.1f} s"}
+        return None
+
+
+def cue_text(person: list[str]) -> str:
+    """What the semantic reading embeds: the person's words, time phrases left out (a
+    record does not say "a few weeks ago")."""
+    from .cue import _VAGUE_WORDS
+
+    return " ".join(" ".join(_VAGUE_WORDS.sub(" ", t).split()) for t in person)
+
+
+def _fuse(hits: list[Hit], dense: list[tuple[int, float]], index: RecordIndex) -> list[Hit]:
+    """Keyword and semantic hits in one order: the keyword score scaled to [0, 1] plus the
+    cosine above a floor (below it, meaning is noise) scaled the same way."""
+    top_kw = max((h.score for h in hits), default=0.0) or 1.0
+    by_id = {h.record.id: Hit(h.record, h.score / top_kw, h.matched) for h in hits}
+    missing = [i for i, _ in dense if i not in by_id]
+    rows = index.get(missing) if missing else {}
+    for i, cos in dense:
+        h = by_id.get(i)
+        if h is None:
+            if i not in rows:
+                continue
+            h = by_id[i] = Hit(rows[i], 0.0, [])
+        h.semantic = cos
+        h.score += max(0.0, cos - SEMANTIC_FLOOR) / (1 - SEMANTIC_FLOOR) * SEMANTIC_WEIGHT
+    return sorted(by_id.values(), key=lambda h: (-h.score, h.record.id))
+
+
+def _root(spec: str) -> Root:
+    kind, _, path = spec.partition(":")
+    return Root(kind, path)
+
+
+def _deepen(hits: list[Hit], index: RecordIndex, scope: set[int], cue: Cue) -> list[Hit]:
+    """With a deeper read admitted: records the index holds only in part are opened in full
+    and scored by the cue terms their whole text carries."""
+    from .find import term_matches
+    from .ground import _open_session, _words
+
+    have = {h.record.id for h in hits}
+    ids = [i for (i,) in index.db.execute("SELECT id FROM rec_records WHERE omitted > 0 "
+                                          "AND kind = 'session'") if i in scope]
+    rows = index.get(ids)
+    extra: list[Hit] = []
+    for i, row in rows.items():
+        rec = _open_session(row)
+        if rec is None:
+            continue
+        words = _words("\n".join(t.text for t in rec.turns
+                                 if t.origin in ("person", "assistant", "tool")))
+        matched = [t for t in cue.terms if term_matches(t, words)]
+        if matched and i not in have:
+            extra.append(Hit(row, float(len(matched)), matched))
+    return sorted(hits + extra, key=lambda h: -h.score)
+
+
+def index_failures(index: RecordIndex, scope: set[int], limit: int = 20
+                   ) -> list[dict[str, Any]]:
+    """Capture evidence for records in scope whose read was not whole: these are causes a
+    search may have missed something, never proof of an absence."""
+    out: list[dict[str, Any]] = []
+    for i, loc, receipt in index.db.execute("SELECT id, locator, receipt FROM rec_records "
+                                            "WHERE receipt NOT LIKE '%\"succeeded\"%' OR "
+                                            "receipt LIKE '%\"skipped_lines\": _%'"):
+        if i not in scope:
+            continue
+        r = json.loads(receipt)
+        bits = []
+        if r.get("state") not in ("succeeded", None):
+            bits.append(f"read {r['state']}" + (f" ({r['detail']})" if r.get("detail") else ""))
+        if r.get("skipped_lines"):
+            bits.append(f"{r['skipped_lines']} lines failed to parse")
+        if bits:
+            out.append({"locator": loc, "finding": "; ".join(bits),
+                        "reach": {"extractor": r.get("extractor"), "state": r.get("state"),
+                                  "omitted": r.get("omitted_chars")},
+                        "scan": {"skipped_lines": r.get("skipped_lines"),
+                                 "unverified_person_turns": r.get("unverified_person_turns"),
+                                 "omitted_chars": r.get("omitted_chars")}})
+            if len(out) >= limit:
+                break
+    return out
+
+
+def recalled_text(recalled: dict[str, Any]) -> str:
+    """The recalled context as Org text other skills and models can take in."""
+    rz = recalled["recognizable"]
+    lines = [f"* Recalled {rz['whole']} (identified by the person: "
+             f"“{recalled['identified_by']}”)"]
+    for m in rz["members"]:
+        lines.append(f"- member: {m['locator']} — reopen: {m['handle']}"
+                     + ("" if m["opened"] else " (did not open)"))
+    if rz.get("joins"):
+        lines.append("- joined by: " + "; ".join(rz["joins"]))
+    lines.append("** Story (each line quotes an opened record)")
+    for c in recalled["story"]:
+        lines.append(f"- {c['text']} [{c['cite']['locator']}]")
+    for q in recalled["qualifications"]:
+        lines.append(f"- qualification: {q['locator']}: {q['finding']}")
+    lines.append(f"- searched: {recalled['searched'].get('text', '')}")
+    lines.append(f"- {recalled['caveat']}")
+    return "\n".join(lines)

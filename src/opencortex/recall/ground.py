@@ -1,0 +1,349 @@
+"""Opening a candidate's members and composing its story from what they carry.
+
+Every member is re-read from its own record (the transcript file through its reader, the
+commit through ``git show``, the note from its file, a file's span through ``git log -L``)
+— the index row that found it is never quoted. Each claim is one excerpt, an exact
+substring of an opened turn, with the speaker as the record names it: the person wrote, the
+assistant said (that it was said, not that it held), a tool reported, a commit's message,
+a note's text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .cue import Cue
+from .find import Candidate, stem, term_matches
+from .index import IndexedRecord
+from .records import Receipt, Record, Turn, snapshot
+from .sources import SOURCES
+from .sources import git as gitsrc
+
+__all__ = ["Claim", "Opened", "open_candidate", "qualifications_of"]
+
+_SEG_MAX = 280
+_SETTLED = re.compile(r"\b(?:decided|decision|settled|agreed|we'?ll go with|going with|"
+                      r"conclusion|concluded|from now on|rule of thumb|convention|principle|"
+                      r"always|never|policy|the plan is|we chose|chose)\b", re.I)
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass
+class Claim:
+    text: str
+    excerpt: str
+    locator: str
+    handle: str
+    record: str
+    origin: str
+    terms: list[str] = field(default_factory=list)
+    semantic: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "cite": {"locator": self.locator, "excerpt": self.excerpt,
+                                            "handle": self.handle}}
+
+
+@dataclass
+class Opened:
+    """One member after the attempt to open it."""
+
+    member: IndexedRecord | None
+    locator: str
+    gist: str
+    handle: str
+    opened: bool
+    record: Record | None
+    receipt: dict[str, Any]
+    claims: list[Claim] = field(default_factory=list)
+    why: str | None = None
+
+    def member_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"locator": self.locator, "gist": self.gist, "handle": self.handle,
+                             "opened": self.opened}
+        if self.why:
+            d["why"] = self.why
+        return d
+
+    def texts(self) -> list[str]:
+        return [t.text for t in self.record.turns] if self.record else []
+
+
+def _words(text: str) -> set[str]:
+    return {stem(w) for w in _TOKEN.findall(text.lower())}
+
+
+def _segments(text: str) -> list[str]:
+    """Exact substrings of ``text``: its lines, long lines cut at sentence ends/windows."""
+    out: list[str] = []
+    for line in text.splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        if len(s) <= _SEG_MAX:
+            out.append(s)
+            continue
+        for sent in re.split(r"(?<=[.!?])\s+", s):
+            sent = sent.strip()
+            while len(sent) > _SEG_MAX:
+                out.append(sent[:_SEG_MAX].strip())
+                sent = sent[_SEG_MAX:].strip()
+            if sent:
+                out.append(sent)
+    return out
+
+
+def _when(turn: Turn, rec: Record) -> str:
+    t = turn.timestamp or rec.started
+    return t.date().isoformat() if t else "an unknown date"
+
+
+def _claim_text(rec: Record, turn: Turn, excerpt: str, kind: str) -> str:
+    when = _when(turn, rec)
+    if kind == "commit":
+        author = rec.extra.get("author", "its author")
+        if turn.locator.endswith(":paths"):
+            return f"Commit {rec.session_id} ({when}) touched: “{excerpt}”"
+        return f"Commit {rec.session_id} by {author} ({when}) says: “{excerpt}”"
+    if kind == "history":
+        return f"In the history of {rec.session_id}, {when}: “{excerpt}”"
+    if kind == "note":
+        return f"The note «{rec.title}» ({rec.locator}) says: “{excerpt}”"
+    who = {"person": "the person wrote", "assistant": "the assistant said",
+           "tool": "a tool reported"}.get(turn.origin, "the record shows")
+    return f"In {rec.source} session {rec.session_id} on {when}, {who}: “{excerpt}”"
+
+
+Scorer = Callable[[list[str]], list[float]]
+"""Texts to their cosine with the cue (the semantic reading), when an embedder is there."""
+SEMANTIC_CLAIM = 0.42
+
+
+def _semantic_claims(rec: Record, cue: Cue, kind: str, budget: int, scorer: Scorer,
+                     settled_only: bool) -> list[Claim]:
+    """Where no segment carries a cue word: the segments nearest the cue in meaning
+    (a paraphrase — "kept failing randomly" for "flaky"), each still an exact excerpt."""
+    segs: list[tuple[Turn, int, str]] = []
+    for turn in rec.turns:
+        if turn.origin not in ("person", "assistant", "tool"):
+            continue
+        for j, seg in enumerate(_segments(turn.text)):
+            if len(seg) >= 12 and (not settled_only or _SETTLED.search(seg)) and \
+                    not any(term_matches(x, _words(seg)) for x in cue.excluded):
+                segs.append((turn, j, seg))
+    segs = segs[:96]
+    if not segs:
+        return []
+    scores = scorer([s for _, _, s in segs])
+    best = sorted(zip(scores, range(len(segs)), strict=True), reverse=True)[:budget]
+    chosen = sorted((i for sc, i in best if sc >= SEMANTIC_CLAIM),
+                    key=lambda i: (segs[i][0].index, segs[i][1]))
+    return [Claim(_claim_text(rec, segs[i][0], segs[i][2], kind), segs[i][2],
+                  segs[i][0].locator, rec.handle, rec.locator, segs[i][0].origin, [],
+                  semantic=round(float(scores[i]), 3)) for i in chosen]
+
+
+def _claims_from(rec: Record, cue: Cue, kind: str, budget: int,
+                 settled_only: bool = False, scorer: Scorer | None = None) -> list[Claim]:
+    """The segments of the record carrying the most cue terms, in record order (or, with
+    none, the nearest in meaning). Injected and unknown-origin turns never ground."""
+    terms = cue.terms
+    scored: list[tuple[int, int, int, Turn, str, list[str]]] = []
+    for turn in rec.turns:
+        if turn.origin not in ("person", "assistant", "tool"):
+            continue
+        for j, seg in enumerate(_segments(turn.text)):
+            words = _words(seg)
+            hit = [t for t in terms if term_matches(t, words)]
+            if not hit or any(term_matches(x, words) for x in cue.excluded):
+                continue
+            if settled_only and not _SETTLED.search(seg):
+                continue
+            bonus = 1 if turn.origin == "person" else 0
+            scored.append((len(hit) * 2 + bonus, turn.index, j, turn, seg, hit))
+    best = sorted(scored, key=lambda x: (-x[0], x[1], x[2]))[:budget]
+    best.sort(key=lambda x: (x[1], x[2]))
+    seen: set[str] = set()
+    claims: list[Claim] = []
+    for _, _, _, turn, seg, hit in best:
+        if seg in seen:
+            continue
+        seen.add(seg)
+        claims.append(Claim(_claim_text(rec, turn, seg, kind), seg, turn.locator, rec.handle,
+                            rec.locator, turn.origin, hit))
+    weak = len({t for c in claims for t in c.terms}) < min(2, len(terms))
+    if scorer is not None and weak and kind != "commit":
+        sem = _semantic_claims(rec, cue, kind, budget, scorer, settled_only)
+        have = {c.excerpt: c for c in claims}
+        for c in sem:
+            if c.excerpt in have:  # one excerpt, reached both ways
+                have[c.excerpt].semantic = c.semantic
+        claims = sorted(claims + [c for c in sem if c.excerpt not in have],
+                        key=lambda c: c.locator)[:budget + 1]
+    return claims
+
+
+def _receipt(rec: Record | None, fallback: dict[str, Any]) -> dict[str, Any]:
+    return rec.receipt.to_dict() if rec is not None else fallback
+
+
+def _open_session(m: IndexedRecord) -> Record | None:
+    source = SOURCES.get(m.source)
+    if source is None:
+        return None
+    recs = source.read(Path(m.file))
+    for r in recs:
+        if r.session_id == m.session_id:
+            return r
+    return recs[0] if len(recs) == 1 and not recs[0].turns else None
+
+
+def _open_note(m: IndexedRecord, memex: Any) -> Record | None:
+    if memex is None:
+        return None
+    node = memex.store.nodes_by_keys([m.session_id]).get(m.session_id)
+    if node is None:
+        return None
+    path = Path(memex.root) / node.file
+    snap = snapshot(path)
+    text = snap.data[node.byte_start:node.byte_end].decode("utf-8", "replace")
+    loc = f"{path}:{node.line}"
+    receipt = Receipt("notes", str(memex.root), m.session_id, loc, snap.revision, snap.sha256,
+                      "opencortex.recall.notes@1", "succeeded" if text.strip() else "empty",
+                      skipped_lines=0, unverified_person_turns=None, omitted_chars=0)
+    return Record("notes", m.session_id, str(memex.root), loc,
+                  " / ".join([*node.outline, node.title]), None,
+                  None, m.started, m.ended, [Turn(0, "tool", text, m.started, loc)], m.handle,
+                  receipt)
+
+
+def open_member(m: IndexedRecord, cue: Cue, memex: Any, budget: int,
+                scorer: Scorer | None = None) -> Opened:
+    """Re-read one member from its own record and take the claims it carries."""
+    settled = cue.whole == "concept" and m.kind != "note"
+    rec: Record | None
+    try:
+        if m.kind == "commit":
+            rec = gitsrc.commit_record(m.root, m.session_id)
+        elif m.kind == "note":
+            rec = _open_note(m, memex)
+        else:
+            rec = _open_session(m)
+    except OSError as e:
+        rec, why = None, f"could not be read: {e}"
+    else:
+        why = None
+    if rec is None or rec.receipt.state not in ("succeeded", "empty") or not rec.turns:
+        state = rec.receipt.state if rec else "input_failed"
+        detail = (rec.receipt.detail if rec else None) or why or "the record was not found"
+        return Opened(m, m.locator, m.gist, m.handle, False, rec,
+                      _receipt(rec, {"source": m.source, "root": m.root,
+                                     "session_id": m.session_id, "locator": m.locator,
+                                     "state": state, "detail": detail}),
+                      why=f"{state}: {detail}")
+    claims = _claims_from(rec, cue, m.kind, budget, settled_only=settled, scorer=scorer)
+    if m.kind == "commit":
+        claims = _commit_claims(rec, claims)
+    receipt = _receipt(rec, {})
+    indexed_sha = m.receipt.get("sha256")
+    why = None
+    if indexed_sha and receipt.get("sha256") and indexed_sha != receipt["sha256"]:
+        why = "the record changed since it was indexed; read as it is now"
+    return Opened(m, m.locator, m.gist, rec.handle or m.handle, True, rec, receipt, claims,
+                  why)
+
+
+def _commit_claims(rec: Record, claims: list[Claim]) -> list[Claim]:
+    """A commit tells its subject, the matching lines of its message, and what it touched
+    (one claim: the first paths of ``git show --name-status``, an exact prefix)."""
+    subject = rec.turns[0]
+    out = [c for c in claims if not c.locator.endswith(":paths")]
+    if not any(c.locator == subject.locator for c in out):
+        out.insert(0, Claim(_claim_text(rec, subject, subject.text, "commit"), subject.text,
+                            subject.locator, rec.handle, rec.locator, subject.origin, []))
+    paths = next((t for t in rec.turns if t.locator.endswith(":paths")), None)
+    if paths is not None:
+        excerpt = "\n".join(paths.text.splitlines()[:6])
+        out.append(Claim(_claim_text(rec, paths, excerpt, "commit"), excerpt, paths.locator,
+                         rec.handle, rec.locator, paths.origin,
+                         [t for c in claims if c.locator == paths.locator for t in c.terms]))
+    return out
+
+
+def _history_members(cand: Candidate, cue: Cue, budget: int) -> list[Opened]:
+    """For an artifact the cue names: the change history of its span in the candidate's
+    repositories (``git log -L :ident:path`` when an identifier is named, else --follow)."""
+    arts = [a.value for a in cue.axes if a.kind == "artifact"]
+    if not arts:
+        return []
+    idents = [a.value for a in cue.axes if a.kind == "identifier"]
+    repos: list[str] = []
+    for m in cand.members:
+        root = m.root if m.kind == "commit" else (m.cwd or "")
+        top = gitsrc.toplevel(root) if root else None
+        if top and str(top) not in repos:
+            repos.append(str(top))
+    out: list[Opened] = []
+    for repo in repos[:2]:
+        try:
+            files = gitsrc._git(repo, "ls-files").splitlines()
+        except gitsrc.GitError:
+            continue
+        for art in arts[:2]:
+            path = next((f for f in files if f == art or f.endswith("/" + art)
+                         or Path(f).name == Path(art).name), None)
+            if path is None:
+                continue
+            rec = gitsrc.span_history(repo, path, idents[0] if idents else None)
+            claims = _claims_from(rec, cue, "history", budget) if rec.turns else []
+            if rec.turns and not claims:  # the span's latest change is still what it carries
+                first = rec.turns[0]
+                head = first.text.splitlines()[0]
+                claims = [Claim(_claim_text(rec, first, head, "history"), head, first.locator,
+                                rec.handle, rec.locator, first.origin, [])]
+            out.append(Opened(None, rec.locator, rec.title or path, rec.handle,
+                              bool(rec.turns), rec, rec.receipt.to_dict(), claims,
+                              None if rec.turns else rec.receipt.detail))
+    return out
+
+
+def open_candidate(cand: Candidate, cue: Cue, memex: Any, max_claims: int = 8,
+                   scorer: Scorer | None = None) -> list[Opened]:
+    """Open every member (and the span history an artifact cue reaches)."""
+    opened: list[Opened] = []
+    per = max(2, max_claims // max(1, len(cand.members)))
+    for i, m in enumerate(cand.members):
+        opened.append(open_member(m, cue, memex, per + (2 if i == 0 else 0), scorer))
+    opened.extend(_history_members(cand, cue, 3))
+    return opened
+
+
+def qualifications_of(opened: list[Opened]) -> list[dict[str, Any]]:
+    """What the capture receipts say of each member: failed states, lines skipped, person
+    turns unconfirmed, text omitted. Unknown counts stay null (never zero)."""
+    out: list[dict[str, Any]] = []
+    for o in opened:
+        r = o.receipt
+        findings: list[str] = []
+        if not o.opened:
+            findings.append(f"did not open ({o.why})")
+        if r.get("skipped_lines"):
+            findings.append(f"{r['skipped_lines']} lines of this record failed to parse")
+        if r.get("unverified_person_turns"):
+            findings.append(f"{r['unverified_person_turns']} person turns could not be "
+                            "confirmed against the runtime's own channel")
+        if r.get("omitted_chars"):
+            findings.append(f"{r['omitted_chars']} characters were not read")
+        if o.why and o.opened:
+            findings.append(o.why)
+        if findings:
+            out.append({"locator": o.locator, "finding": "; ".join(findings),
+                        "reach": {"extractor": r.get("extractor"), "state": r.get("state"),
+                                  "omitted": r.get("omitted_chars")},
+                        "scan": {"skipped_lines": r.get("skipped_lines"),
+                                 "unverified_person_turns": r.get("unverified_person_turns"),
+                                 "omitted_chars": r.get("omitted_chars")}})
+    return out

@@ -1,0 +1,529 @@
+"""The record index: sessions, commits and notes the past left, held in the index store so a
+pass over 10,000 sessions answers in a second or two.
+
+Incremental like the memex index: transcript files by (mtime, size), git roots by branch
+tips (only commits not reachable from the tips seen last time are read), notes by the
+memex index's own file states. The index holds a bounded gist of each record's text
+(``omitted`` says how much it left out); it finds and orders candidates and is never
+evidence — ``recall.ground`` re-opens the record itself."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..memory.nodes import embed_hash
+from .records import Record
+from .sources import SOURCES
+from .sources import git as gitsrc
+
+__all__ = ["Hit", "IndexedRecord", "RecordIndex", "RefreshSummary", "Root"]
+
+PERSON_CAP = 16_000
+OTHER_CAP = 32_000
+_PATHS = re.compile(r"(?:[\w.-]+/)+[\w.-]+\.\w{1,5}\b|\b[\w-]+\.(?:py|js|ts|tsx|go|rs|rb|java|"
+                    r"c|h|cpp|md|org|toml|yaml|yml|json|sql|sh|el|cfg|ini|html|css)\b")
+_TS = re.compile(r"[<\[](\d{4}-\d{2}-\d{2})(?: [^\]>\d]+)?(?: (\d{1,2}):(\d{2}))?")
+_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+
+@dataclass(frozen=True)
+class Root:
+    """One place records are read from: ``kind`` is a transcript source (claude-code, codex,
+    gemini, aider, opencode, opencortex), ``git`` or ``notes`` (the memex)."""
+
+    kind: str
+    path: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.path}"
+
+
+@dataclass
+class IndexedRecord:
+    """A row of the record index: what it says of a record (a gist, never evidence)."""
+
+    id: int
+    file: str
+    source: str
+    kind: str
+    root: str
+    session_id: str
+    locator: str
+    handle: str
+    title: str | None
+    cwd: str | None
+    branch: str | None
+    parent_id: str | None
+    author: str | None
+    started: dt.datetime | None
+    ended: dt.datetime | None
+    paths: list[str]
+    turns: int
+    person_turns: int
+    chars: int
+    omitted: int
+    receipt: dict[str, Any]
+
+    @property
+    def gist(self) -> str:
+        return self.title or self.session_id
+
+
+@dataclass
+class Hit:
+    record: IndexedRecord
+    score: float
+    matched: list[str]
+    """Cue terms the record's indexed text carries (title/person/other/paths)."""
+    semantic: float = 0.0
+    """Cosine of the record's gist to the cue (0 when not measured)."""
+
+
+@dataclass
+class RefreshSummary:
+    files_seen: int = 0
+    files_read: int = 0
+    records_added: int = 0
+    removed: int = 0
+    commits_added: int = 0
+    notes_added: int = 0
+    embedded: int = 0
+    failed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+_COLS = ("id, file, source, kind, root, session_id, locator, handle, title, cwd, branch, "
+         "parent_id, author, started, ended, paths, turns, person_turns, chars, omitted, receipt")
+
+
+def _ts(t: dt.datetime | None) -> float | None:
+    return t.timestamp() if t else None
+
+
+def _dt(x: float | None) -> dt.datetime | None:
+    return dt.datetime.fromtimestamp(x, dt.UTC) if x is not None else None
+
+
+def _row(r: Sequence[Any]) -> IndexedRecord:
+    return IndexedRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
+                         r[11], r[12], _dt(r[13]), _dt(r[14]),
+                         [p for p in r[15].split("\n") if p], r[16], r[17], r[18], r[19],
+                         json.loads(r[20] or "{}"))
+
+
+def _cap(parts: Iterable[str], cap: int) -> tuple[str, int]:
+    text = "\n".join(parts)
+    return (text, 0) if len(text) <= cap else (text[:cap], len(text) - cap)
+
+
+def fts_term(term: str) -> str:
+    """One FTS5 expression for a cue term: a quoted token or phrase (no syntax leaks)."""
+    words = re.findall(r"\w+", term)
+    return '"' + " ".join(words).replace('"', "") + '"' if words else ""
+
+
+class RecordIndex:
+    """Record rows + FTS5 in the SQLite index store (tables from migration m004_recall)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    @classmethod
+    def for_memex(cls, memex: Any) -> RecordIndex:
+        """The record index of ``memex``: in its SQLite index store, or — when the store is
+        another kind (PostgreSQL) — in a SQLite file beside it, since this index is SQL
+        written for SQLite (FTS5). Derived and disposable either way."""
+        db = getattr(memex.store, "db", None)
+        if isinstance(db, sqlite3.Connection):
+            return cls(db)
+        side = getattr(memex, "_recall_store", None)
+        if side is None:
+            from ..memory.sqlite_store import SqliteStore
+
+            path = Path(memex.settings.index_path)
+            side = SqliteStore(path.with_name(path.stem + ".records.sqlite3"))
+            memex._recall_store = side
+        return cls(side.db)
+
+    # -- refresh ---------------------------------------------------------------------------
+    def refresh(self, roots: Sequence[Root], memex: Any = None,
+                progress: Callable[[int, int], None] | None = None) -> RefreshSummary:
+        """Bring the index up to date with every root (one transaction per root, so a
+        reader never sees half of one)."""
+        t0 = time.perf_counter()
+        s = RefreshSummary()
+        for root in roots:
+            try:
+                if root.kind == "git":
+                    self._refresh_git(root, s)
+                elif root.kind == "notes":
+                    if memex is not None:
+                        self._refresh_notes(root, memex, s)
+                else:
+                    self._refresh_transcripts(root, s, progress)
+            except gitsrc.GitError as e:
+                s.failed.append(f"{root}: {e}")
+        s.seconds = time.perf_counter() - t0
+        return s
+
+    def _files(self, source: str, root: str) -> dict[str, tuple[int, int]]:
+        return {p: (m, z) for p, m, z in self.db.execute(
+            "SELECT path, mtime_ns, size FROM rec_files WHERE source = ? AND root = ?",
+            (source, root))}
+
+    def _drop_file(self, path: str) -> None:
+        ids = [r[0] for r in self.db.execute("SELECT id FROM rec_records WHERE file = ?",
+                                             (path,))]
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            self.db.execute(f"DELETE FROM rec_fts WHERE rowid IN ({marks})", chunk)
+            self.db.execute(f"DELETE FROM rec_records WHERE id IN ({marks})", chunk)
+        self.db.execute("DELETE FROM rec_files WHERE path = ?", (path,))
+
+    def _insert(self, file: str, boundary: str, kind: str, rec: Record, title: str | None,
+                person: str, other: str, paths: list[str], omitted: int,
+                author: str | None = None) -> None:
+        gist = _gist(title, person or other)
+        cur = self.db.execute(
+            "INSERT INTO rec_records (file, boundary, source, kind, root, session_id, locator, "
+            "handle, title, cwd, branch, parent_id, author, started, ended, paths, turns, "
+            "person_turns, chars, omitted, receipt, gist, embed_hash) VALUES "
+            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (file, boundary, rec.source, kind, rec.root, rec.session_id, rec.locator, rec.handle,
+             title, rec.cwd, rec.branch, rec.parent_id, author, _ts(rec.started),
+             _ts(rec.ended), "\n".join(paths), len(rec.turns), len(rec.person_turns),
+             len(person) + len(other) + omitted, omitted,
+             json.dumps(rec.receipt.to_dict()), gist, embed_hash(gist) if gist else None))
+        self.db.execute("INSERT INTO rec_fts (rowid, title, person, other, paths) "
+                        "VALUES (?,?,?,?,?)",
+                        (cur.lastrowid, title or "", person, other, " ".join(paths)))
+
+    def _put_record(self, file: str, boundary: str, rec: Record) -> None:
+        person, om1 = _cap((t.text for t in rec.turns if t.origin == "person"), PERSON_CAP)
+        other, om2 = _cap((t.text for t in rec.turns if t.origin in ("assistant", "tool")),
+                          OTHER_CAP)
+        paths = list(dict.fromkeys(_PATHS.findall(person + "\n" + other)))[:200]
+        self._insert(file, boundary, "session", rec, rec.title, person, other, paths,
+                     om1 + om2)
+
+    def _refresh_transcripts(self, root: Root, s: RefreshSummary,
+                             progress: Callable[[int, int], None] | None) -> None:
+        source = SOURCES[root.kind]
+        known = self._files(root.kind, root.path)
+        found = source.discover([Path(root.path)])
+        todo: list[tuple[str, os.stat_result]] = []
+        seen: set[str] = set()
+        for p in found:
+            key = str(Path(p).absolute())
+            seen.add(key)
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            if known.get(key) != (st.st_mtime_ns, st.st_size):
+                todo.append((key, st))
+        s.files_seen += len(found)
+        gone = [p for p in known if p not in seen]
+        if not todo and not gone:
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for p in gone:
+                self._drop_file(p)
+                s.removed += 1
+            for n, (key, st) in enumerate(todo, 1):
+                self._drop_file(key)
+                for rec in source.read(Path(key)):
+                    if rec.receipt.state not in ("succeeded", "empty"):
+                        s.failed.append(f"{key}: {rec.receipt.state} {rec.receipt.detail or ''}")
+                    self._put_record(key, root.path, rec)
+                    s.records_added += 1
+                self.db.execute("INSERT INTO rec_files VALUES (?,?,?,?,?,'')",
+                                (key, root.kind, root.path, st.st_mtime_ns, st.st_size))
+                s.files_read += 1
+                if progress and n % 200 == 0:
+                    progress(n, len(todo))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def _refresh_git(self, root: Root, s: RefreshSummary) -> None:
+        key = f"git:{root.path}"
+        tips = gitsrc.branch_tips(root.path)
+        row = self.db.execute("SELECT state FROM rec_files WHERE path = ?", (key,)).fetchone()
+        old = json.loads(row[0]) if row and row[0] else {}
+        if old == tips:
+            return
+        exclude = sorted(set(old.values()))
+        try:
+            commits = list(gitsrc.log(root.path, exclude)) if tips else []
+            full = False
+        except gitsrc.GitError:  # an old tip vanished (history rewritten): read it all again
+            commits, full = list(gitsrc.log(root.path)), True
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            if full or not tips:
+                self._drop_file(key)
+            have = {r[0] for r in self.db.execute(
+                "SELECT session_id FROM rec_records WHERE file = ?", (key,))}
+            for c in commits:
+                if c.sha in have:
+                    continue
+                rec = Record("git", c.sha, root.path, f"{root.path}@{c.sha}", c.subject,
+                             root.path, None, c.when, c.when, [],
+                             f"git -C {root.path} show {c.sha}",
+                             _commit_receipt(root.path, c.sha))
+                self._insert(key, root.path, "commit", rec, c.subject, "", c.body, c.paths,
+                             0, author=c.author)
+                s.commits_added += 1
+            self.db.execute("INSERT OR REPLACE INTO rec_files VALUES (?,?,?,?,?,?)",
+                            (key, "git", root.path, 0, 0, json.dumps(tips)))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def _refresh_notes(self, root: Root, memex: Any, s: RefreshSummary) -> None:
+        store = memex.store
+        states = {p: st for p, st in store.file_states().items()
+                  if not p.startswith("sessions/")}
+        known = self._files("notes", root.path)
+        changed = [p for p, st in states.items()
+                   if known.get(f"notes:{p}") != (st[0], st[1])]
+        gone = [p for p in known if p.removeprefix("notes:") not in states]
+        if not changed and not gone:
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for p in gone:
+                self._drop_file(p)
+                s.removed += 1
+            for rel in changed:
+                key = f"notes:{rel}"
+                self._drop_file(key)
+                for node in store.select("f.path = ?", [rel], with_body=True):
+                    body = node.body or ""
+                    when = note_time(node)
+                    loc = f"{root.path}/{rel}:{node.line}"
+                    handle = f"id:{node.id}" if node.id else loc
+                    from .records import Receipt
+
+                    title = " / ".join([*node.outline, node.title]) or rel
+                    rec = Record("notes", node.key, root.path, loc, title,
+                                 None, None, when, when, [], handle,
+                                 Receipt("notes", root.path, node.key, loc, None, None,
+                                         "opencortex.recall.notes@1", "succeeded"))
+                    text, om = _cap([body], OTHER_CAP)
+                    tags = " ".join(node.tags)
+                    self._insert(key, root.path, "note", rec, f"{title} {tags}".strip(),
+                                 "", text, list(dict.fromkeys(_PATHS.findall(text)))[:50], om)
+                    s.notes_added += 1
+                st = states[rel]
+                self.db.execute("INSERT INTO rec_files VALUES (?,?,?,?,?,'')",
+                                (key, "notes", root.path, st[0], st[1]))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    # -- reading ---------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        return {k: n for k, n in self.db.execute(
+            "SELECT kind, count(*) FROM rec_records GROUP BY kind")}
+
+    def scope(self, roots: Sequence[Root], window: tuple[float, float] | None
+              ) -> tuple[set[int], int, int]:
+        """Ids of records inside the boundary (roots × time window; unknown times are
+        inside), with the count and characters of those the window leaves out."""
+        if not roots:
+            return set(), 0, 0
+        cond = " OR ".join("(source = ? AND boundary = ?)" for _ in roots)
+        params: list[Any] = []
+        for r in roots:
+            params += [r.kind, r.path]
+        inside: set[int] = set()
+        out_n = out_chars = 0
+        for i, started, ended, chars in self.db.execute(
+                f"SELECT id, started, ended, chars FROM rec_records WHERE {cond}", params):
+            if window is None or started is None or (
+                    (ended if ended is not None else started) >= window[0]
+                    and started < window[1]):
+                inside.add(i)
+            else:
+                out_n += 1
+                out_chars += chars
+        return inside, out_n, out_chars
+
+    def present_ids(self, conversation: str | None, since_iso: str) -> set[int]:
+        """OpenCortex conversation records that are the present: the conversation the
+        recall runs in, and any begun after the recall started (the person's current
+        words are cue, never evidence)."""
+        since = dt.datetime.fromisoformat(since_iso).timestamp()
+        return {r[0] for r in self.db.execute(
+            "SELECT id FROM rec_records WHERE source = 'opencortex' AND "
+            "(session_id = ? OR started >= ?)", (conversation or "", since))}
+
+    def search(self, terms: Sequence[str], scope: set[int], limit: int = 200,
+               person_weight: float = 1.5) -> list[Hit]:
+        """Records in ``scope`` carrying the most of ``terms``, rarer terms counting more
+        (idf), words in the person's own turns and titles more than the rest."""
+        n_docs = max(1, len(scope))
+        per_rec: dict[int, dict[str, float]] = {}
+        for term in terms:
+            expr = fts_term(term)
+            if not expr:
+                continue
+            strong = {r[0] for r in self.db.execute(
+                "SELECT rowid FROM rec_fts WHERE rec_fts MATCH ?",
+                (f"{{title person paths}} : {expr}",))} & scope
+            weak = {r[0] for r in self.db.execute(
+                "SELECT rowid FROM rec_fts WHERE rec_fts MATCH ?",
+                (f"{{other}} : {expr}",))} & scope
+            df = len(strong | weak)
+            if not df:
+                continue
+            idf = math.log(1 + n_docs / df)
+            for i in strong:
+                per_rec.setdefault(i, {})[term] = idf * person_weight
+            for i in weak - strong:
+                per_rec.setdefault(i, {})[term] = idf
+        ranked = sorted(per_rec.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))[:limit]
+        rows = self.get([i for i, _ in ranked])
+        return [Hit(rows[i], sum(m.values()), list(m)) for i, m in ranked if i in rows]
+
+    def get(self, ids: Sequence[int]) -> dict[int, IndexedRecord]:
+        out: dict[int, IndexedRecord] = {}
+        for i in range(0, len(ids), 500):
+            chunk = list(ids[i:i + 500])
+            marks = ",".join("?" * len(chunk))
+            for r in self.db.execute(f"SELECT {_COLS} FROM rec_records WHERE id IN ({marks})",
+                                     chunk):
+                out[r[0]] = _row(r)
+        return out
+
+    def near(self, rec: IndexedRecord, scope: set[int], hours: float = 3.0
+             ) -> list[IndexedRecord]:
+        """Records sharing ``rec``'s working directory (or repository) whose time lies
+        within ``hours`` of its span: candidates to join into one recognizable."""
+        if rec.started is None or not rec.cwd:
+            return []
+        lo = rec.started.timestamp() - hours * 3600
+        hi = (rec.ended or rec.started).timestamp() + hours * 3600
+        rows = self.db.execute(
+            f"SELECT {_COLS} FROM rec_records WHERE id != ? AND started BETWEEN ? AND ? "
+            "AND (cwd = ? OR root = ? OR (parent_id IS NOT NULL AND parent_id = ?)) "
+            "ORDER BY started LIMIT 50",
+            (rec.id, lo, hi, rec.cwd, rec.cwd, rec.session_id))
+        return [r for r in map(_row, rows) if r.id in scope]
+
+    def children(self, rec: IndexedRecord) -> list[IndexedRecord]:
+        rows = self.db.execute(f"SELECT {_COLS} FROM rec_records WHERE source = ? AND "
+                               "parent_id = ? AND id != ?",
+                               (rec.source, rec.session_id, rec.id))
+        return [_row(r) for r in rows]
+
+    # -- semantic ----------------------------------------------------------------------
+    def pending_gists(self, model: str, dim: int, limit: int | None = None
+                      ) -> list[tuple[str, str]]:
+        """(hash, gist) of record gists without a vector for (model, dim)."""
+        sql = ("SELECT r.embed_hash, min(r.gist) FROM rec_records r WHERE r.embed_hash IS NOT "
+               "NULL AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = r.embed_hash "
+               "AND e.model = ? AND e.dim = ?) GROUP BY r.embed_hash")
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return self.db.execute(sql, (model, dim)).fetchall()
+
+    def embed_pending(self, embedder: Any, limit: int | None = None, batch: int = 64,
+                      progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed record gists that have no vector yet (content-addressed: the shared
+        ``embeddings`` table, so a gist is never embedded twice)."""
+        import numpy as np
+
+        rows = self.pending_gists(embedder.name, embedder.dim, limit)
+        rows.sort(key=lambda r: len(r[1]))  # similar lengths batch with less padding
+        for i in range(0, len(rows), batch):
+            chunk = rows[i:i + batch]
+            vecs = np.asarray(embedder.embed([g for _, g in chunk]), dtype="<f4")
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+                                [(h, embedder.name, embedder.dim, v.tobytes())
+                                 for (h, _), v in zip(chunk, vecs, strict=True)])
+            self.db.execute("COMMIT")
+            if progress:
+                progress(min(i + batch, len(rows)), len(rows))
+        return len(rows)
+
+    def dense(self, query: Any, scope: set[int], model: str, dim: int, k: int = 50
+              ) -> list[tuple[int, float]]:
+        """Records in ``scope`` nearest the query vector: (id, cosine), best first."""
+        import numpy as np
+
+        ids: list[int] = []
+        blobs: list[bytes] = []
+        want = dim * 4
+        for i, blob in self.db.execute(
+                "SELECT r.id, e.vec FROM rec_records r JOIN embeddings e ON e.hash = "
+                "r.embed_hash AND e.model = ? AND e.dim = ?", (model, dim)):
+            if i in scope and len(blob) == want:
+                ids.append(i)
+                blobs.append(blob)
+        if not ids:
+            return []
+        m = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), dim)
+        scores = m @ np.asarray(query, dtype="<f4").reshape(dim)
+        top = np.argsort(-scores)[:k]
+        return [(ids[j], float(scores[j])) for j in top]
+
+    def roots_indexed(self) -> list[tuple[str, str, int, int]]:
+        """(source, configured root, records, characters) for every root the index holds."""
+        return list(self.db.execute("SELECT source, boundary, count(*), sum(chars) FROM "
+                                    "rec_records GROUP BY source, boundary ORDER BY 1, 2"))
+
+
+def _gist(title: str | None, text: str, width: int = 480) -> str:
+    """What a record is about, for the semantic index: its title and its opening words."""
+    head = " ".join(text.split())[:width]
+    return (f"{title}. {head}" if title and not head.startswith(title[:40]) else head or
+            (title or "")).strip()
+
+
+def _commit_receipt(root: str, sha: str) -> Any:
+    from .records import Receipt
+
+    return Receipt("git", root, sha, f"{root}@{sha}", None, None, gitsrc.EXTRACTOR,
+                   "succeeded", skipped_lines=0, omitted_chars=0)
+
+
+def note_time(node: Any) -> dt.datetime | None:
+    """When a note's past happened, as the note says: CLOSED, a CREATED property, the
+    first timestamp in its title or body, or a datetree day in its outline; else None."""
+    from .records import parse_time
+
+    for raw in (node.closed, node.properties.get("CREATED"), node.title, node.body or ""):
+        if raw:
+            m = _TS.search(raw)
+            if m:
+                t = parse_time(m.group(1) + (f"T{int(m.group(2)):02d}:{m.group(3)}"
+                                             if m.group(2) else "T12:00"))
+                if t:
+                    return t
+    for part in reversed(node.outline):
+        m = _DAY.search(part)
+        if m:
+            return parse_time(f"{m.group(0)}T12:00")
+    return None

@@ -1,0 +1,170 @@
+"""Git histories as records: commits (message, author, date, touched paths) and the change
+history of one span of a file (``git log -L`` / ``--follow``).
+
+Only read-only plumbing runs (``log``, ``show``, ``for-each-ref``, ``rev-parse``) with
+``GIT_OPTIONAL_LOCKS=0`` so nothing — not even the index's stat cache — is written. Every
+failure is a receipt with ``invocation_failed``, never an exception."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..records import Receipt, Record, Turn, parse_time
+
+__all__ = ["EXTRACTOR", "SOURCE", "Commit", "GitError", "branch_tips", "commit_record",
+           "log", "span_history", "toplevel"]
+
+SOURCE = "git"
+EXTRACTOR = "opencortex.recall.git@1"
+_TIMEOUT = 60
+_REC, _FLD = "\x1e", "\x1f"
+_FORMAT = _FLD.join(["%H", "%P", "%an", "%aI", "%s", "%b"])
+
+
+class GitError(RuntimeError):
+    """git could not run or refused (the message says which)."""
+
+
+def _git(root: str | Path, *args: str, timeout: float = _TIMEOUT) -> str:
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    try:
+        p = subprocess.run(["git", "-C", str(root), "--no-pager", *args], capture_output=True,
+                           timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+    except FileNotFoundError as e:
+        raise GitError("git is not installed") from e
+    except subprocess.TimeoutExpired as e:
+        raise GitError(f"git {args[0]} timed out after {timeout:.0f} s") from e
+    if p.returncode != 0:
+        raise GitError(p.stderr.decode("utf-8", "replace").strip()[:300] or
+                       f"git {args[0]} exited {p.returncode}")
+    return p.stdout.decode("utf-8", "replace")
+
+
+def toplevel(path: str | Path) -> Path | None:
+    """The repository containing ``path``, or None."""
+    p = Path(path)
+    if not p.is_dir():
+        return None
+    try:
+        return Path(_git(p, "rev-parse", "--show-toplevel", timeout=10).strip())
+    except GitError:
+        return None
+
+
+def branch_tips(root: str | Path) -> dict[str, str]:
+    """``{refname: sha}`` for local branches (what incremental indexing remembers)."""
+    out = _git(root, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads")
+    return {ref: sha for sha, _, ref in (line.partition(" ") for line in out.splitlines())
+            if sha}
+
+
+@dataclass
+class Commit:
+    sha: str
+    parents: list[str]
+    author: str
+    when: dt.datetime | None
+    subject: str
+    body: str
+    paths: list[str] = field(default_factory=list)
+
+
+def log(root: str | Path, exclude: list[str] | None = None) -> Iterator[Commit]:
+    """Every commit reachable from a local branch, minus those reachable from ``exclude``
+    (the tips indexed last time), newest first, with the paths each touched."""
+    args = ["log", "--branches", f"--format={_REC}{_FORMAT}{_FLD}", "--name-only",
+            "--no-renames"]
+    if exclude:
+        args += ["--not", *exclude]
+    out = _git(root, *args, timeout=300)
+    for chunk in out.split(_REC)[1:]:
+        parts = chunk.split(_FLD)
+        if len(parts) < 7:
+            continue
+        sha, parents, author, when, subject, body, rest = parts[:7]
+        paths = [p for p in rest.splitlines() if p.strip()]
+        yield Commit(sha, parents.split(), author, parse_time(when), subject, body.strip(),
+                     paths)
+
+
+def commit_record(root: str | Path, sha: str) -> Record:
+    """Open one commit: its message and the paths it touched, read with ``git show``."""
+    root = str(root)
+    handle = f"git -C {root} show {sha}"
+    try:
+        out = _git(root, "show", "--no-renames", "--name-status",
+                   f"--format={_FORMAT}{_FLD}", sha)
+    except GitError as e:
+        receipt = Receipt(SOURCE, root, sha, f"{root}@{sha}", None, None, EXTRACTOR,
+                          "invocation_failed", detail=str(e))
+        return Record(SOURCE, sha, root, f"{root}@{sha}", None, root, None, None, None, [],
+                      handle, receipt)
+    parts = out.split(_FLD)
+    full, _parents, author, when, subject, body = (parts + [""] * 7)[:6]
+    changes = [line for line in (parts[6] if len(parts) > 6 else "").splitlines()
+               if line.strip()]
+    t = parse_time(when)
+    turns = [Turn(0, "tool", subject, t, f"{root}@{full}:subject")]
+    if body.strip():
+        turns.append(Turn(1, "tool", body.strip(), t, f"{root}@{full}:body"))
+    if changes:
+        turns.append(Turn(len(turns), "tool", "\n".join(changes), t, f"{root}@{full}:paths"))
+
+
+    receipt = Receipt(SOURCE, root, full, f"{root}@{full}", None,
+                      hashlib.sha256(out.encode()).hexdigest(), EXTRACTOR, "succeeded",
+                      skipped_lines=0, unverified_person_turns=None, omitted_chars=0)
+    return Record(SOURCE, full, root, f"{root}@{full}", subject, root, None, t, t, turns,
+                  f"git -C {root} show {full}", receipt, extra={"author": author})
+
+
+def span_history(root: str | Path, path: str, ident: str | None = None,
+                 max_commits: int = 20, max_chars: int = 20000) -> Record:
+    """The change history of a span of ``path``: the function/identifier ``ident`` via
+    ``git log -L :ident:path`` when given and found, else the file via ``--follow``.
+    Each commit is one turn: header line then the diff of that span (capped)."""
+    root = str(root)
+    how = f"git log -L :{ident}:{path}" if ident else f"git log --follow -p -- {path}"
+    args = (["log", f"-L:{ident}:{path}", f"-n{max_commits}"] if ident else
+            ["log", "--follow", "-p", f"-n{max_commits}", "--", path])
+    try:
+        out = _git(root, *args, f"--format={_REC}%H{_FLD}%an{_FLD}%aI{_FLD}%s{_FLD}")
+    except GitError as e:
+        if ident:  # the function may not be findable by git's funcname rules: the file then
+            return span_history(root, path, None, max_commits, max_chars)
+        receipt = Receipt(SOURCE, root, path, f"{root}/{path}", None, None, EXTRACTOR,
+                          "invocation_failed", detail=str(e))
+        return Record(SOURCE, f"{path}", root, f"{root}/{path}", None, root, None, None, None,
+                      [], how, receipt)
+    turns: list[Turn] = []
+    omitted = 0
+    times: list[dt.datetime] = []
+    for i, chunk in enumerate(out.split(_REC)[1:]):
+        parts = chunk.split(_FLD)
+        if len(parts) < 5:
+            continue
+        sha, author, when, subject, diff = parts[:5]
+        t = parse_time(when)
+        if t:
+            times.append(t)
+        text = f"{sha} {author} {subject}\n{diff.strip()}"
+        if len(text) > max_chars:
+            omitted += len(text) - max_chars
+            text = text[:max_chars]
+        turns.append(Turn(i, "tool", text, t, f"{root}@{sha}:{path}"))
+
+
+    state = "succeeded" if turns else "empty"
+    receipt = Receipt(SOURCE, root, path, f"{root}/{path}", None,
+                      hashlib.sha256(out.encode()).hexdigest(), EXTRACTOR, state,
+                      skipped_lines=0, unverified_person_turns=None, omitted_chars=omitted,
+                      detail=how)
+    return Record(SOURCE, path, root, f"{root}/{path}", f"history of {path}", root, None,
+                  min(times) if times else None, max(times) if times else None, turns,
+                  f"cd {root} && {how}", receipt, extra={"how": how})

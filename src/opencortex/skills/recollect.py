@@ -1,0 +1,96 @@
+"""The recollect skill: vague recall of past work as a dialogue inside a conversation.
+
+``/recollect …`` or the router's ``recollect`` intent starts a recall; while it is open
+(a candidate presented, a question asked, a wider search offered) the next request in the
+same conversation goes to it — an identification, a stop, or more cue. The recall engine
+(``opencortex.recall``) is deterministic; this skill only carries rounds in and out."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from .base import Action, Context, Proposal, Rejection, Skill
+
+__all__ = ["open_recall", "skill"]
+
+_OPEN_STATES = ("presented", "asked", "offered")
+
+
+def _engine(ctx: Context) -> Any:
+    from ..recall.engine import Recall
+
+    return Recall(ctx.memex)
+
+
+def _conversation_file(ctx: Context) -> Path:
+    conv = str(ctx.signal.meta.get("session") or "internal")
+    digest = hashlib.sha256(conv.encode()).hexdigest()[:20]
+    return Path(ctx.memex.settings.state_dir) / "recall" / f"conversation-{digest}"
+
+
+def open_recall(ctx: Context) -> str | None:
+    """The recall session still open in this conversation, if any."""
+    if ctx.signal.type != "request":
+        return None
+    try:
+        return _conversation_file(ctx).read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def _trigger(ctx: Context) -> bool:
+    s = ctx.signal
+    if s.sensor == "delegation" and s.payload.get("target") == "recollect":
+        return True
+    return bool(ctx.text.strip()) and open_recall(ctx) is not None
+
+
+def _offline(ctx: Context) -> Proposal:
+    from ..recall.engine import RecallError
+
+    engine = _engine(ctx)
+    conv = _conversation_file(ctx)
+    session = open_recall(ctx) if ctx.signal.sensor != "delegation" else None
+    try:
+        if session:
+            rnd = engine.reply(session, ctx.text)
+        else:
+            # the router's recollect intent is the person's invocation; a slash command keeps
+            # its own text so binding can fall back to the previous turn when it is bare
+            slash = ctx.text.lstrip().lower().startswith(("/recollect", "/recall"))
+            cue = ctx.text if slash else str(ctx.signal.payload.get("cue") or ctx.text)
+            rnd = engine.start(cue, invoked=True,
+                               conversation=str(ctx.signal.meta.get("session") or ""))
+    except RecallError as e:
+        conv.unlink(missing_ok=True)
+        return {"action": "reply", "text": f"Recall: {e}"}
+    if rnd.state in _OPEN_STATES:
+        conv.parent.mkdir(parents=True, exist_ok=True)
+        conv.write_text(rnd.session, encoding="utf-8")
+    elif rnd.state != "holding":
+        conv.unlink(missing_ok=True)
+    text = rnd.render()
+    if rnd.state == "not_activated":
+        text += "\nFor notes, try a search with a few words you remember."
+    cites = list(dict.fromkeys(c["cite"]["locator"] for c in rnd.story))
+    return {"action": "reply", "text": text,
+            "data": {"recall": rnd.to_dict(), "citations": cites}}
+
+
+def _symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
+    if p.get("action") != "reply":
+        return None
+    text = str(p.get("text") or "").strip()
+    if not text:
+        return Rejection("an empty reply")
+    return Action("reply", {"text": text, "data": p.get("data")}, origin="recollect")
+
+
+def skill() -> Skill:
+    # above the router (90): an open recall takes the conversation's next utterance
+    return Skill("recollect", 95, trigger=_trigger, offline=_offline, symbolic=_symbolic,
+                 tools=["reply"],
+                 description="Vague recall of past work: a story citing opened records "
+                             "(sessions, transcripts, git, notes); you identify it.")
