@@ -15,4 +15,6 @@ echo "== projects" && $OC projects --memex "$MEMEX" --next
 echo "== query 'tags:project todo'" && $OC query --memex "$MEMEX" todo tags:project --limit 10
 echo "== search"   && $OC search "that caching fix" --memex "$MEMEX" -k 5
 echo "== ask"      && $OC ask "what did I write about vector clocks and then what's on my agenda" --memex "$MEMEX"
+echo "== recall"   && $OC recall "that note a while ago about when to invalidate the cache" \
+                                 --memex "$MEMEX" --no-defaults
 echo "== doctor"   && $OC doctor  --memex "$MEMEX"

@@ -10,6 +10,7 @@ it), or close unresolved. Only the person's explicit turn identifies; silence ho
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import secrets
@@ -34,7 +35,7 @@ CAVEAT = ("Recall shows that this past took place as the records say; it does no
 QUESTION = ("What else do you remember about it — roughly when it was, who was involved, a "
             "file or command, or a word that was used?")
 _STATE_VERSION = 1
-PASS_EMBED_LIMIT = 256  # gists a pass embeds itself; `recall --index-only` does the rest
+PASS_EMBED_LIMIT = 64  # gists a pass embeds itself; `recall --index-only` does the rest
 SEMANTIC_FLOOR = 0.2
 SEMANTIC_WEIGHT = 1.5
 SEMANTIC_CANDIDATE = 0.45  # a candidate no cue word reaches must be this near in meaning
@@ -173,10 +174,8 @@ class Recall:
         it cannot load (recall then runs on words alone and says so)."""
         if self._embedder is None:
             try:
-                from ..embed import get_embedder
-
-                self._embedder = get_embedder(getattr(self.memex.settings, "embedder", None))
-                self._embedder.embed(["warm"])  # fail here, not mid-pass
+                self._embedder = _shared_embedder(getattr(self.memex.settings, "embedder",
+                                                          None))
             except Exception as e:  # not installed, bad spec, server down: words only
                 self.semantic_note = f"semantic reading unavailable ({e}); words only"
                 self._embedder = False
@@ -519,6 +518,17 @@ class Recall:
                         "cost": f"{len(part)} records, {_fmt_bytes(total)} more text, about "
                         f"{max(0.1, total / _THROUGHPUT):.1f} s"}
         return None
+
+
+@functools.lru_cache(maxsize=4)
+def _shared_embedder(spec: str | None) -> Any:
+    """One loaded model per spec for the process (a daemon answers many recalls); a load
+    that fails raises and is not cached, so it is tried again next time."""
+    from ..embed import get_embedder
+
+    emb = get_embedder(spec)
+    emb.embed(["warm"])  # fail here, not mid-pass
+    return emb
 
 
 def cue_text(person: list[str]) -> str:

@@ -143,20 +143,10 @@ class RecordIndex:
 
     @classmethod
     def for_memex(cls, memex: Any) -> RecordIndex:
-        """The record index of ``memex``: in its SQLite index store, or — when the store is
-        another kind (PostgreSQL) — in a SQLite file beside it, since this index is SQL
-        written for SQLite (FTS5). Derived and disposable either way."""
-        db = getattr(memex.store, "db", None)
-        if isinstance(db, sqlite3.Connection):
-            return cls(db)
-        side = getattr(memex, "_recall_store", None)
-        if side is None:
-            from ..memory.sqlite_store import SqliteStore
-
-            path = Path(memex.settings.index_path)
-            side = SqliteStore(path.with_name(path.stem + ".records.sqlite3"))
-            memex._recall_store = side
-        return cls(side.db)
+        """The record index of ``memex``: in its SQLite index, or — with a shared PostgreSQL
+        store — in this machine's local SQLite file (``Memex.local_db``): the records are of
+        this machine's home directory, not of the shared memex. Derived and disposable."""
+        return cls(memex.local_db)
 
     # -- refresh ---------------------------------------------------------------------------
     def refresh(self, roots: Sequence[Root], memex: Any = None,
@@ -228,7 +218,7 @@ class RecordIndex:
         todo: list[tuple[str, os.stat_result]] = []
         seen: set[str] = set()
         for p in found:
-            key = str(Path(p).absolute())
+            key = os.path.abspath(p)  # plain strings: pathlib costs more than the stat here
             seen.add(key)
             try:
                 st = os.stat(p)
@@ -495,7 +485,7 @@ class RecordIndex:
                                     "rec_records GROUP BY source, boundary ORDER BY 1, 2"))
 
 
-def _gist(title: str | None, text: str, width: int = 480) -> str:
+def _gist(title: str | None, text: str, width: int = 300) -> str:
     """What a record is about, for the semantic index: its title and its opening words."""
     head = " ".join(text.split())[:width]
     return (f"{title}. {head}" if title and not head.startswith(title[:40]) else head or
