@@ -183,6 +183,8 @@ def test_identification_only_from_an_explicit_person_turn(engine, corpus):
     assert rc["story"] and all(e in rc["story"][i]["cite"].values() or True
                                for i, e in enumerate(rc["excerpts"]))
     assert "yes, that one" in rc["text"] and rc["searched"]["text"]
+    assert rc["trace"][0]["state"] == "presented" and rc["trace"][0]["cue"] == c["cue"]
+    assert rc["trace"][-1] == {"state": "identified", "cue": "yes, that one", "whole": None}
     assert engine.load(sid)["state"] == "identified"
     with pytest.raises(Exception, match="closed"):
         engine.reply(sid, "and another thing")

@@ -55,6 +55,8 @@ def parse_source(spec: str) -> Root:
         raise RecallError(f"bad source {spec!r}: use KIND:PATH with KIND one of "
                           f"{', '.join(kinds)}")
     p = Path(path).expanduser().resolve()
+    if not p.exists():
+        raise RecallError(f"source {spec!r}: {p} does not exist")
     if kind == "git":
         top = gitsrc.toplevel(p)
         if top is None:
@@ -302,6 +304,10 @@ class Recall:
             "qualifications": p["qualifications"], "searched": p["searched"],
             "identified_by": text, "identified_at": len(st["turns"]) - 1,
             "caveat": CAVEAT,
+            # the convergence trace: from the first cue through each correction to the close
+            "trace": [{"state": t["state"], "cue": (t.get("cue") or {}).get("meant"),
+                       "whole": (t.get("cue") or {}).get("whole")} for t in st["trace"]]
+                     + [{"state": "identified", "cue": text, "whole": None}],
         }
         recalled["text"] = recalled_text(recalled)
         st["trace"].append({"state": "identified", "turn": text})
@@ -389,7 +395,9 @@ class Recall:
             ops = open_candidate(cand, cue, memex, scorer=scorer)
             covered = {t for o in ops for c in o.claims for t in c.terms}
             tried.append({"candidate": cand.describe(), "claims": sum(len(o.claims)
-                                                                      for o in ops)})
+                                                                      for o in ops),
+                          "not_opened": [{"locator": o.locator, "why": o.why}
+                                         for o in ops if not o.opened]})
             if any(o.claims for o in ops) and (
                     len(covered) >= min(need, len(terms)) or
                     any(c.semantic for o in ops for c in o.claims)):
