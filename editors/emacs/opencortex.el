@@ -834,9 +834,10 @@ Interactively, the active region is the default."
 ;;;###autoload
 (defun opencortex-recollect (text)
   "Recall past work you cannot name, from what you remember of it (TEXT).
-Sends \"/recollect TEXT\" through the chat: the answer is a story quoting the records
-it opened (sessions, transcripts, commits, notes), a question, or an offer to search
-wider; answer in the chat buffer (\"yes, that one\" identifies it)."
+Sends \"/recollect TEXT\" through the chat.  The answer is a story
+quoting the records it opened (sessions, transcripts, commits, notes),
+a question, or an offer to search wider; answer in the chat buffer
+\(\"yes, that one\" identifies it)."
   (interactive (list (read-string "Recollect: ")))
   (let ((buf (opencortex--chat-buffer)))
     (opencortex-chat-send-message (concat "/recollect " text) buf)
