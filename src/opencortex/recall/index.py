@@ -9,6 +9,7 @@ evidence — ``recall.ground`` re-opens the record itself."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import math
@@ -16,7 +17,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,6 +149,17 @@ class RecordIndex:
         this machine's home directory, not of the shared memex. Derived and disposable."""
         return cls(memex.local_db)
 
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction: all of a root's changes land together or not at all."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
     # -- refresh ---------------------------------------------------------------------------
     def refresh(self, roots: Sequence[Root], memex: Any = None,
                 progress: Callable[[int, int], None] | None = None) -> RefreshSummary:
@@ -230,8 +242,7 @@ class RecordIndex:
         gone = [p for p in known if p not in seen]
         if not todo and not gone:
             return
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
             for p in gone:
                 self._drop_file(p)
                 s.removed += 1
@@ -247,10 +258,6 @@ class RecordIndex:
                 s.files_read += 1
                 if progress and n % 200 == 0:
                     progress(n, len(todo))
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
 
     def _refresh_git(self, root: Root, s: RefreshSummary) -> None:
         key = f"git:{root.path}"
@@ -265,8 +272,7 @@ class RecordIndex:
             full = False
         except gitsrc.GitError:  # an old tip vanished (history rewritten): read it all again
             commits, full = list(gitsrc.log(root.path)), True
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
             if full or not tips:
                 self._drop_file(key)
             have = {r[0] for r in self.db.execute(
@@ -283,10 +289,6 @@ class RecordIndex:
                 s.commits_added += 1
             self.db.execute("INSERT OR REPLACE INTO rec_files VALUES (?,?,?,?,?,?)",
                             (key, "git", root.path, 0, 0, json.dumps(tips)))
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
 
     def _refresh_notes(self, root: Root, memex: Any, s: RefreshSummary) -> None:
         store = memex.store
@@ -298,8 +300,7 @@ class RecordIndex:
         gone = [p for p in known if p.removeprefix("notes:") not in states]
         if not changed and not gone:
             return
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
             for p in gone:
                 self._drop_file(p)
                 s.removed += 1
@@ -326,10 +327,6 @@ class RecordIndex:
                 st = states[rel]
                 self.db.execute("INSERT INTO rec_files VALUES (?,?,?,?,?,'')",
                                 (key, "notes", root.path, st[0], st[1]))
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
 
     # -- reading ---------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
@@ -449,11 +446,10 @@ class RecordIndex:
         for i in range(0, len(rows), batch):
             chunk = rows[i:i + batch]
             vecs = np.asarray(embedder.embed([g for _, g in chunk]), dtype="<f4")
-            self.db.execute("BEGIN IMMEDIATE")
-            self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
-                                [(h, embedder.name, embedder.dim, v.tobytes())
-                                 for (h, _), v in zip(chunk, vecs, strict=True)])
-            self.db.execute("COMMIT")
+            with self._transaction():
+                self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+                                    [(h, embedder.name, embedder.dim, v.tobytes())
+                                     for (h, _), v in zip(chunk, vecs, strict=True)])
             if progress:
                 progress(min(i + batch, len(rows)), len(rows))
         return len(rows)
