@@ -497,7 +497,7 @@ class Recall:
             have = {(r.kind, r.path) for r in roots}
             extra: list[str] = []
             n_commits = 0
-            cwds = [r[0] for r in index.db.execute(
+            cwds = [r[0] for r in index.q(
                 "SELECT DISTINCT cwd FROM rec_records WHERE cwd IS NOT NULL AND kind = "
                 "'session' LIMIT 200")]
             for cwd in cwds:
@@ -517,7 +517,7 @@ class Recall:
                         "cost": f"{n_commits} commits, about "
                         f"{max(0.2, n_commits * 0.0004):.1f} s"}
         if "deep" not in kinds:
-            rows = index.db.execute("SELECT id, omitted FROM rec_records WHERE omitted > 0")
+            rows = index.q("SELECT id, omitted FROM rec_records WHERE omitted > 0")
             part = [(i, om) for i, om in rows if i in scope]
             if part:
                 total = sum(om for _, om in part)
@@ -577,7 +577,7 @@ def _deepen(hits: list[Hit], index: RecordIndex, scope: set[int], cue: Cue) -> l
     from .ground import _open_session, _words
 
     have = {h.record.id for h in hits}
-    ids = [i for (i,) in index.db.execute("SELECT id FROM rec_records WHERE omitted > 0 "
+    ids = [i for (i,) in index.q("SELECT id FROM rec_records WHERE omitted > 0 "
                                           "AND kind = 'session'") if i in scope]
     rows = index.get(ids)
     extra: list[Hit] = []
@@ -598,7 +598,7 @@ def index_failures(index: RecordIndex, scope: set[int], limit: int = 20
     """Capture evidence for records in scope whose read was not whole: these are causes a
     search may have missed something, never proof of an absence."""
     out: list[dict[str, Any]] = []
-    for i, loc, receipt in index.db.execute("SELECT id, locator, receipt FROM rec_records "
+    for i, loc, receipt in index.q("SELECT id, locator, receipt FROM rec_records "
                                             "WHERE receipt NOT LIKE '%\"succeeded\"%' OR "
                                             "receipt LIKE '%\"skipped_lines\": _%'"):
         if i not in scope:

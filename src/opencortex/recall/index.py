@@ -142,6 +142,33 @@ class RecordIndex:
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
 
+    # -- the SQL dialect: what a store other than SQLite overrides (recall.pg_index) -----
+    def q(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement (``?`` placeholders); returns an iterable cursor."""
+        return self.db.execute(sql, params)
+
+    def _fts_put(self, rid: int, title: str, person: str, other: str, paths: str) -> None:
+        self.q("INSERT INTO rec_fts (rowid, title, person, other, paths) VALUES (?,?,?,?,?)",
+               (rid, title, person, other, paths))
+
+    def _fts_drop(self, ids: Sequence[int]) -> None:
+        marks = ",".join("?" * len(ids))
+        self.q(f"DELETE FROM rec_fts WHERE rowid IN ({marks})", ids)
+
+    def _fts_ids(self, strong: bool, term: str) -> set[int]:
+        """Records whose title/person/paths (``strong``) or other text carry ``term``."""
+        expr = fts_term(term)
+        if not expr:
+            return set()
+        cols = "{title person paths}" if strong else "{other}"
+        return {r[0] for r in self.q("SELECT rowid FROM rec_fts WHERE rec_fts MATCH ?",
+                                     (f"{cols} : {expr}",))}
+
+    def _put_vectors(self, model: str, dim: int, rows: list[tuple[str, Any]]) -> None:
+        with self._transaction():
+            self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+                                [(h, model, dim, v.tobytes()) for h, v in rows])
+
     @classmethod
     def for_memex(cls, memex: Any) -> RecordIndex:
         """The record index of ``memex``: in its SQLite index, or — with a shared PostgreSQL
@@ -182,37 +209,36 @@ class RecordIndex:
         return s
 
     def _files(self, source: str, root: str) -> dict[str, tuple[int, int]]:
-        return {p: (m, z) for p, m, z in self.db.execute(
+        return {p: (m, z) for p, m, z in self.q(
             "SELECT path, mtime_ns, size FROM rec_files WHERE source = ? AND root = ?",
             (source, root))}
 
     def _drop_file(self, path: str) -> None:
-        ids = [r[0] for r in self.db.execute("SELECT id FROM rec_records WHERE file = ?",
+        ids = [r[0] for r in self.q("SELECT id FROM rec_records WHERE file = ?",
                                              (path,))]
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
             marks = ",".join("?" * len(chunk))
-            self.db.execute(f"DELETE FROM rec_fts WHERE rowid IN ({marks})", chunk)
-            self.db.execute(f"DELETE FROM rec_records WHERE id IN ({marks})", chunk)
-        self.db.execute("DELETE FROM rec_files WHERE path = ?", (path,))
+            self._fts_drop(chunk)
+            self.q(f"DELETE FROM rec_records WHERE id IN ({marks})", chunk)
+        self.q("DELETE FROM rec_files WHERE path = ?", (path,))
 
     def _insert(self, file: str, boundary: str, kind: str, rec: Record, title: str | None,
                 person: str, other: str, paths: list[str], omitted: int,
                 author: str | None = None) -> None:
         gist = _gist(title, person or other)
-        cur = self.db.execute(
+        rid = self.q(
             "INSERT INTO rec_records (file, boundary, source, kind, root, session_id, locator, "
             "handle, title, cwd, branch, parent_id, author, started, ended, paths, turns, "
             "person_turns, chars, omitted, receipt, gist, embed_hash) VALUES "
-            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
             (file, boundary, rec.source, kind, rec.root, rec.session_id, rec.locator, rec.handle,
              title, rec.cwd, rec.branch, rec.parent_id, author, _ts(rec.started),
              _ts(rec.ended), "\n".join(paths), len(rec.turns), len(rec.person_turns),
              len(person) + len(other) + omitted, omitted,
-             json.dumps(rec.receipt.to_dict()), gist, embed_hash(gist) if gist else None))
-        self.db.execute("INSERT INTO rec_fts (rowid, title, person, other, paths) "
-                        "VALUES (?,?,?,?,?)",
-                        (cur.lastrowid, title or "", person, other, " ".join(paths)))
+             json.dumps(rec.receipt.to_dict()), gist, embed_hash(gist) if gist else None)
+        ).fetchone()[0]
+        self._fts_put(rid, title or "", person, other, " ".join(paths))
 
     def _put_record(self, file: str, boundary: str, rec: Record) -> None:
         person, om1 = _cap((t.text for t in rec.turns if t.origin == "person"), PERSON_CAP)
@@ -253,7 +279,7 @@ class RecordIndex:
                         s.failed.append(f"{key}: {rec.receipt.state} {rec.receipt.detail or ''}")
                     self._put_record(key, root.path, rec)
                     s.records_added += 1
-                self.db.execute("INSERT INTO rec_files VALUES (?,?,?,?,?,'')",
+                self.q("INSERT INTO rec_files VALUES (?,?,?,?,?,'')",
                                 (key, root.kind, root.path, st.st_mtime_ns, st.st_size))
                 s.files_read += 1
                 if progress and n % 200 == 0:
@@ -262,7 +288,7 @@ class RecordIndex:
     def _refresh_git(self, root: Root, s: RefreshSummary) -> None:
         key = f"git:{root.path}"
         tips = gitsrc.branch_tips(root.path)
-        row = self.db.execute("SELECT state FROM rec_files WHERE path = ?", (key,)).fetchone()
+        row = self.q("SELECT state FROM rec_files WHERE path = ?", (key,)).fetchone()
         old = json.loads(row[0]) if row and row[0] else {}
         if old == tips:
             return
@@ -275,7 +301,7 @@ class RecordIndex:
         with self._transaction():
             if full or not tips:
                 self._drop_file(key)
-            have = {r[0] for r in self.db.execute(
+            have = {r[0] for r in self.q(
                 "SELECT session_id FROM rec_records WHERE file = ?", (key,))}
             for c in commits:
                 if c.sha in have:
@@ -287,8 +313,9 @@ class RecordIndex:
                 self._insert(key, root.path, "commit", rec, c.subject, "", c.body, c.paths,
                              0, author=c.author)
                 s.commits_added += 1
-            self.db.execute("INSERT OR REPLACE INTO rec_files VALUES (?,?,?,?,?,?)",
-                            (key, "git", root.path, 0, 0, json.dumps(tips)))
+            self.q("INSERT INTO rec_files VALUES (?,?,?,?,?,?) ON CONFLICT (path) DO UPDATE "
+                   "SET state = excluded.state", (key, "git", root.path, 0, 0,
+                                                   json.dumps(tips)))
 
     def _refresh_notes(self, root: Root, memex: Any, s: RefreshSummary) -> None:
         store = memex.store
@@ -325,12 +352,12 @@ class RecordIndex:
                                  "", text, list(dict.fromkeys(_PATHS.findall(text)))[:50], om)
                     s.notes_added += 1
                 st = states[rel]
-                self.db.execute("INSERT INTO rec_files VALUES (?,?,?,?,?,'')",
+                self.q("INSERT INTO rec_files VALUES (?,?,?,?,?,'')",
                                 (key, "notes", root.path, st[0], st[1]))
 
     # -- reading ---------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
-        return {k: n for k, n in self.db.execute(
+        return {k: n for k, n in self.q(
             "SELECT kind, count(*) FROM rec_records GROUP BY kind")}
 
     def scope(self, roots: Sequence[Root], window: tuple[float, float] | None
@@ -345,7 +372,7 @@ class RecordIndex:
             params += [r.kind, r.path]
         inside: set[int] = set()
         out_n = out_chars = 0
-        for i, started, ended, chars in self.db.execute(
+        for i, started, ended, chars in self.q(
                 f"SELECT id, started, ended, chars FROM rec_records WHERE {cond}", params):
             if window is None or started is None or (
                     (ended if ended is not None else started) >= window[0]
@@ -361,7 +388,7 @@ class RecordIndex:
         recall runs in, and any begun after the recall started (the person's current
         words are cue, never evidence)."""
         since = dt.datetime.fromisoformat(since_iso).timestamp()
-        return {r[0] for r in self.db.execute(
+        return {r[0] for r in self.q(
             "SELECT id FROM rec_records WHERE source = 'opencortex' AND "
             "(session_id = ? OR started >= ?)", (conversation or "", since))}
 
@@ -372,15 +399,8 @@ class RecordIndex:
         n_docs = max(1, len(scope))
         per_rec: dict[int, dict[str, float]] = {}
         for term in terms:
-            expr = fts_term(term)
-            if not expr:
-                continue
-            strong = {r[0] for r in self.db.execute(
-                "SELECT rowid FROM rec_fts WHERE rec_fts MATCH ?",
-                (f"{{title person paths}} : {expr}",))} & scope
-            weak = {r[0] for r in self.db.execute(
-                "SELECT rowid FROM rec_fts WHERE rec_fts MATCH ?",
-                (f"{{other}} : {expr}",))} & scope
+            strong = self._fts_ids(True, term) & scope
+            weak = self._fts_ids(False, term) & scope
             df = len(strong | weak)
             if not df:
                 continue
@@ -398,7 +418,7 @@ class RecordIndex:
         for i in range(0, len(ids), 500):
             chunk = list(ids[i:i + 500])
             marks = ",".join("?" * len(chunk))
-            for r in self.db.execute(f"SELECT {_COLS} FROM rec_records WHERE id IN ({marks})",
+            for r in self.q(f"SELECT {_COLS} FROM rec_records WHERE id IN ({marks})",
                                      chunk):
                 out[r[0]] = _row(r)
         return out
@@ -411,7 +431,7 @@ class RecordIndex:
             return []
         lo = rec.started.timestamp() - hours * 3600
         hi = (rec.ended or rec.started).timestamp() + hours * 3600
-        rows = self.db.execute(
+        rows = self.q(
             f"SELECT {_COLS} FROM rec_records WHERE id != ? AND started BETWEEN ? AND ? "
             "AND (cwd = ? OR root = ? OR (parent_id IS NOT NULL AND parent_id = ?)) "
             "ORDER BY started LIMIT 50",
@@ -419,7 +439,7 @@ class RecordIndex:
         return [r for r in map(_row, rows) if r.id in scope]
 
     def children(self, rec: IndexedRecord) -> list[IndexedRecord]:
-        rows = self.db.execute(f"SELECT {_COLS} FROM rec_records WHERE source = ? AND "
+        rows = self.q(f"SELECT {_COLS} FROM rec_records WHERE source = ? AND "
                                "parent_id = ? AND id != ?",
                                (rec.source, rec.session_id, rec.id))
         return [_row(r) for r in rows]
@@ -433,7 +453,7 @@ class RecordIndex:
                "AND e.model = ? AND e.dim = ?) GROUP BY r.embed_hash")
         if limit:
             sql += f" LIMIT {int(limit)}"
-        return self.db.execute(sql, (model, dim)).fetchall()
+        return self.q(sql, (model, dim)).fetchall()
 
     def embed_pending(self, embedder: Any, limit: int | None = None, batch: int = 64,
                       progress: Callable[[int, int], None] | None = None) -> int:
@@ -446,10 +466,8 @@ class RecordIndex:
         for i in range(0, len(rows), batch):
             chunk = rows[i:i + batch]
             vecs = np.asarray(embedder.embed([g for _, g in chunk]), dtype="<f4")
-            with self._transaction():
-                self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
-                                    [(h, embedder.name, embedder.dim, v.tobytes())
-                                     for (h, _), v in zip(chunk, vecs, strict=True)])
+            self._put_vectors(embedder.name, embedder.dim,
+                              [(h, v) for (h, _), v in zip(chunk, vecs, strict=True)])
             if progress:
                 progress(min(i + batch, len(rows)), len(rows))
         return len(rows)
@@ -462,7 +480,7 @@ class RecordIndex:
         ids: list[int] = []
         blobs: list[bytes] = []
         want = dim * 4
-        for i, blob in self.db.execute(
+        for i, blob in self.q(
                 "SELECT r.id, e.vec FROM rec_records r JOIN embeddings e ON e.hash = "
                 "r.embed_hash AND e.model = ? AND e.dim = ?", (model, dim)):
             if i in scope and len(blob) == want:
@@ -477,7 +495,7 @@ class RecordIndex:
 
     def roots_indexed(self) -> list[tuple[str, str, int, int]]:
         """(source, configured root, records, characters) for every root the index holds."""
-        return list(self.db.execute("SELECT source, boundary, count(*), sum(chars) FROM "
+        return list(self.q("SELECT source, boundary, count(*), sum(chars) FROM "
                                     "rec_records GROUP BY source, boundary ORDER BY 1, 2"))
 
 
