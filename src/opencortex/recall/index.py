@@ -171,9 +171,18 @@ class RecordIndex:
 
     @classmethod
     def for_memex(cls, memex: Any) -> RecordIndex:
-        """The record index of ``memex``: in its SQLite index, or — with a shared PostgreSQL
-        store — in this machine's local SQLite file (``Memex.local_db``): the records are of
-        this machine's home directory, not of the shared memex. Derived and disposable."""
+        """The record index of ``memex``: in its SQLite index; with a PostgreSQL store, by
+        default in this machine's local SQLite file (``Memex.local_db``: a team's store
+        should not hold one person's transcripts), or in the store itself with
+        ``[recall] index = "store"`` / ``OPENCORTEX_RECALL_INDEX=store`` (a person whose
+        history outgrows a laptop). Derived and disposable either way."""
+        cfg = (getattr(memex.settings, "data", None) or {}).get("recall", {})
+        where = os.environ.get("OPENCORTEX_RECALL_INDEX") or str(cfg.get("index", "local"))
+        store = memex.store
+        if where == "store" and not isinstance(getattr(store, "db", None), sqlite3.Connection):
+            from .pg_index import PgRecordIndex
+
+            return PgRecordIndex(store)
         return cls(memex.local_db)
 
     @contextlib.contextmanager
