@@ -348,15 +348,7 @@ class Recall:
         cue = read_cue(person, now)
         gw = self.gateway if person else None
         if gw is not None:
-            from .cue import Axis, whole_of
-            from .phrase import model_cue_terms
-
-            whole, extra = model_cue_terms(gw, person)
-            if whole and not any(whole_of(t) for t in person):
-                cue.whole = whole  # the person's own words about the whole win
-            have = {t.lower() for t in cue.terms}
-            cue.axes += [Axis("synonym", t) for t in extra
-                         if t not in have and t not in cue.excluded]
+            _model_reading(gw, cue, person)
         roots, widen_time = self._boundary(st, cue)
         memex = self.memex
         if any(r.kind == "notes" for r in roots):
@@ -382,27 +374,7 @@ class Recall:
             def scorer(texts: list[str]) -> list[float]:
                 return [float(x) for x in emb.embed(texts) @ qv]
         cands = group(hits, cue, index, scope) if hits else []
-        by_id = {h.record.id: h for h in hits}
-        need = min(len(terms), 2)
-        leading: Candidate | None = None
-        opened: list[Opened] = []
-        tried: list[dict[str, Any]] = []
-        for cand in cands[:3]:
-            sem = max((by_id[m.id].semantic for m in cand.members if m.id in by_id),
-                      default=0.0)
-            if len(cand.matched) < need and sem < SEMANTIC_CANDIDATE:
-                continue
-            ops = open_candidate(cand, cue, memex, scorer=scorer)
-            covered = {t for o in ops for c in o.claims for t in c.terms}
-            tried.append({"candidate": cand.describe(), "claims": sum(len(o.claims)
-                                                                      for o in ops),
-                          "not_opened": [{"locator": o.locator, "why": o.why}
-                                         for o in ops if not o.opened]})
-            if any(o.claims for o in ops) and (
-                    len(covered) >= min(need, len(terms)) or
-                    any(c.semantic for o in ops for c in o.claims)):
-                leading, opened = cand, ops
-                break
+        leading, opened, tried = self._lead(cands, hits, cue, scorer)
         searched = self._searched(roots, index, scope, window, cue, out_n, hits, tried,
                                   refreshed, time.perf_counter() - t0, st)
         searched["semantic"] = (self.semantic_note if emb is None and person else
@@ -416,16 +388,7 @@ class Recall:
         if leading is not None:
             story = [c.to_dict() for o in opened for c in o.claims]
             if gw is not None:
-                from .phrase import phrase_story
-
-                claims = [c for o in opened for c in o.claims]
-                local = all(getattr(p, "local", False) for p in gw.providers)
-                if local or not any(o.member is not None and o.member.kind == "note"
-                                    for o in opened):  # notes may be private: local only
-                    story, dropped = phrase_story(gw, cue.meant, story,
-                                                  [c.text for c in claims],
-                                                  [c.origin for c in claims])
-                    searched["model_claims_dropped"] = dropped
+                story = _model_phrasing(gw, cue, opened, story, searched)
             recog = {"whole": leading.whole, "joins": leading.joins,
                      "members": [o.member_dict() for o in opened]}
             adjacent = [c.to_dict() for c in cands if c is not leading][:3]
@@ -457,6 +420,30 @@ class Recall:
         st["trace"].append({**rec, "state": "unresolved"})
         return Round(session, "unresolved", cue=cue.to_dict(), searched=searched,
                      qualifications=scope_q, noted=noted)
+
+    def _lead(self, cands: list[Candidate], hits: list[Hit], cue: Cue, scorer: Any
+              ) -> tuple[Candidate | None, list[Opened], list[dict[str, Any]]]:
+        """The leading candidate: the first (of three) whose opened records carry a story
+        that reaches enough of the cue — by its words or, failing those, by meaning."""
+        by_id = {h.record.id: h for h in hits}
+        terms = cue.terms
+        need = min(len(terms), 2)
+        tried: list[dict[str, Any]] = []
+        for cand in cands[:3]:
+            sem = max((by_id[m.id].semantic for m in cand.members if m.id in by_id),
+                      default=0.0)
+            if len(cand.matched) < need and sem < SEMANTIC_CANDIDATE:
+                continue
+            ops = open_candidate(cand, cue, self.memex, scorer=scorer)
+            covered = {t for o in ops for c in o.claims for t in c.terms}
+            tried.append({"candidate": cand.describe(),
+                          "claims": sum(len(o.claims) for o in ops),
+                          "not_opened": [{"locator": o.locator, "why": o.why}
+                                         for o in ops if not o.opened]})
+            if any(o.claims for o in ops) and (
+                    len(covered) >= need or any(c.semantic for o in ops for c in o.claims)):
+                return cand, ops, tried
+        return None, [], tried
 
     def _searched(self, roots: list[Root], index: RecordIndex, scope: set[int],
                   window: tuple[float, float] | None, cue: Cue, out_n: int, hits: list[Hit],
@@ -526,6 +513,35 @@ class Recall:
                         "cost": f"{len(part)} records, {_fmt_bytes(total)} more text, about "
                         f"{max(0.1, total / _THROUGHPUT):.1f} s"}
         return None
+
+
+def _model_reading(gw: Any, cue: Cue, person: list[str]) -> None:
+    """Let the configured model add its reading of the cue: the whole (unless the person
+    named one) and search words (kept apart as ``synonym`` axes)."""
+    from .cue import Axis, whole_of
+    from .phrase import model_cue_terms
+
+    whole, extra = model_cue_terms(gw, person)
+    if whole and not any(whole_of(t) for t in person):
+        cue.whole = whole  # the person's own words about the whole win
+    have = {t.lower() for t in cue.terms}
+    cue.axes += [Axis("synonym", t) for t in extra if t not in have and t not in cue.excluded]
+
+
+def _model_phrasing(gw: Any, cue: Cue, opened: list[Opened], story: list[dict[str, Any]],
+                    searched: dict[str, Any]) -> list[dict[str, Any]]:
+    """The story as the model phrases it, each claim verified against its excerpt. Notes
+    may be private: with one among the members, only a local model sees the excerpts."""
+    from .phrase import phrase_story
+
+    local = all(getattr(p, "local", False) for p in gw.providers)
+    if not local and any(o.member is not None and o.member.kind == "note" for o in opened):
+        return story
+    claims = [c for o in opened for c in o.claims]
+    story, dropped = phrase_story(gw, cue.meant, story, [c.text for c in claims],
+                                  [c.origin for c in claims])
+    searched["model_claims_dropped"] = dropped
+    return story
 
 
 @functools.lru_cache(maxsize=4)
