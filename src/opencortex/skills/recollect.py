@@ -40,11 +40,22 @@ def open_recall(ctx: Context) -> str | None:
         return None
 
 
+def _moves_on(text: str) -> bool:
+    """A request plainly for something else (an agenda, a command, a web page…): the
+    person moved on. The recall holds — moving on is neither an identification nor a
+    stop — and the request goes where it belongs."""
+    from ..router.rules import rule_target
+
+    target = rule_target(text)
+    return target is not None and target not in ("recollect", "chat")
+
+
 def _trigger(ctx: Context) -> bool:
     s = ctx.signal
     if s.sensor == "delegation" and s.payload.get("target") == "recollect":
         return True
-    return bool(ctx.text.strip()) and open_recall(ctx) is not None
+    return bool(ctx.text.strip()) and open_recall(ctx) is not None and \
+        not _moves_on(ctx.text)
 
 
 def _offline(ctx: Context) -> Proposal:
