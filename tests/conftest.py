@@ -16,8 +16,65 @@ EXAMPLE = REPO / "examples" / "memex"
 DUMP_EL = SHARED / "tools" / "orgfid" / "dump.el"
 
 
+TEST_STORE = os.environ.get("OPENCORTEX_TEST_STORE", "sqlite").strip().lower() or "sqlite"
+"""Which index store every test's memex uses: ``sqlite`` (default) or ``postgresql``
+(each test then gets a fresh schema on one session-wide PostgreSQL server).  Read at
+import: the autouse fixture below strips OPENCORTEX_* from the environment."""
+_PG_URL = os.environ.get("OPENCORTEX_TEST_PG_URL")
+"""A running server to use (``.ci/run`` starts one); else the tests start their own."""
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory):
+    """The URL of a PostgreSQL (with pgvector) for this test session; skips, saying why,
+    only when none can be started."""
+    if _PG_URL:
+        yield _PG_URL
+        return
+    from opencortex.memory import pg_local
+
+    why = pg_local.available()
+    if why:
+        pytest.skip(f"PostgreSQL cannot start here: {why}")
+    data = tmp_path_factory.mktemp("pgdata")
+    try:
+        url = pg_local.start(data, fast=True)
+    except Exception as e:
+        pytest.skip(f"PostgreSQL cannot start here: {type(e).__name__}: {e}")
+    yield url
+    pg_local.stop(data)
+
+
+@pytest.fixture
+def pg_schema(pg_server: str):
+    """A fresh, empty schema name on the session server (dropped afterwards)."""
+    import uuid
+
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    yield name
+    with psycopg.connect(pg_server, autocommit=True) as c:
+        c.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if TEST_STORE != "postgresql":
+        return
+    for item in items:
+        m = item.get_closest_marker("sqlite_only")
+        if m is not None:
+            why = m.args[0] if m.args else "about the SQLite index file"
+            item.add_marker(pytest.mark.skip(reason=f"sqlite_only: {why}"))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"opencortex index store under test: {TEST_STORE}"
+
+
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+def _isolated_env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                  monkeypatch: pytest.MonkeyPatch):
     home = tmp_path_factory.mktemp("xdg")
     for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
         monkeypatch.setenv(var, str(home / var.lower()))
@@ -25,6 +82,14 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
         if k.startswith("OPENCORTEX_"):
             monkeypatch.delenv(k)
     monkeypatch.setenv("OPENCORTEX_NO_PROGRESS", "1")
+    monkeypatch.setenv("OPENCORTEX_RECALL_DEFAULTS", "0")  # never the host's transcripts
+    if TEST_STORE == "postgresql" and request.node.get_closest_marker("sqlite_only") is None:
+        # every Memex (in-process or a CLI/serve subprocess) of this test: its own schema
+        monkeypatch.setenv("OPENCORTEX_STORE_URL", request.getfixturevalue("pg_server"))
+        monkeypatch.setenv("OPENCORTEX_STORE_SCHEMA", request.getfixturevalue("pg_schema"))
+        # recall's record index in the store too (its local-SQLite default is the code
+        # the SQLite pass already runs)
+        monkeypatch.setenv("OPENCORTEX_RECALL_INDEX", "store")
 
 
 @pytest.fixture

@@ -54,6 +54,12 @@ class Settings:
     embedder: str = "minilm"
     """``minilm`` (in-process all-MiniLM-L6-v2) or ``openai:URL#MODEL`` (an
     OpenAI-compatible /v1/embeddings server)."""
+    store_url: str | None = None
+    """``postgresql://…`` to keep the index in PostgreSQL ([store] url,
+    OPENCORTEX_STORE_URL, ``--store``); None = the SQLite file at ``index_path``."""
+    store_schema: str = "opencortex"
+    """The PostgreSQL schema holding this memex's index ([store] schema,
+    OPENCORTEX_STORE_SCHEMA): several memexes can share one database."""
     data: dict = field(default_factory=dict)
     """The parsed config file (sections such as [llm] and [guard] are read by their owners)."""
     source: dict[str, str] = field(default_factory=dict)
@@ -114,11 +120,20 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
         s.embedder = str(data["retrieval"]["embedder"])
     if "notes_dir" in data:
         s.notes_dir = str(data["notes_dir"])
+    store = data.get("store", {})
+    if store.get("url"):
+        s.store_url, s.source["store"] = str(store["url"]), "config"
+    if store.get("schema"):
+        s.store_schema = str(store["schema"])
     env = os.environ
     if env.get("OPENCORTEX_MEMEX"):
         s.memex, s.source["memex"] = Path(env["OPENCORTEX_MEMEX"]).expanduser(), "env"
     if env.get("OPENCORTEX_INDEX"):
         s.index, s.source["index"] = Path(env["OPENCORTEX_INDEX"]).expanduser(), "env"
+    if env.get("OPENCORTEX_STORE_URL"):
+        s.store_url, s.source["store"] = env["OPENCORTEX_STORE_URL"], "env"
+    if env.get("OPENCORTEX_STORE_SCHEMA"):
+        s.store_schema = env["OPENCORTEX_STORE_SCHEMA"]
     if env.get("OPENCORTEX_EMBEDDER"):
         s.embedder = env["OPENCORTEX_EMBEDDER"]
     if env.get("OPENCORTEX_CAPTURE_TARGET"):

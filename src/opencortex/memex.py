@@ -17,6 +17,7 @@ from .memory.incremental import Progress, SyncSummary, sync
 from .memory.nodes import Node
 from .memory.query import parse_query
 from .memory.sqlite_store import SqliteStore
+from .memory.store import open_store
 from .write.writer import MemexWriter, WriteResult
 
 __all__ = ["Memex"]
@@ -36,12 +37,28 @@ class Memex:
         self.root = self.settings.memex.expanduser().resolve()
         self._store: SqliteStore | None = None
         self._writer: MemexWriter | None = None
+        self._local: SqliteStore | None = None
 
     @property
     def store(self) -> SqliteStore:
+        """The index store: the SQLite file at ``settings.index_path``, or PostgreSQL when
+        ``settings.store_url`` is set (``PgStore`` has SqliteStore's interface)."""
         if self._store is None:
-            self._store = SqliteStore(self.settings.index_path)
+            self._store = open_store(self.settings.store_url or self.settings.index_path,  # type: ignore[assignment]
+                                     schema=self.settings.store_schema)
         return self._store
+
+    @property
+    def local_db(self):  # -> sqlite3.Connection
+        """SQLite for indexes of this machine's own data (recall's records of local
+        transcripts): the index itself when it is SQLite; with a PostgreSQL store, a SQLite
+        file where the index would otherwise be (a shared store must not hold one
+        machine's view of its home directory)."""
+        if not self.settings.store_url:
+            return self.store.db
+        if self._local is None:
+            self._local = SqliteStore(self.settings.index_path)
+        return self._local.db
 
     @property
     def writer(self) -> MemexWriter:
@@ -50,6 +67,9 @@ class Memex:
         return self._writer
 
     def close(self) -> None:
+        if self._local is not None:
+            self._local.close()
+            self._local = None
         if self._store is not None:
             self._store.close()
             self._store = None

@@ -70,6 +70,8 @@ def test_wrong_dimension_from_embedder_is_a_clear_error(mx: Memex) -> None:
         v.embed_pending(HashingEmbedder("m", 8).embed)
 
 
+@pytest.mark.sqlite_only("corrupts a float32 BLOB in the SQLite file; pgvector validates "
+                        "vectors on write")
 def test_corrupted_vector_row_is_dropped_and_redone(mx: Memex) -> None:
     e = HashingEmbedder()
     v = VectorIndex(mx.store, e.name, e.dim)

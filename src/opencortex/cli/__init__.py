@@ -13,8 +13,10 @@ from .gateway_cmds import chat, telegram
 from .init_cmd import init
 from .mcp_cmd import mcp
 from .memex_cmds import agenda, index, projects, query
+from .recall_cmd import recall
 from .retrieval_cmds import read, scan, search
 from .serve_cmds import serve, token
+from .store_cmds import store as store_group
 from .write_cmds import (
     append,
     capture,
@@ -33,16 +35,24 @@ __all__ = ["cli", "main"]
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="opencortex")
-def cli() -> None:
+@click.option("--store", "store", default=None, metavar="URL",
+              help="Index store: postgresql://… (default: [store] url, $OPENCORTEX_STORE_URL, "
+                   "else the SQLite index).")
+def cli(store: str | None) -> None:
     """OpenCortex: a local-first personal agent that lives in your Org files.
 
     Every command takes --memex DIR (default: config, $OPENCORTEX_MEMEX, ~/memex)
     and --json for scripting.
     """
+    if store:  # through the environment, so every Memex and child process (serve) sees it
+        import os
+
+        os.environ["OPENCORTEX_STORE_URL"] = store
 
 
 for _cmd in (index, query, agenda, projects, export, capture, todo, set_property, tag,
-             schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp, serve, token, init, chat, telegram):
+             schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp, serve, token, init, chat, telegram, store_group,
+             recall):
     cli.add_command(_cmd)
 
 

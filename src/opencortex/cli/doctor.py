@@ -58,7 +58,8 @@ def doctor(memex: str | None, index: str | None, json_: bool) -> None:
                     c = m.store.counts()
                     errs = m.store.file_errors()
                     dangling = m.store.dangling_links()
-                checks.append(_check("index", True, f"{s.index_path}: {c['files']} files, "
+                checks.append(_store_check(m.store))
+                checks.append(_check("index", True, f"{m.store.path}: {c['files']} files, "
                                      f"{c['nodes']} nodes, {c['links']} links "
                                      f"(sync {summary.seconds:.2f}s)"))
                 checks.append(_check("files", not errs and not summary.skipped,
@@ -66,6 +67,8 @@ def doctor(memex: str | None, index: str | None, json_: bool) -> None:
                                      f"{summary.skipped} skipped",
                                      "see `opencortex index` for the list"))
                 checks.append(_check("links", True, f"{len(dangling)} id: links to unknown IDs"))
+                with Memex(settings=s) as m:
+                    checks.append(_recall_check(m))
                 checks += _retrieval_checks(s)
             except Exception as e:
                 checks.append(_check("index", False, str(e),
@@ -87,6 +90,52 @@ def doctor(memex: str | None, index: str | None, json_: bool) -> None:
         sys.exit(1)
 
 
+def _recall_check(m) -> dict:
+    """What recall can read: its roots (defaults found, configured, the memex), the records
+    indexed so far, and git for histories."""
+    import shutil
+
+    from ..recall.engine import Recall
+    from ..recall.index import RecordIndex
+
+    e = Recall(m, gateway=False)
+    kinds: dict[str, int] = {}
+    for r in e.base_roots:
+        kinds[r.kind] = kinds.get(r.kind, 0) + 1
+    counts = RecordIndex.for_memex(m).counts()
+    git = shutil.which("git")
+    detail = (f"{len(e.base_roots)} roots ({', '.join(f'{k} {n}' for k, n in kinds.items())}); "
+              f"{sum(counts.values())} records indexed"
+              + (f" ({', '.join(f'{k} {n}' for k, n in counts.items())})" if counts else
+                 " (`opencortex recall --index-only` builds the index)")
+              + ("" if git else "; git not found: histories unreadable"))
+    return _check("recall", git is not None, detail, "install git")
+
+
+def _store_check(store) -> dict:
+    """The index store's health: connection, pgvector, migration level, row counts."""
+    from ..memory.store_copy import store_status
+
+    try:
+        d = store_status(store)
+    except Exception as e:
+        return _check("store", False, f"{type(e).__name__}: {e}",
+                      "check [store] url / $OPENCORTEX_STORE_URL and the server")
+    c = d["counts"]
+    rows = (f"{c['files']} files, {c['nodes']} nodes, {c['links']} links, "
+            f"{c['journal']} journal, {c['embeddings']} vectors")
+    pending = d["migrations"]["pending"]
+    if d["backend"] == "postgresql":
+        ok = bool(d["pgvector"]) and not pending
+        detail = (f"postgresql {d['server_version']} at {d['url']} schema {d['schema']}: "
+                  f"connected, pgvector {d['pgvector'] or 'MISSING'}, migrations at "
+                  f"{d['migrations']['level']}; {rows}")
+        return _check("store", ok, detail, "CREATE EXTENSION vector (as a superuser); "
+                      "`opencortex store migrate`")
+    return _check("store", not pending, f"sqlite {d['path']}: migrations at "
+                  f"{d['migrations']['level']}; {rows}", "opencortex index --rebuild")
+
+
 def _retrieval_checks(s) -> list[dict]:
     """Keyword engine, embedding model and vector coverage."""
     from ..memex import Memex
@@ -97,7 +146,9 @@ def _retrieval_checks(s) -> list[dict]:
         r = Retriever(m)
         try:
             n = r.keyword.sync(m.store)
-            out.append(_check("bm25", True, f"tantivy index up to date ({n} files refreshed)"))
+            out.append(_check("bm25", True, "PostgreSQL full text (tsvector, GIN)"
+                              if s.store_url else
+                              f"tantivy index up to date ({n} files refreshed)"))
         except Exception as e:
             out.append(_check("bm25", False, str(e), "opencortex index --rebuild"))
         try:

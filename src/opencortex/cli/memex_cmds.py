@@ -23,7 +23,9 @@ def index(memex: str | None, index: str | None, json_: bool, rebuild: bool,
     from ..retrieval.hybrid import Retriever
 
     m = open_memex(memex, index)
-    if rebuild:
+    if rebuild and m.settings.store_url:
+        m.store.clear()  # PostgreSQL: empty the index; journal and shared vectors stay
+    elif rebuild:
         p = m.settings.index_path
         for suffix in ("", "-wal", "-shm"):
             q = p.with_name(p.name + suffix)
@@ -46,7 +48,12 @@ def index(memex: str | None, index: str | None, json_: bool, rebuild: bool,
             st = r.vectors.status()
             d["vectors"] = {"model": st.model, "dim": st.dim, "embedded": st.embedded,
                             "pending": st.pending}
-    d["index"] = str(m.settings.index_path)
+    if m.settings.store_url:
+        from ..memory.pg_store import redact_url
+
+        d["index"] = f"{redact_url(m.settings.store_url)}#{m.settings.store_schema}"
+    else:
+        d["index"] = str(m.settings.index_path)
 
     def human() -> None:
         click.echo(f"{s.files} files, {s.nodes} nodes: +{s.added} added, {s.changed} changed, "

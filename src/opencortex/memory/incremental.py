@@ -117,6 +117,15 @@ def sync(root: str | os.PathLike[str], store: IndexStore, progress: Progress | N
         raise OpenCortexError(
             f"memex {root} is not a directory: pass --memex DIR, set OPENCORTEX_MEMEX, "
             "or set memex = \"...\" in the config file")
+    lock = getattr(store, "sync_lock", None)  # PostgreSQL: one sync at a time per store
+    if lock is not None:
+        with lock():
+            return _sync(root, store, progress, workers, only, t0)
+    return _sync(root, store, progress, workers, only, t0)
+
+
+def _sync(root: Path, store: IndexStore, progress: Progress | None, workers: int | None,
+          only: list[str] | None, t0: float) -> SyncSummary:
     out = SyncSummary()
     known = store.file_states()
     if only is None:
@@ -183,7 +192,7 @@ def sync(root: str | os.PathLike[str], store: IndexStore, progress: Progress | N
         store.rollback()
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-        return sync(root, store, progress=progress, workers=0, only=only)
+        return _sync(root, store, progress, 0, only, t0)
     except BaseException:
         store.rollback()
         raise

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from ..errors import OpenCortexError
 
-__all__ = ["DateRange", "Predicate", "QuerySyntaxError", "date_range", "parse_query"]
+__all__ = ["DateRange", "Predicate", "QuerySyntaxError", "date_condition", "date_range",
+           "parse_query"]
 
 FIELDS = {"todo", "done", "tags", "tag", "heading", "id", "file", "prop", "priority",
           "level", "category", "scheduled", "deadline", "closed", "text"}
@@ -68,6 +69,23 @@ def date_range(spec: str, today: dt.date) -> DateRange:
         return DateRange(_date(a, today) if a else None, _date(b, today) if b else None)
     d = _date(s, today)
     return DateRange(d, d)
+
+
+def date_condition(field: str, spec: str, today: dt.date, mark: str = "?"
+                   ) -> tuple[str, list[str]]:
+    """SQL over node column ``field`` (``scheduled``, ``deadline``, ``closed``) for a date
+    spec, with ``mark`` as the placeholder of the store's driver (``?`` or ``%s``)."""
+    col = f"substr(n.{field}, 1, 10)"
+    rng = date_range(spec, today)
+    conds = [f"n.{field} IS NOT NULL"]
+    args: list[str] = []
+    if rng.start:
+        conds.append(f"{col} >= {mark}")
+        args.append(rng.start.isoformat())
+    if rng.end:
+        conds.append(f"{col} <= {mark}")
+        args.append(rng.end.isoformat())
+    return " AND ".join(conds), args
 
 
 def _date(s: str, today: dt.date) -> dt.date:

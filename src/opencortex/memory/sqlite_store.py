@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import IndexStoreError
 from .migrations import apply_migrations
 from .nodes import FileRows, Node, NodeLink
-from .query import DATE_FIELDS, Predicate, QuerySyntaxError, date_range
+from .query import DATE_FIELDS, Predicate, QuerySyntaxError, date_condition
 
 __all__ = ["JournalRow", "SqliteStore", "fts_match"]
 
@@ -293,17 +293,7 @@ class SqliteStore:
             return ("EXISTS (SELECT 1 FROM json_each(n.properties) j "
                     "WHERE upper(j.key) = upper(?))", [key])
         if f in DATE_FIELDS:
-            col = f"substr(n.{f}, 1, 10)"
-            rng = date_range(v[0] if v else "any", today)
-            conds = [f"n.{f} IS NOT NULL"]
-            args: list[Any] = []
-            if rng.start:
-                conds.append(f"{col} >= ?")
-                args.append(rng.start.isoformat())
-            if rng.end:
-                conds.append(f"{col} <= ?")
-                args.append(rng.end.isoformat())
-            return " AND ".join(conds), args
+            return date_condition(f, v[0] if v else "any", today, "?")
         if f == "text":
             if p.negate:
                 return ("n.id IN (SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?)",

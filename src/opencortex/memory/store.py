@@ -1,16 +1,20 @@
 """The index-store interface, and how to open one.
 
-SQLite (stdlib) is the embedded default; other stores implement the same protocol.
+SQLite (stdlib) is the embedded default; PostgreSQL (``pg_store.PgStore``) implements the
+same protocol for a shared memex.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .nodes import FileRows, Node, NodeLink
 from .query import Predicate
+
+if TYPE_CHECKING:
+    from .pg_store import PgStore
 
 __all__ = ["FileState", "IndexStore", "SqliteStore", "open_store"]
 
@@ -40,9 +44,17 @@ class IndexStore(Protocol):
     def close(self) -> None: ...
 
 
-def open_store(path: str | Path) -> SqliteStore:
-    """Open (creating and migrating as needed) the index at ``path``."""
-    return SqliteStore(path)
+def open_store(path: str | Path, schema: str = "opencortex") -> SqliteStore | PgStore:
+    """Open (creating and migrating as needed) the index at ``path``: a SQLite file, or
+    a ``postgresql://`` URL (``sqlite:PATH`` is accepted too); ``schema``: PostgreSQL only."""
+    s = str(path)
+    if s.startswith(("postgresql://", "postgres://")):
+        from .pg_store import PgStore
+
+        return PgStore(s, schema=schema)
+    if s.startswith("sqlite:"):
+        s = s.removeprefix("sqlite:").removeprefix("//")
+    return SqliteStore(s)
 
 
 from .sqlite_store import SqliteStore  # noqa: E402  (re-export; avoids an import cycle)

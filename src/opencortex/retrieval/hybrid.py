@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import OpenCortexError
 from ..memex import Memex
 from ..memory.nodes import Node
-from .keyword import TantivyEngine, query_terms
+from .keyword import engine_for, query_terms
 from .vectors import VectorIndex
 
 __all__ = ["Retriever", "SearchHit", "SearchResult"]
@@ -72,7 +72,7 @@ class Retriever:
     def __init__(self, memex: Memex, embedder: Any = None) -> None:
         self.memex = memex
         base = memex.settings.index_path
-        self.keyword = TantivyEngine(base.with_name(base.name + ".tantivy"))
+        self.keyword = engine_for(memex)  # tantivy beside SQLite; PostgreSQL's own full text
         self._embedder = embedder
         self._vectors: VectorIndex | None = None
         self._status: tuple[str, Any] | None = None  # (store generation, VectorStatus)

@@ -5,7 +5,8 @@ SQLite FTS5 OR-queries take ~20 ms.  Its index lives beside the SQLite index, is
 from it (never from the files directly) and is disposable: it is brought up to date
 file by file from ``files.hash``, and rebuilt from scratch if missing or unreadable.
 Structured filters (todo:, tags:, dates…) go through the SQLite store, which also has
-FTS5 for ranked search inside a filtered set.
+FTS5 for ranked search inside a filtered set.  With the PostgreSQL store there is nothing
+to build: ``engine_for`` returns an engine that asks the store's own full text.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, Protocol
 
 from ..memory.sqlite_store import SqliteStore
 
-__all__ = ["KeywordEngine", "KeywordHit", "TantivyEngine", "query_terms"]
+__all__ = ["KeywordEngine", "KeywordHit", "TantivyEngine", "engine_for", "query_terms"]
 
 FIELD_BOOSTS = {"title": 3.0, "tags": 2.0, "body": 1.0}
 SCHEMA_VERSION = "1"
@@ -38,6 +39,17 @@ class KeywordEngine(Protocol):
     def sync(self, store: SqliteStore, progress: Callable[[int, int], None] | None = None
              ) -> int: ...
     def search(self, query: str, k: int = 10) -> list[KeywordHit]: ...
+
+
+def engine_for(memex: Any) -> KeywordEngine:
+    """The keyword engine for a memex's store: tantivy files beside a SQLite index, or the
+    PostgreSQL store's own full text (decided from settings: the store stays unopened)."""
+    if memex.settings.store_url:
+        from ..memory.pg_store import PgKeywordEngine
+
+        return PgKeywordEngine(lambda: memex.store)
+    base = memex.settings.index_path
+    return TantivyEngine(base.with_name(base.name + ".tantivy"))
 
 
 def query_terms(query: str) -> tuple[list[str], list[str], list[str]]:

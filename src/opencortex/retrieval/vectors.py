@@ -3,7 +3,9 @@ brute-force cosine top-k (a float32 matrix product: ~4 ms over 100k × 384 here)
 
 Vectors are keyed by (hash of the embedded text, model, dimension): an unchanged node
 is never embedded twice, a node moved between files keeps its vector, and a different
-model or dimension simply has no vectors yet — never a mixed index.
+model or dimension simply has no vectors yet — never a mixed index.  A store with vectors
+of its own (PostgreSQL: pgvector + HNSW, ``PgStore.vectors``) keeps and searches them in
+the server; ``VectorIndex`` then only delegates.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ class VectorIndex:
     def __init__(self, store: SqliteStore, model: str, dim: int,
                  cache_dir: str | Path | None = None) -> None:
         self.store, self.model, self.dim = store, model, dim
+        # a store with vectors of its own (PostgreSQL + pgvector) stores and searches them
+        # in the server; the SQLite path below stays a numpy matrix product
+        native = getattr(store, "vectors", None)
+        self._native = native(model, dim) if native is not None else None
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self._mem: tuple[Any, list[str], Any] | None = None  # (signature, keys, matrix)
         self._scores: Any = None
@@ -56,6 +62,9 @@ class VectorIndex:
         return self.store.db.execute(sql, (self.model, self.dim)).fetchall()
 
     def status(self) -> VectorStatus:
+        if self._native is not None:
+            nodes, embedded = self._native.counts()
+            return VectorStatus(self.model, self.dim, nodes, embedded, nodes - embedded)
         q = self.store.db.execute
         nodes = q("SELECT count(*) FROM nodes").fetchone()[0]
         embedded = q("SELECT count(*) FROM nodes n JOIN embeddings e ON e.hash = n.embed_hash "
@@ -70,6 +79,9 @@ class VectorIndex:
         interruption keeps what was done.  Returns the number of texts embedded."""
         import numpy as np
 
+        if self._native is not None:
+            return self._native.embed_pending(embed, batch=batch, progress=progress,
+                                              limit=limit)
         rows = self._pending_rows(limit)
         done = 0
         db = self.store.db
@@ -108,6 +120,8 @@ class VectorIndex:
         """(node keys, float32 matrix of their unit vectors) for nodes with a vector."""
         import numpy as np
 
+        if self._native is not None:
+            return self._native.matrix()
         sig = self._signature()
         if self._mem is not None and self._mem[0] == sig:
             return self._mem[1], self._mem[2]
@@ -160,6 +174,8 @@ class VectorIndex:
     def search(self, qvec: Any, k: int = 10) -> list[tuple[str, float]]:
         import numpy as np
 
+        if self._native is not None:
+            return self._native.search(qvec, k)
         keys, m = self.matrix()
         if not keys:
             return []

@@ -1,0 +1,753 @@
+"""The PostgreSQL index store: the same interface and behaviour as ``SqliteStore``,
+for a memex shared by a team or larger than one laptop indexes comfortably.
+
+- Full text: a stored, weighted ``tsvector`` (title A, tags B, body C) with a GIN index;
+  ranked by ``ts_rank_cd``; user words go through ``websearch_to_tsquery`` so no
+  tsquery syntax leaks through.
+- Vectors: pgvector, keyed by (content hash, model, dim) and shared by every machine that
+  points at the store; one partial HNSW index (cosine) per (model, dim).
+- Concurrency: every write transaction takes one advisory lock per schema, and a whole
+  sync holds it from reading file states to commit, so two processes syncing the same
+  memex serialise into one consistent index; a sync is one transaction, so readers never
+  see a half-synced file.
+
+One store lives in one schema (default ``opencortex``), so several memexes (or test
+runs) can share a database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import posixpath
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from ..errors import IndexStoreError
+from .nodes import FileRows, Node, NodeLink, embed_text
+from .pg_migrations import apply_pg_migrations, pg_migration_status
+from .query import DATE_FIELDS, Predicate, QuerySyntaxError, date_condition
+from .sqlite_store import _NODE_COLS, JournalRow, _node
+
+__all__ = ["PgKeywordEngine", "PgStore", "PgVectors", "is_pg_url", "pg_tsquery"]
+
+WRITE_LOCK = 0x0C0_7E9
+"""Advisory lock class for writes (second key: hashtext(schema))."""
+FTS_CONFIG = "english"
+RANK_WEIGHTS = "{0.0, 0.33, 0.67, 1.0}"
+"""ts_rank_cd weights {D, C, B, A}: body 1, tags 2, title 3 (as the tantivy boosts)."""
+_NODE_COPY_COLS = (
+    "id, file_id, idx, key, org_id, level, line, title, todo, todo_type, priority, "
+    "local_tags, tags, outline, properties, category, scheduled, scheduled_raw, deadline, "
+    "deadline_raw, closed, closed_raw, body, byte_start, byte_end, parent_idx, archived, "
+    "embed_hash")
+
+
+def is_pg_url(url: object) -> bool:
+    return isinstance(url, str) and url.startswith(("postgresql://", "postgres://"))
+
+
+def _clean(v: Any) -> Any:
+    """PostgreSQL text cannot hold NUL; Org files virtually never do, but never fail on it."""
+    return v.replace("\x00", "") if isinstance(v, str) and "\x00" in v else v
+
+
+def _glob_regex(pattern: str) -> str:
+    """An SQLite GLOB pattern (``*``, ``?``, ``[...]``; case-sensitive) as a POSIX regex."""
+    out, i = ["^"], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "*":
+            out.append(".*")
+        elif c == "?":
+            out.append(".")
+        elif c == "[":
+            j = pattern.find("]", i + 2)
+            if j < 0:
+                out.append(r"\[")
+            else:
+                inner = pattern[i + 1:j]
+                out.append("[" + ("^" + inner[1:] if inner.startswith("^") else inner) + "]")
+                i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out) + "$"
+
+
+def pg_tsquery(words: Sequence[str], op: str = "&&", prefixes: Sequence[str] = ()
+               ) -> tuple[str, list[str]]:
+    """A tsquery SQL expression (and its parameters) from user words: each word or
+    multi-word token through ``websearch_to_tsquery`` as a quoted phrase, ``word*`` (or
+    ``prefixes``) as a prefix match; combined with ``op`` (``&&`` all, ``||`` any)."""
+    parts: list[str] = []
+    params: list[str] = []
+    for w in [*words, *(p + "*" for p in prefixes)]:
+        prefix = w.endswith("*") and len(w) > 1
+        w = (w.rstrip("*") if prefix else w).replace('"', " ").strip()
+        if not w:
+            continue
+        if prefix:
+            lexemes = re.findall(r"\w+", w.lower())
+            if not lexemes:
+                continue
+            parts.append(f"to_tsquery('{FTS_CONFIG}', %s)")
+            params.append(" <-> ".join([*lexemes[:-1], lexemes[-1] + ":*"]))
+        else:
+            parts.append(f"websearch_to_tsquery('{FTS_CONFIG}', %s)")
+            params.append(f'"{w}"')
+    if not parts:
+        raise QuerySyntaxError("empty full-text query")
+    return "(" + f" {op} ".join(parts) + ")", params
+
+
+class PgStore:
+    """The index in one PostgreSQL schema: files, nodes, links, full text, vectors,
+    the write journal and meta/generation."""
+
+    def __init__(self, url: str, schema: str = "opencortex") -> None:
+        import psycopg
+        from psycopg import sql
+
+        self.url, self.schema = url, schema
+        self.path = f"{redact_url(url)}#{schema}"
+        try:
+            self.db = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as e:
+            raise IndexStoreError(
+                f"cannot connect to the PostgreSQL store {redact_url(url)}: {e}".strip()) from e
+        try:
+            self.migrations_applied = apply_pg_migrations(self.db, schema)
+            vschema = self.db.execute(
+                "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
+                "ON n.oid = e.extnamespace WHERE e.extname = 'vector'").fetchone()[0]
+            self.db.execute(sql.SQL("SET search_path TO {}, {}").format(
+                sql.Identifier(schema), sql.Identifier(vschema)))
+        except psycopg.Error as e:
+            self.db.close()
+            raise IndexStoreError(
+                f"{self.path}: cannot prepare the store ({e}); the pgvector extension must "
+                "be installable (CREATE EXTENSION vector) by this user") from e
+        self._lock = threading.RLock()
+        self._in_tx = False
+        self._sync_depth = 0
+
+    # -- transactions -------------------------------------------------------
+    def begin(self) -> None:
+        """Start a write transaction; writers of this schema go one at a time."""
+        self._lock.acquire()
+        self.db.execute("BEGIN")
+        self._in_tx = True
+        try:
+            self._wait_lock("pg_try_advisory_xact_lock")
+        except BaseException:
+            self.rollback()
+            raise
+
+    def _wait_lock(self, fn: str) -> None:
+        """Take the schema's write lock, polling: a blocking pg_advisory_lock would hold
+        this connection (shared by the process's threads) while another process syncs,
+        stalling every reader here; between polls the connection stays free."""
+        delay = 0.002
+        while not self.db.execute(f"SELECT {fn}(%s, hashtext(%s))",
+                                  (WRITE_LOCK, self.schema)).fetchone()[0]:
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+    def commit(self) -> None:
+        try:
+            self.db.execute("COMMIT")
+        finally:
+            self._end_tx()
+
+    def rollback(self) -> None:
+        if self._in_tx:
+            try:
+                self.db.execute("ROLLBACK")
+            finally:
+                self._end_tx()
+
+    def _end_tx(self) -> None:
+        if self._in_tx:
+            self._in_tx = False
+            self._lock.release()
+
+    @contextlib.contextmanager
+    def sync_lock(self) -> Iterator[None]:
+        """Hold this schema's write lock for a whole sync (from reading the file states
+        to commit): a second process syncing the same memex waits, then finds the work
+        done — never two syncs interleaving their view of the files."""
+        with self._lock:  # and one at a time among this process's threads
+            self._sync_depth += 1
+            if self._sync_depth == 1:
+                try:
+                    self._wait_lock("pg_try_advisory_lock")
+                except BaseException:
+                    self._sync_depth -= 1
+                    raise
+            try:
+                yield
+            finally:
+                self._sync_depth -= 1
+                if self._sync_depth == 0:
+                    self.db.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))",
+                                    (WRITE_LOCK, self.schema))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.db.close()
+
+    # -- sync ----------------------------------------------------------------
+    def file_states(self) -> dict[str, tuple[int, int, str]]:
+        return {p: (m, s, h) for p, m, s, h in
+                self.db.execute("SELECT path, mtime_ns, size, hash FROM files")}
+
+    def _delete_file_rows(self, file_id: int) -> None:
+        self.db.execute("DELETE FROM links WHERE file_id = %s", (file_id,))
+        self.db.execute("DELETE FROM nodes WHERE file_id = %s", (file_id,))
+
+    def put_file(self, rows: FileRows, state: tuple[int, int, str]) -> int:
+        """Replace everything indexed for one file (call inside begin/commit)."""
+        db = self.db
+        mtime_ns, size, h = state
+        meta = (mtime_ns, size, h, _clean(rows.title), " ".join(rows.filetags),
+                json.dumps(rows.todo_keywords), json.dumps(rows.done_keywords),
+                json.dumps(rows.errors), len(rows.nodes), time.time())
+        cur = db.execute("SELECT id FROM files WHERE path = %s", (rows.relpath,)).fetchone()
+        if cur:
+            file_id = cur[0]
+            self._delete_file_rows(file_id)
+            db.execute(
+                "UPDATE files SET mtime_ns=%s, size=%s, hash=%s, title=%s, filetags=%s, "
+                "todo_keywords=%s, done_keywords=%s, errors=%s, node_count=%s, indexed_at=%s "
+                "WHERE id=%s", (*meta, file_id))
+        else:
+            file_id = db.execute(
+                "INSERT INTO files (path, mtime_ns, size, hash, title, filetags, "
+                "todo_keywords, done_keywords, errors, node_count, indexed_at) "
+                "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) RETURNING id",
+                (rows.relpath, *meta)).fetchone()[0]
+        if not rows.nodes:
+            return file_id
+        first = db.execute("SELECT coalesce(max(id), 0) + 1 FROM nodes").fetchone()[0]
+        with db.cursor() as cur, cur.copy(f"COPY nodes ({_NODE_COPY_COLS}) FROM STDIN") as cp:
+            for i, r in enumerate(rows.nodes):
+                cp.write_row((first + i, file_id, *(_clean(v) for v in r)))
+        if rows.links:
+            with db.cursor() as cur, cur.copy(
+                    "COPY links (source_id, file_id, type, path, description, search) "
+                    "FROM STDIN") as cp:
+                for ni, t, p, d, s in rows.links:
+                    cp.write_row((first + ni, file_id, t, _clean(p), _clean(d), _clean(s)))
+        return file_id
+
+    def touch_file(self, relpath: str, state: tuple[int, int, str]) -> None:
+        """Record a new (mtime, size) for a file whose content hash did not change."""
+        self.db.execute("UPDATE files SET mtime_ns=%s, size=%s WHERE path=%s",
+                        (state[0], state[1], relpath))
+
+    def remove_files(self, relpaths: Iterable[str]) -> None:
+        for p in relpaths:
+            row = self.db.execute("SELECT id FROM files WHERE path = %s", (p,)).fetchone()
+            if row:
+                self._delete_file_rows(row[0])
+                self.db.execute("DELETE FROM files WHERE id = %s", (row[0],))
+
+    def resolve_links(self) -> None:
+        """Point id: links at the node holding that ID, and file links with a
+        ``::*Heading`` search at that heading in the target file.  Only rows whose
+        target changes are written (an UPDATE of every link would rewrite them all)."""
+        db = self.db
+        db.execute(
+            "UPDATE links l SET target_key = t.k FROM (SELECT l2.id, (SELECT 'id:' || n.org_id "
+            "FROM nodes n WHERE n.org_id = l2.path LIMIT 1) AS k FROM links l2 "
+            "WHERE l2.type = 'id') t WHERE l.id = t.id AND l.target_key IS DISTINCT FROM t.k")
+        rows = db.execute(
+            "SELECT l.id, f.path, l.path, l.search, l.target_key FROM links l JOIN files f "
+            "ON f.id = l.file_id WHERE l.type = 'file' AND l.search LIKE '*%%'").fetchall()
+        for lid, src, target, search, old in rows:
+            tpath = posixpath.normpath(posixpath.join(posixpath.dirname(src), target))
+            hit = db.execute(
+                "SELECT n.key FROM nodes n JOIN files f ON f.id = n.file_id "
+                "WHERE f.path = %s AND n.title = %s ORDER BY n.idx LIMIT 1",
+                (tpath, search[1:].strip())).fetchone()
+            new = hit[0] if hit else None
+            if new != old:
+                db.execute("UPDATE links SET target_key = %s WHERE id = %s", (new, lid))
+
+    def generation(self) -> str:
+        """A value that changes whenever nodes or vectors change (instance:counter)."""
+        rows = dict(self.db.execute(
+            "SELECT key, value FROM meta WHERE key IN ('generation', 'instance')").fetchall())
+        return f"{rows.get('instance', '')}:{rows.get('generation', '0')}"
+
+    def bump_generation(self) -> None:
+        """Call inside the transaction that changed nodes or vectors."""
+        self.db.execute(
+            "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT (key) DO UPDATE "
+            "SET value = (meta.value::bigint + 1)::text")
+
+    def counts(self) -> dict[str, int]:
+        r = self.db.execute(
+            "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM nodes), "
+            "(SELECT count(*) FROM links), "
+            "(SELECT count(*) FROM nodes WHERE org_id IS NOT NULL)").fetchone()
+        return {"files": r[0], "nodes": r[1], "links": r[2], "ids": r[3]}
+
+    def file_errors(self) -> dict[str, list[str]]:
+        return {p: json.loads(e) for p, e in
+                self.db.execute("SELECT path, errors FROM files WHERE errors != '[]'")}
+
+    # -- queries ---------------------------------------------------------------
+    def find(self, predicates: Sequence[Predicate], limit: int | None = None,
+             order: str = "file", today: dt.date | None = None,
+             with_body: bool = False) -> list[Node]:
+        """Nodes matching every predicate.  ``order``: file | rank | closed | scheduled | deadline."""
+        import psycopg
+
+        today = today or dt.date.today()
+        where: list[str] = []
+        params: list[Any] = []
+        text_q: tuple[str, list[Any]] | None = None
+        for p in predicates:
+            sql, args = self._compile(p, today)
+            if p.field == "text" and not p.negate:
+                text_q = (sql, args)
+                where.append(f"n.tsv @@ {sql}")
+                params.extend(args)
+                continue
+            where.append(f"NOT ({sql})" if p.negate else sql)
+            params.extend(args)
+        order_params: list[Any] = []
+        rank = "f.path, n.idx"
+        if text_q is not None:
+            rank = f"ts_rank_cd('{RANK_WEIGHTS}', n.tsv, {text_q[0]}) DESC, f.path, n.idx"
+            order_params = list(text_q[1])
+        order_sql = {
+            "file": "f.path, n.idx",
+            "rank": rank,
+            "closed": "n.closed DESC NULLS LAST, f.path, n.idx",
+            "scheduled": "n.scheduled NULLS FIRST, f.path, n.idx",
+            "deadline": "n.deadline NULLS FIRST, f.path, n.idx",
+        }.get(order)
+        if order_sql is None:
+            raise QuerySyntaxError(f"unknown order {order!r}")
+        if order != "rank":
+            order_params = []
+        sql = (f"SELECT {_NODE_COLS}{', n.body' if with_body else ''} FROM nodes n "
+               f"JOIN files f ON f.id = n.file_id WHERE {' AND '.join(where) or 'true'} "
+               f"ORDER BY {order_sql}")
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        try:
+            rows = self.db.execute(sql, [*params, *order_params]).fetchall()
+        except (psycopg.errors.SyntaxError, psycopg.errors.DataException) as e:
+            raise QuerySyntaxError(f"query failed: {e}") from e
+        return [_node(r, r[19] if with_body else None) for r in rows]
+
+    def _compile(self, p: Predicate, today: dt.date) -> tuple[str, list[Any]]:
+        v = list(p.values)
+        f = p.field
+        if f == "todo":
+            if not v:
+                return "n.todo_type = 'todo'", []
+            return "n.todo = ANY(%s)", [v]
+        if f == "done":
+            return "n.todo_type = 'done'", []
+        if f == "tags":
+            if not v:
+                return "n.tags != ''", []
+            return ("(" + " OR ".join("strpos(' ' || n.tags || ' ', %s) > 0" for _ in v) + ")",
+                    [f" {t.strip(':')} " for t in v])
+        if f == "heading":  # SQLite's LIKE is case-insensitive for ASCII
+            return ("(" + " AND ".join("n.title ILIKE %s" for _ in v) + ")",
+                    [f"%{_like_escape(w)}%" for w in v])
+        if f == "id":
+            return "n.org_id = ANY(%s)", [v]
+        if f == "file":
+            return ("(" + " OR ".join("(f.path ~ %s OR f.path ILIKE %s)" for _ in v) + ")",
+                    [x for w in v for x in (_glob_regex(w), f"%{_like_escape(w)}%")])
+        if f == "priority":
+            return "n.priority = ANY(%s)", [[x.upper() for x in v]]
+        if f == "level":
+            return "n.level = ANY(%s)", [[int(x) for x in v]]
+        if f == "category":
+            return "n.category = ANY(%s)", [v]
+        if f == "prop":
+            key, eq, val = v[0].partition("=")
+            if eq:
+                return ("EXISTS (SELECT 1 FROM jsonb_each_text(n.properties::jsonb) j "
+                        "WHERE upper(j.key) = upper(%s) AND j.value = %s)", [key, val])
+            return ("EXISTS (SELECT 1 FROM jsonb_each_text(n.properties::jsonb) j "
+                    "WHERE upper(j.key) = upper(%s))", [key])
+        if f in DATE_FIELDS:
+            return date_condition(f, v[0] if v else "any", today, "%s")
+        if f == "text":
+            q, args = pg_tsquery(v)
+            return (f"n.tsv @@ {q}", args) if p.negate else (q, args)
+        raise QuerySyntaxError(f"unknown predicate {f!r}")
+
+    def select(self, where: str, params: Sequence[Any] = (), order: str = "f.path, n.idx",
+               with_body: bool = False) -> list[Node]:
+        """Nodes matching a SQL condition over ``n`` (nodes) and ``f`` (files); ``?``
+        placeholders (SQLite style) are accepted."""
+        where = where.replace("%", "%%").replace("?", "%s")
+        if where.strip() == "1":  # SQLite's "always"
+            where = "true"
+        rows = self.db.execute(
+            f"SELECT {_NODE_COLS}{', n.body' if with_body else ''} FROM nodes n "
+            f"JOIN files f ON f.id = n.file_id WHERE {where} ORDER BY {order}", list(params))
+        return [_node(r, r[19] if with_body else None) for r in rows]
+
+    def nodes_by_keys(self, keys: Sequence[str], with_body: bool = True) -> dict[str, Node]:
+        """Nodes by key (the first one for a key shared by duplicate IDs)."""
+        out: dict[str, Node] = {}
+        if not keys:
+            return out
+        rows = self.db.execute(
+            f"SELECT {_NODE_COLS}{', n.body' if with_body else ''} FROM nodes n "
+            "JOIN files f ON f.id = n.file_id WHERE n.key = ANY(%s) ORDER BY n.id",
+            (list(keys),))
+        for r in rows:
+            n = _node(r, r[19] if with_body else None)
+            out.setdefault(n.key, n)
+        return out
+
+    def nodes_by_ref(self, ref: str) -> list[Node]:
+        """As ``SqliteStore.nodes_by_ref``: an ID, a node key, ``file.org:LINE`` or an
+        exact title (case-insensitive)."""
+        ref = ref.strip()
+        q = self.db.execute
+        base = f"SELECT {_NODE_COLS} FROM nodes n JOIN files f ON f.id = n.file_id WHERE "
+        oid = ref[3:] if ref.startswith("id:") else ref
+        rows = q(base + "n.org_id = %s ORDER BY n.id", (oid,)).fetchall()
+        if not rows and "::" in ref:
+            rows = q(base + "n.key = %s ORDER BY n.id", (ref,)).fetchall()
+        if not rows and ":" in ref:
+            path, _, line = ref.rpartition(":")
+            if line.isdigit():
+                rows = q(base + "f.path = %s AND n.line <= %s ORDER BY n.line DESC LIMIT 1",
+                         (path, int(line))).fetchall()
+        if not rows:
+            rows = q(base + "lower(n.title) = lower(%s) ORDER BY f.path, n.idx",
+                     (ref,)).fetchall()
+        return [_node(r) for r in rows]
+
+    _LINK_COLS = "l.type, l.path, l.description, l.search, l.target_key, n.key, n.title "
+
+    def links_from(self, key: str) -> list[NodeLink]:
+        return [NodeLink(*r) for r in self.db.execute(
+            f"SELECT {self._LINK_COLS} FROM links l JOIN nodes n ON n.id = l.source_id "
+            "WHERE n.key = %s ORDER BY l.id", (key,))]
+
+    def backlinks(self, key: str) -> list[NodeLink]:
+        return [NodeLink(*r) for r in self.db.execute(
+            f"SELECT {self._LINK_COLS} FROM links l JOIN nodes n ON n.id = l.source_id "
+            "WHERE l.target_key = %s ORDER BY n.key, l.id", (key,))]
+
+    def dangling_links(self) -> list[NodeLink]:
+        return [NodeLink(*r) for r in self.db.execute(
+            f"SELECT {self._LINK_COLS} FROM links l JOIN nodes n ON n.id = l.source_id "
+            "WHERE l.type = 'id' AND l.target_key IS NULL ORDER BY l.id")]
+
+    # -- the write journal -------------------------------------------------------
+    def journal_add(self, op: str, description: str, path: str, before_hash: str | None,
+                    after_hash: str, before_data: bytes | None, before_mode: int | None,
+                    batch: str | None = None) -> int:
+        return self.db.execute(
+            "INSERT INTO journal (at, op, description, path, before_hash, after_hash, "
+            "before_data, before_mode, batch) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s) "
+            "RETURNING id",
+            (time.time(), op, description, os.fspath(path), before_hash, after_hash,
+             before_data, before_mode, batch)).fetchone()[0]
+
+    def journal(self, limit: int = 20, include_undone: bool = False) -> list[JournalRow]:
+        cond = "" if include_undone else "WHERE undone_at IS NULL "
+        return [JournalRow(*r) for r in self.db.execute(
+            "SELECT id, at, op, description, path, before_hash, after_hash, undone_at, batch "
+            f"FROM journal {cond}ORDER BY id DESC LIMIT %s", (limit,))]
+
+    def journal_before(self, entry_id: int) -> tuple[bytes | None, int | None]:
+        row = self.db.execute("SELECT before_data, before_mode FROM journal WHERE id = %s",
+                              (entry_id,)).fetchone()
+        if not row:
+            return None, None
+        return (bytes(row[0]) if row[0] is not None else None), row[1]
+
+    def journal_mark_undone(self, entry_id: int) -> None:
+        self.db.execute("UPDATE journal SET undone_at = %s WHERE id = %s",
+                        (time.time(), entry_id))
+
+    def clear(self) -> None:
+        """Empty the index (``index --rebuild``): files, nodes, links.  The journal (undo
+        history) and the shared embeddings stay."""
+        self.begin()
+        try:
+            self.db.execute("TRUNCATE files, nodes, links")
+            self.bump_generation()
+            self.commit()
+        except BaseException:
+            self.rollback()
+            raise
+
+    # -- health ------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        """Connection, server, pgvector, migration level and row counts."""
+        ver = self.db.execute("SHOW server_version").fetchone()[0]
+        ext = self.db.execute(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+        emb = self.db.execute(
+            "SELECT model, dim, count(*) FROM embeddings GROUP BY model, dim "
+            "ORDER BY model, dim").fetchall()
+        return {"backend": "postgresql", "url": redact_url(self.url), "schema": self.schema,
+                "server_version": ver, "pgvector": ext[0] if ext else None,
+                "migrations": pg_migration_status(self.db),
+                "counts": {**self.counts(),
+                           "journal": self.db.execute(
+                               "SELECT count(*) FROM journal").fetchone()[0],
+                           "embeddings": sum(c for _, _, c in emb)},
+                "embeddings": [{"model": m, "dim": d, "count": c} for m, d, c in emb],
+                "hnsw_indexes": [r[0] for r in self.db.execute(
+                    "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND "
+                    "indexdef ILIKE '%%USING hnsw%%' ORDER BY indexname", (self.schema,))]}
+
+    # -- search seams (used by retrieval.keyword and retrieval.vectors) ------------
+    def keyword_search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
+        """Ranked full-text search: ``ts_rank_cd`` with title > tags > body weights.
+
+        Nodes holding all the words come first (a GIN intersection: cheap); only when
+        they are fewer than ``k`` are nodes holding any word ranked after them — ranking
+        every OR match costs a tsvector read per match, ~100 ms on common words at 100k
+        nodes, where tantivy's block-max WAND does not have to."""
+        from ..retrieval.keyword import query_terms
+
+        words, phrases, prefixes = query_terms(query)
+        out: list[tuple[str, float]] = []
+        seen: set[str] = set()
+        ops = ("&&", "||") if len(words) + len(phrases) + len(prefixes) > 1 else ("&&",)
+        for op in ops:
+            try:
+                q, params = pg_tsquery([*words, *phrases], op=op, prefixes=prefixes)
+            except QuerySyntaxError:
+                return []
+            rows = self.db.execute(
+                f"SELECT n.key, ts_rank_cd('{RANK_WEIGHTS}', n.tsv, q, 1) AS r "
+                f"FROM nodes n, (SELECT {q}) AS qq(q) WHERE n.tsv @@ q "
+                f"ORDER BY r DESC, n.id LIMIT %s", [*params, int(k) + len(out)]).fetchall()
+            bonus = 1.0 if op == "&&" and len(ops) > 1 else 0.0  # all-words hits stay ahead
+            for key, r in rows:
+                if key not in seen and len(out) < k:
+                    seen.add(key)
+                    out.append((key, float(r) + bonus))
+            if len(out) >= k:
+                break
+        return out
+
+    def vectors(self, model: str, dim: int) -> PgVectors:
+        return PgVectors(self, model, dim)
+
+
+class PgKeywordEngine:
+    """The keyword engine on PostgreSQL: nothing to build (the tsvector is written in
+    the same transaction as the nodes), search runs in the server."""
+
+    def __init__(self, store_of: Callable[[], PgStore]) -> None:
+        self._store_of = store_of
+
+    def sync(self, store: Any = None, progress: Callable[[int, int], None] | None = None
+             ) -> int:
+        return 0
+
+    def search(self, query: str, k: int = 10) -> list[Any]:
+        from ..retrieval.keyword import KeywordHit
+
+        return [KeywordHit(key, s) for key, s in self._store_of().keyword_search(query, k)]
+
+
+class PgVectors:
+    """Vectors of one (model, dim) in pgvector: shared, content-addressed rows and a
+    partial HNSW index (cosine) for top-k in the server."""
+
+    ef_search = 200
+    """HNSW candidate list per query (pgvector's default 40 gave recall@10 0.34 on random
+    384-d vectors at 10k; 200 gave 0.80 at ~5 ms: bench/store_compare.py)."""
+
+    def __init__(self, store: PgStore, model: str, dim: int) -> None:
+        self.store, self.model, self.dim = store, model, dim
+        import hashlib
+
+        tag = hashlib.sha1(f"{model}\0{dim}".encode()).hexdigest()[:12]
+        self.index_name = f"embeddings_hnsw_{tag}"
+
+    def _lit(self) -> tuple[str, str]:
+        """(WHERE clause, vector type) with the model as a literal so the planner can
+        match the partial index."""
+        from psycopg import sql
+
+        m = sql.Literal(self.model).as_string(self.store.db)
+        return f"e.model = {m} AND e.dim = {int(self.dim)}", f"vector({int(self.dim)})"
+
+    def pending_rows(self, limit: int | None = None) -> list[tuple[str, str, str, str]]:
+        sql = ("SELECT DISTINCT ON (n.embed_hash) n.embed_hash, n.outline, n.title, n.body "
+               "FROM nodes n WHERE n.embed_hash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+               "embeddings e WHERE e.hash = n.embed_hash AND e.model = %s AND e.dim = %s) "
+               "ORDER BY n.embed_hash")
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return self.store.db.execute(sql, (self.model, self.dim)).fetchall()
+
+    def counts(self) -> tuple[int, int]:
+        """(nodes, nodes with a vector of this model and dim)."""
+        return self.store.db.execute(
+            "SELECT count(*), count(e.hash) FROM nodes n LEFT JOIN embeddings e ON "
+            "e.hash = n.embed_hash AND e.model = %s AND e.dim = %s",
+            (self.model, self.dim)).fetchone()
+
+    def put(self, rows: Sequence[tuple[str, Any]]) -> None:
+        """Store (hash, float32 vector) rows; a row another process stored first wins
+        (same content, same model: the same vector)."""
+        st = self.store
+        st.begin()
+        try:
+            st.db.execute("CREATE TEMP TABLE IF NOT EXISTS _emb_in "
+                          "(hash text, vec vector) ON COMMIT DELETE ROWS")
+            copy_vectors(st.db, "_emb_in", rows, self.dim)
+            st.db.execute(
+                "INSERT INTO embeddings (hash, model, dim, vec) SELECT hash, %s, %s, "
+                "vec FROM _emb_in ON CONFLICT DO NOTHING", (self.model, self.dim))
+            st.bump_generation()
+            st.commit()
+        except BaseException:
+            st.rollback()
+            raise
+
+    def ensure_index(self) -> bool:
+        """Create this (model, dim)'s HNSW index if missing (after a bulk load: building
+        once is far faster than growing it row by row).  True when created now."""
+        db = self.store.db
+        have = db.execute("SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
+                          (self.store.schema, self.index_name)).fetchone()
+        if have:
+            return False
+        from psycopg import sql
+
+        m = sql.Literal(self.model).as_string(db)
+        self.store.begin()
+        try:
+            db.execute("SET LOCAL maintenance_work_mem = '512MB'")
+            # pgvector >= 0.6 builds HNSW with parallel workers (capped by the server's
+            # max_worker_processes)
+            workers = max(1, min(7, (os.cpu_count() or 2) - 1))
+            db.execute(f"SET LOCAL max_parallel_maintenance_workers = {workers}")
+            db.execute(
+                f"CREATE INDEX IF NOT EXISTS {self.index_name} ON embeddings USING hnsw "
+                f"((vec::vector({int(self.dim)})) vector_cosine_ops) "
+                f"WHERE model = {m} AND dim = {int(self.dim)}")
+            self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            raise
+        return True
+
+    def search(self, qvec: Any, k: int = 10, exact: bool = False) -> list[tuple[str, float]]:
+        """Top-k nodes by cosine similarity (approximate through HNSW unless ``exact``)."""
+        import numpy as np
+
+        q = np.asarray(qvec, dtype=np.float32).reshape(-1)
+        qtxt = "[" + ",".join(map(repr, q.tolist())) + "]"
+        cond, typ = self._lit()
+        db = self.store.db
+        db.execute(f"SET hnsw.ef_search = {max(self.ef_search, min(1000, 2 * int(k)))}")
+        if exact:
+            db.execute("SET enable_indexscan = off")
+        try:
+            # the HNSW scan ranks distinct vectors; nodes sharing one are joined after
+            rows = db.execute(
+                f"SELECT n.key, 1 - t.d FROM (SELECT e.hash, e.vec::{typ} <=> %s::{typ} AS d "
+                f"FROM embeddings e WHERE {cond} AND EXISTS (SELECT 1 FROM nodes x WHERE "
+                f"x.embed_hash = e.hash) ORDER BY d LIMIT %s) t "
+                f"JOIN nodes n ON n.embed_hash = t.hash ORDER BY t.d, n.id LIMIT %s",
+                (qtxt, int(k), int(k))).fetchall()
+        finally:
+            if exact:
+                db.execute("RESET enable_indexscan")
+        return [(key, float(s)) for key, s in rows]
+
+    def matrix(self) -> tuple[list[str], Any]:
+        """(node keys, float32 matrix) of every node with a vector (tests, exports)."""
+        import numpy as np
+
+        rows = self.store.db.execute(
+            "SELECT n.key, e.vec::text FROM nodes n JOIN embeddings e ON e.hash = n.embed_hash "
+            "AND e.model = %s AND e.dim = %s ORDER BY n.id", (self.model, self.dim)).fetchall()
+        keys = [k for k, _ in rows]
+        m = (np.array([json.loads(v) for _, v in rows], dtype="<f4").reshape(len(keys), self.dim)
+             if rows else np.zeros((0, self.dim), dtype="<f4"))
+        return keys, m
+
+    def embed_pending(self, embed: Callable[[list[str]], Any], batch: int = 32,
+                      progress: Callable[[int, int], None] | None = None,
+                      limit: int | None = None) -> int:
+        import numpy as np
+
+        rows = self.pending_rows(limit)
+        done = 0
+        for i in range(0, len(rows), batch):
+            chunk = rows[i:i + batch]
+            texts = [embed_text(json.loads(o), t, b) for _, o, t, b in chunk]
+            vecs = np.asarray(embed(texts), dtype="<f4")
+            if vecs.shape != (len(chunk), self.dim):
+                from ..errors import OpenCortexError
+
+                raise OpenCortexError(
+                    f"embedder returned shape {vecs.shape}, expected ({len(chunk)}, {self.dim})"
+                    f": the model's dimension changed? configure the right model/dimension")
+            self.put([(h, v) for (h, _, _, _), v in zip(chunk, vecs, strict=True)])
+            done += len(chunk)
+            if progress:
+                progress(done, len(rows))
+        self.ensure_index()
+        return done
+
+
+def copy_vectors(db: Any, table: str, rows: Iterable[tuple[str, Any]], dim: int,
+                 extra: tuple[Any, ...] = ()) -> int:
+    """COPY (hash, vec) rows into ``table`` in PostgreSQL's binary format, vectors in
+    pgvector's wire format (int16 dim, int16 0, big-endian float4s) straight from numpy:
+    formatting floats as text costs ~0.3 ms per 384-d vector, this ~5 µs."""
+    import struct
+
+    import numpy as np
+
+    head = struct.pack("!hh", dim, 0)
+    vlen = struct.pack("!i", 4 + 4 * dim)
+    nfields = struct.pack("!h", 2)
+    n = 0
+    with db.cursor() as cur, cur.copy(
+            f"COPY {table} (hash, vec) FROM STDIN (FORMAT BINARY)") as cp:
+        buf = [b"PGCOPY\n\xff\r\n\x00", struct.pack("!ii", 0, 0)]
+        for h, v in rows:
+            hb = h.encode()
+            buf += [nfields, struct.pack("!i", len(hb)), hb, vlen, head,
+                    np.asarray(v, dtype=">f4").tobytes()]
+            n += 1
+            if len(buf) > 6000:
+                cp.write(b"".join(buf))
+                buf = []
+        buf.append(struct.pack("!h", -1))
+        cp.write(b"".join(buf))
+    return n
+
+
+def _like_escape(s: str) -> str:
+    return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def redact_url(url: str) -> str:
+    """The URL without its password (for messages and status output)."""
+    return re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", url)
