@@ -453,8 +453,14 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
 
             return {rel: (st.st_mtime_ns, st.st_size) for rel, st in iter_org_files(memex.root)}
 
+        def indexed() -> dict[str, tuple[int, int]]:
+            with kernel.memex_lock:
+                return {rel: (m, z) for rel, (m, z, _) in memex.store.file_states().items()}
+
         async def watcher() -> None:
-            seen = await run_in_threadpool(snapshot)
+            # the baseline is what the index holds, not a first stat walk: a file written
+            # between start-up and that walk would otherwise never count as changed
+            seen = await run_in_threadpool(indexed)
             while True:
                 await asyncio.sleep(watch)
                 now = await run_in_threadpool(snapshot)
