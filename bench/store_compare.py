@@ -76,6 +76,30 @@ def text_vecs(texts: list[str]):
     return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
+def clustered_vecs(texts: list[str], clusters: int = 1024, spread: float = 0.6):
+    """Unit vectors around topic centroids, as real sentence embeddings are (a pure
+    function of the text): uniform random vectors are the worst case for any graph index,
+    clustered ones are closer to what a memex's notes look like."""
+    import numpy as np
+
+    cents = np.random.default_rng(12345).standard_normal((clusters, 384)).astype("float32")
+    cents /= np.linalg.norm(cents, axis=1, keepdims=True)
+    out = np.empty((len(texts), 384), dtype="float32")
+    for i, t in enumerate(texts):
+        seed = int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little")
+        r = np.random.default_rng(seed)
+        noise = r.standard_normal(384).astype("float32")
+        out[i] = cents[seed % clusters] + spread * noise / np.linalg.norm(noise)
+    return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+class ClusteredEmbedder:
+    name, dim = "bench-clustered", 384
+
+    def embed(self, texts: list[str], batch_size: int = 32):
+        return clustered_vecs(texts)
+
+
 class RandomEmbedder:
     name, dim = "bench-random", 384
 
@@ -171,8 +195,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--pg", default=None, help="postgresql:// URL (default: start a local one)")
     ap.add_argument("--out", default=str(HERE / "out" / "store_compare.json"))
-    ap.add_argument("--vectors", choices=["random", "real"], default="random",
-                    help="random unit vectors and queries, or MiniLM on the node texts with "
+    ap.add_argument("--vectors", choices=["random", "clustered", "real"], default="random",
+                    help="random unit vectors and queries; clustered (around 1024 topic "
+                         "centroids, queries near them); or MiniLM on the node texts with "
                          "the keyword queries encoded as query vectors (slow: keep N small)")
     args = ap.parse_args()
     global EMBEDDER
@@ -190,6 +215,9 @@ def main() -> None:
     if args.vectors == "real":
         EMBEDDER = CachedMiniLM()
         qvecs = EMBEDDER.embed(queries)
+    elif args.vectors == "clustered":
+        EMBEDDER = ClusteredEmbedder()
+        qvecs = clustered_vecs([f"query {q}" for q in queries])
     results = []
     try:
         for n in [int(x) for x in args.sizes.split(",")]:
