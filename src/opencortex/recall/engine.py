@@ -484,9 +484,11 @@ class Recall:
             have = {(r.kind, r.path) for r in roots}
             extra: list[str] = []
             n_commits = 0
-            cwds = [r[0] for r in index.q(
-                "SELECT DISTINCT cwd FROM rec_records WHERE cwd IS NOT NULL AND kind = "
-                "'session' LIMIT 200")]
+            # the directories of sessions that matched the cue first, then any others
+            cwds = list(dict.fromkeys(
+                [h.record.cwd for h in hits if h.record.cwd and h.record.kind == "session"]
+                + [r[0] for r in index.q("SELECT DISTINCT cwd FROM rec_records WHERE cwd "
+                                         "IS NOT NULL AND kind = 'session' LIMIT 50")]))[:50]
             for cwd in cwds:
                 top = gitsrc.toplevel(cwd)
                 if top is not None and ("git", str(top)) not in have and \
