@@ -379,8 +379,7 @@ class Recall:
                                   refreshed, time.perf_counter() - t0, st)
         searched["semantic"] = (self.semantic_note if emb is None and person else
                                 {"model": emb.name, "embedded_now": embedded_now,
-                                 "without_vectors": len(index.pending_gists(emb.name,
-                                                                            emb.dim))}
+                                 "without_vectors": index.still_pending}
                                 if emb is not None else None)
         scope_q = index_failures(index, scope)
         rec = {"cue": cue.to_dict(), "searched": searched, "scope_qualifications": scope_q}

@@ -141,6 +141,7 @@ class RecordIndex:
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
+        self.still_pending = 0  # gists left without a vector by the last embed_pending
 
     # -- the SQL dialect: what a store other than SQLite overrides (recall.pg_index) -----
     def q(self, sql: str, params: Sequence[Any] = ()) -> Any:
@@ -470,8 +471,10 @@ class RecordIndex:
         ``embeddings`` table, so a gist is never embedded twice)."""
         import numpy as np
 
-        rows = self.pending_gists(embedder.name, embedder.dim, limit)
-        rows.sort(key=lambda r: len(r[1]))  # similar lengths batch with less padding
+        rows = self.pending_gists(embedder.name, embedder.dim)
+        self.still_pending = max(0, len(rows) - limit) if limit else 0
+        rows = sorted(rows[:limit] if limit else rows,
+                      key=lambda r: len(r[1]))  # similar lengths batch with less padding
         for i in range(0, len(rows), batch):
             chunk = rows[i:i + batch]
             vecs = np.asarray(embedder.embed([g for _, g in chunk]), dtype="<f4")

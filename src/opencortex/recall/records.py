@@ -27,6 +27,7 @@ __all__ = [
     "State",
     "Turn",
     "failed_record",
+    "find_files",
     "guarded",
     "head_line",
     "jsonl_lines",
@@ -140,6 +141,18 @@ def snapshot(path: Path) -> Snapshot:
         else before
     return Snapshot(path, data, Revision(st.st_mtime, st.st_size),
                     hashlib.sha256(data).hexdigest())
+
+
+def find_files(top: Path, pattern: str) -> list[Path]:
+    """Files (non-directories) under ``top`` whose name matches ``pattern``, sorted — one
+    ``os.walk`` (pathlib's rglob + is_file stats every file again: with 10,000 sessions
+    that was most of a no-op refresh)."""
+    import fnmatch
+
+    out: list[str] = []
+    for dirpath, _dirs, files in os.walk(top):
+        out.extend(os.path.join(dirpath, f) for f in fnmatch.filter(files, pattern))
+    return [Path(p) for p in sorted(out)]
 
 
 def jsonl_lines(data: bytes) -> Iterator[tuple[int, Any | None]]:

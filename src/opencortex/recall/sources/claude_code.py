@@ -18,6 +18,7 @@ from ..records import (
     Record,
     Snapshot,
     Turn,
+    find_files,
     guarded,
     head_line,
     jsonl_lines,
@@ -49,7 +50,7 @@ def discover(roots: list[Path] | None = None) -> list[Path]:
     for root in roots if roots is not None else default_roots():
         projects = Path(root) / "projects"
         if projects.is_dir():
-            found.extend(sorted(p for p in projects.rglob("*.jsonl") if p.is_file()))
+            found.extend(find_files(projects, "*.jsonl"))
     return found
 
 

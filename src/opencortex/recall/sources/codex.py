@@ -19,6 +19,7 @@ from ..records import (
     Record,
     Snapshot,
     Turn,
+    find_files,
     guarded,
     head_line,
     jsonl_lines,
@@ -52,7 +53,7 @@ def discover(roots: list[Path] | None = None) -> list[Path]:
         for sub in ("sessions", "archived_sessions"):
             d = Path(root) / sub
             if d.is_dir():
-                found.extend(sorted(p for p in d.rglob("rollout-*.jsonl") if p.is_file()))
+                found.extend(find_files(d, "rollout-*.jsonl"))
     return found
 
 
