@@ -335,13 +335,17 @@ def test_a_model_phrases_but_unsupported_claims_are_dropped(corpus, tmp_path):
         m = Memex(corpus / "memex", tmp_path / "i.sqlite3")
         e = Recall(m, [parse_source(s) for s in _roots(corpus)], defaults=False,
                    state_dir=tmp_path / "s", gateway=gw)
+        e.refresh()  # every gist embedded: both passes below see the same index
         c = _cases(corpus)["cx-webhook-dupes"]
-        offline = Recall(m, [parse_source(s) for s in _roots(corpus)], defaults=False,
-                         state_dir=tmp_path / "s0", gateway=False).start(c["cue"], now=NOW)
-        assert offline.state == "presented"
+        cue_reply = Reply(body=completion(json.dumps({"whole": "session",
+                                                      "terms": ["duplicate"]})))
+        # a model that cannot phrase leaves the offline story standing
+        server.push(cue_reply, Reply(body=completion("this is not JSON")))
+        offline = e.start(c["cue"], now=NOW)
+        assert offline.state == "presented" and offline.story
         first = offline.story[0]["cite"]["excerpt"]
         server.push(
-            Reply(body=completion(json.dumps({"whole": "session", "terms": ["duplicate"]}))),
+            cue_reply,
             Reply(body=completion(json.dumps({"claims": [
                 {"cite": 0, "text": f"The session quotes “{first}”."},
                 {"cite": 0, "text": "The person decided to rewrite everything in Rust."},

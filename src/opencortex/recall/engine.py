@@ -367,7 +367,8 @@ class Recall:
         scorer, embedded_now = None, 0
         emb = self.embedder if person else None
         if emb is not None:
-            embedded_now = index.embed_pending(emb, limit=PASS_EMBED_LIMIT)
+            embedded_now = index.embed_pending(emb, limit=PASS_EMBED_LIMIT,
+                                               first=[h.record for h in hits[:PASS_EMBED_LIMIT]])
             qv = emb.embed([cue_text(person)])[0]
             hits = _fuse(hits, index.dense(qv, scope, emb.name, emb.dim), index)
 

@@ -466,12 +466,20 @@ class RecordIndex:
         return self.q(sql, (model, dim)).fetchall()
 
     def embed_pending(self, embedder: Any, limit: int | None = None, batch: int = 64,
-                      progress: Callable[[int, int], None] | None = None) -> int:
+                      progress: Callable[[int, int], None] | None = None,
+                      first: Sequence[IndexedRecord] = ()) -> int:
         """Embed record gists that have no vector yet (content-addressed: the shared
-        ``embeddings`` table, so a gist is never embedded twice)."""
+        ``embeddings`` table, so a gist is never embedded twice); with a ``limit``, the
+        gists of ``first`` (this pass's keyword hits) before any other, so what a pass
+        weighs is never decided by which vectors happen to exist."""
         import numpy as np
 
-        rows = self.pending_gists(embedder.name, embedder.dim)
+        rows = sorted(self.pending_gists(embedder.name, embedder.dim))
+        if first:
+            want = {h for h, in self.q(
+                f"SELECT embed_hash FROM rec_records WHERE id IN "
+                f"({','.join('?' * len(first))})", [r.id for r in first])}
+            rows.sort(key=lambda r: r[0] not in want)
         self.still_pending = max(0, len(rows) - limit) if limit else 0
         rows = sorted(rows[:limit] if limit else rows,
                       key=lambda r: len(r[1]))  # similar lengths batch with less padding
