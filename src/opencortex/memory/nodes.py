@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
 from ..org.model import Heading, OrgDocument, Timestamp
 
-__all__ = ["FileRows", "Node", "NodeLink", "content_hash", "embed_hash", "embed_text", "file_rows", "heading_keys",
+__all__ = ["FileRows", "Node", "NodeLink", "content_hash", "embed_hash", "embed_node_rows",
+           "embed_text", "file_rows", "heading_keys",
            "node_key"]
 
 HASH_PREFIX = "b2:"
@@ -35,6 +37,33 @@ def embed_text(outline: list[str], title: str, body: str) -> str:
     """The text a model embeds for a node: its outline path, title and body."""
     head = " / ".join([*outline, title])
     return f"{head}\n{body}" if body else head
+
+
+def embed_node_rows(rows: Sequence[tuple[str, str, str, str]],
+                    embed: Callable[[list[str]], Any], dim: int,
+                    put: Callable[[list[tuple[str, Any]]], None], batch: int = 32,
+                    progress: Callable[[int, int], None] | None = None) -> int:
+    """Embed pending ``(embed_hash, outline JSON, title, body)`` rows batch by batch and
+    hand each batch's ``(hash, float32 vector)`` pairs to ``put`` (which commits them), so
+    an interruption keeps what was done. Every store's vectors go through here."""
+    import numpy as np
+
+    done = 0
+    for i in range(0, len(rows), batch):
+        chunk = rows[i:i + batch]
+        vecs = np.asarray(embed([embed_text(json.loads(o), t, b) for _, o, t, b in chunk]),
+                          dtype="<f4")
+        if vecs.shape != (len(chunk), dim):
+            from ..errors import OpenCortexError
+
+            raise OpenCortexError(
+                f"embedder returned shape {vecs.shape}, expected ({len(chunk)}, {dim}): the "
+                "model's dimension changed? configure the right model/dimension")
+        put([(h, v) for (h, _, _, _), v in zip(chunk, vecs, strict=True)])
+        done += len(chunk)
+        if progress:
+            progress(done, len(rows))
+    return done
 
 
 def embed_hash(text: str) -> str:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ..errors import IndexStoreError
-from .nodes import FileRows, Node, NodeLink, embed_text
+from .nodes import FileRows, Node, NodeLink, embed_node_rows
 from .pg_migrations import apply_pg_migrations, pg_migration_status
 from .query import DATE_FIELDS, Predicate, QuerySyntaxError, date_condition
 from .sqlite_store import _NODE_COLS, JournalRow, _node
@@ -693,24 +693,8 @@ class PgVectors:
     def embed_pending(self, embed: Callable[[list[str]], Any], batch: int = 32,
                       progress: Callable[[int, int], None] | None = None,
                       limit: int | None = None) -> int:
-        import numpy as np
-
-        rows = self.pending_rows(limit)
-        done = 0
-        for i in range(0, len(rows), batch):
-            chunk = rows[i:i + batch]
-            texts = [embed_text(json.loads(o), t, b) for _, o, t, b in chunk]
-            vecs = np.asarray(embed(texts), dtype="<f4")
-            if vecs.shape != (len(chunk), self.dim):
-                from ..errors import OpenCortexError
-
-                raise OpenCortexError(
-                    f"embedder returned shape {vecs.shape}, expected ({len(chunk)}, {self.dim})"
-                    f": the model's dimension changed? configure the right model/dimension")
-            self.put([(h, v) for (h, _, _, _), v in zip(chunk, vecs, strict=True)])
-            done += len(chunk)
-            if progress:
-                progress(done, len(rows))
+        done = embed_node_rows(self.pending_rows(limit), embed, self.dim, self.put, batch,
+                               progress)
         self.ensure_index()
         return done
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..memory.nodes import embed_text
+from ..memory.nodes import embed_node_rows
 from ..memory.sqlite_store import SqliteStore
 
 __all__ = ["VectorIndex", "VectorStatus"]
@@ -77,34 +77,20 @@ class VectorIndex:
                       limit: int | None = None) -> int:
         """Embed every distinct node text without a vector; commits batch by batch so an
         interruption keeps what was done.  Returns the number of texts embedded."""
-        import numpy as np
-
         if self._native is not None:
             return self._native.embed_pending(embed, batch=batch, progress=progress,
                                               limit=limit)
-        rows = self._pending_rows(limit)
-        done = 0
         db = self.store.db
-        for i in range(0, len(rows), batch):
-            chunk = rows[i:i + batch]
-            texts = [embed_text(json.loads(o), t, b) for _, o, t, b in chunk]
-            vecs = np.asarray(embed(texts), dtype="<f4")
-            if vecs.shape != (len(chunk), self.dim):
-                from ..errors import OpenCortexError
 
-                raise OpenCortexError(
-                    f"embedder returned shape {vecs.shape}, expected ({len(chunk)}, {self.dim})"
-                    f": the model's dimension changed? configure the right model/dimension")
+        def put(pairs: list[tuple[str, Any]]) -> None:
             db.execute("BEGIN")
             db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
-                           [(h, self.model, self.dim, v.tobytes())
-                            for (h, _, _, _), v in zip(chunk, vecs, strict=True)])
+                           [(h, self.model, self.dim, v.tobytes()) for h, v in pairs])
             self.store.bump_generation()
             db.execute("COMMIT")
-            done += len(chunk)
-            if progress:
-                progress(done, len(rows))
-        return done
+
+        return embed_node_rows(self._pending_rows(limit), embed, self.dim, put, batch,
+                               progress)
 
     # -- searching ---------------------------------------------------------------
     def _signature(self) -> tuple:
