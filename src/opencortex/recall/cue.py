@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Axis", "Cue", "TimeRange", "activation", "bind", "read_cue", "terms_of"]
+__all__ = ["Axis", "Cue", "TimeRange", "activation", "bind", "read_cue", "terms_of",
+           "without_time_words"]
 
 Whole = Literal["session", "line", "topic", "concept", "change"]
 
@@ -304,6 +305,12 @@ _WHOLE_WORDS: list[tuple[str, re.Pattern[str]]] = [
 ]
 _NEGATED = re.compile(r"\bnot (?:the|that|a|an) ([\w-]+(?: [\w-]+)?)|\bno,? not ([\w-]+)", re.I)
 _PLACE = re.compile(r"\b(?:in|under|check|look in|search) (~?/[\w./-]+)", re.I)
+
+
+def without_time_words(text: str) -> str:
+    """``text`` with its vague time phrases taken out (records do not say "a few weeks
+    ago"): what the semantic reading embeds."""
+    return " ".join(_VAGUE_WORDS.sub(" ", text).split())
 
 
 def terms_of(text: str) -> list[str]:

@@ -494,7 +494,7 @@ class Recall:
                 if top is not None and ("git", str(top)) not in have and \
                         f"git:{top}" not in extra:
                     try:
-                        n_commits += int(gitsrc._git(top, "rev-list", "--count", "--branches",
+                        n_commits += int(gitsrc.run(top, "rev-list", "--count", "--branches",
                                                      timeout=20).strip() or 0)
                     except (gitsrc.GitError, ValueError):
                         continue
@@ -560,9 +560,9 @@ def _shared_embedder(spec: str | None) -> Any:
 def cue_text(person: list[str]) -> str:
     """What the semantic reading embeds: the person's words, time phrases left out (a
     record does not say "a few weeks ago")."""
-    from .cue import _VAGUE_WORDS
+    from .cue import without_time_words
 
-    return " ".join(" ".join(_VAGUE_WORDS.sub(" ", t).split()) for t in person)
+    return " ".join(without_time_words(t) for t in person)
 
 
 def _fuse(hits: list[Hit], dense: list[tuple[int, float]], index: RecordIndex) -> list[Hit]:
@@ -591,8 +591,8 @@ def _root(spec: str) -> Root:
 def _deepen(hits: list[Hit], index: RecordIndex, scope: set[int], cue: Cue) -> list[Hit]:
     """With a deeper read admitted: records the index holds only in part are opened in full
     and scored by the cue terms their whole text carries."""
-    from .find import term_matches
-    from .ground import _open_session, _words
+    from .find import stems, term_matches
+    from .ground import open_session
 
     have = {h.record.id for h in hits}
     ids = [i for (i,) in index.q("SELECT id FROM rec_records WHERE omitted > 0 "
@@ -600,10 +600,10 @@ def _deepen(hits: list[Hit], index: RecordIndex, scope: set[int], cue: Cue) -> l
     rows = index.get(ids)
     extra: list[Hit] = []
     for i, row in rows.items():
-        rec = _open_session(row)
+        rec = open_session(row)
         if rec is None:
             continue
-        words = _words("\n".join(t.text for t in rec.turns
+        words = stems("\n".join(t.text for t in rec.turns
                                  if t.origin in ("person", "assistant", "tool")))
         matched = [t for t in cue.terms if term_matches(t, words)]
         if matched and i not in have:

@@ -8,13 +8,17 @@ Grounding (``recall.ground``) decides whether a candidate has a story at all."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .cue import Cue
 from .index import Hit, IndexedRecord, RecordIndex
 
-__all__ = ["Candidate", "group", "stem", "term_matches"]
+__all__ = ["TOKEN", "Candidate", "group", "stem", "stems", "term_matches"]
+
+TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+"""A word as recall compares words: letters and digits (``cache_ttl`` is two words)."""
 
 
 @dataclass
@@ -24,10 +28,6 @@ class Candidate:
     joins: list[str]
     score: float
     matched: list[str] = field(default_factory=list)
-
-    @property
-    def key(self) -> str:
-        return self.members[0].locator
 
     def describe(self) -> str:
         head = self.members[0]
@@ -53,6 +53,11 @@ def stem(word: str) -> str:
             w = w[: -len(suf)]
             break
     return w.rstrip("e") if len(w) > 3 else w
+
+
+def stems(text: str) -> set[str]:
+    """The stems of a text's words (what ``term_matches`` looks terms up in)."""
+    return {stem(w) for w in TOKEN.findall(text.lower())}
 
 
 def term_matches(term: str, words: set[str]) -> bool:

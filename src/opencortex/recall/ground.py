@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .cue import Cue
-from .find import Candidate, stem, term_matches
+from .find import Candidate, stems, term_matches
 from .index import IndexedRecord
 from .records import Receipt, Record, Turn, snapshot
 from .sources import SOURCES
@@ -28,7 +28,6 @@ _SEG_MAX = 280
 _SETTLED = re.compile(r"\b(?:decided|decision|settled|agreed|we'?ll go with|going with|"
                       r"conclusion|concluded|from now on|rule of thumb|convention|principle|"
                       r"always|never|policy|the plan is|we chose|chose)\b", re.I)
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 @dataclass
@@ -67,13 +66,6 @@ class Opened:
         if self.why:
             d["why"] = self.why
         return d
-
-    def texts(self) -> list[str]:
-        return [t.text for t in self.record.turns] if self.record else []
-
-
-def _words(text: str) -> set[str]:
-    return {stem(w) for w in _TOKEN.findall(text.lower())}
 
 
 def _segments(text: str) -> list[str]:
@@ -132,7 +124,7 @@ def _semantic_claims(rec: Record, cue: Cue, kind: str, budget: int, scorer: Scor
             continue
         for j, seg in enumerate(_segments(turn.text)):
             if len(seg) >= 12 and (not settled_only or _SETTLED.search(seg)) and \
-                    not any(term_matches(x, _words(seg)) for x in cue.excluded):
+                    not any(term_matches(x, stems(seg)) for x in cue.excluded):
                 segs.append((turn, j, seg))
     segs = segs[:96]
     if not segs:
@@ -156,7 +148,7 @@ def _claims_from(rec: Record, cue: Cue, kind: str, budget: int,
         if turn.origin not in ("person", "assistant", "tool"):
             continue
         for j, seg in enumerate(_segments(turn.text)):
-            words = _words(seg)
+            words = stems(seg)
             hit = [t for t in terms if term_matches(t, words)]
             if not hit or any(term_matches(x, words) for x in cue.excluded):
                 continue
@@ -190,7 +182,7 @@ def _receipt(rec: Record | None, fallback: dict[str, Any]) -> dict[str, Any]:
     return rec.receipt.to_dict() if rec is not None else fallback
 
 
-def _open_session(m: IndexedRecord) -> Record | None:
+def open_session(m: IndexedRecord) -> Record | None:
     source = SOURCES.get(m.source)
     if source is None:
         return None
@@ -231,7 +223,7 @@ def open_member(m: IndexedRecord, cue: Cue, memex: Any, budget: int,
         elif m.kind == "note":
             rec = _open_note(m, memex)
         else:
-            rec = _open_session(m)
+            rec = open_session(m)
     except OSError as e:
         rec, why = None, f"could not be read: {e}"
     else:
@@ -289,7 +281,7 @@ def _history_members(cand: Candidate, cue: Cue, budget: int) -> list[Opened]:
     out: list[Opened] = []
     for repo in repos[:2]:
         try:
-            files = gitsrc._git(repo, "ls-files").splitlines()
+            files = gitsrc.run(repo, "ls-files").splitlines()
         except gitsrc.GitError:
             continue
         for art in arts[:2]:

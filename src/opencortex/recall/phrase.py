@@ -12,7 +12,7 @@ import logging
 import re
 from typing import Any
 
-from .find import stem
+from .find import TOKEN, stem, stems
 
 __all__ = ["CUE_SCHEMA", "STORY_SCHEMA", "model_cue_terms", "phrase_story", "supported"]
 
@@ -42,13 +42,8 @@ replied answered mentioned message subject touched changed change changes histor
 files quoted quote excerpt shows show showed day date dated earlier later during while
 where one two three first second last also has had have""".split())
 _QUOTE = re.compile(r"[“\"«]([^”\"»]{3,})[”\"»]")
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _PERSON_ACT = re.compile(r"\b(?:the person|the user|you|they)\b[^.]{0,40}\b(?:decided|chose|"
                          r"wrote|said|asked|wanted|agreed|settled|concluded)\b", re.I)
-
-
-def _stems(text: str) -> set[str]:
-    return {stem(w) for w in _TOKEN.findall(text.lower())}
 
 
 def supported(text: str, cite: dict[str, Any], meta: str = "", origin: str = "") -> bool:
@@ -58,8 +53,8 @@ def supported(text: str, cite: dict[str, Any], meta: str = "", origin: str = "")
     for q in _QUOTE.findall(text):
         if q.strip() not in excerpt:
             return False
-    allowed = _stems(excerpt) | _stems(meta) | {stem(w) for w in _FRAME}
-    for w in _TOKEN.findall(text.lower()):
+    allowed = stems(excerpt) | stems(meta) | {stem(w) for w in _FRAME}
+    for w in TOKEN.findall(text.lower()):
         if w.isdigit() or len(w) < 3:
             continue
         if stem(w) not in allowed and w not in _FRAME:
@@ -121,5 +116,5 @@ def model_cue_terms(gateway: Any, person_turns: list[str]) -> tuple[str | None, 
     whole = data.get("whole") if data.get("whole") in ("session", "line", "topic",
                                                         "concept") else None
     terms = [t.strip().lower() for t in data.get("terms") or [] if isinstance(t, str)
-             and 2 <= len(t.strip()) <= 40 and _TOKEN.fullmatch(t.strip())][:8]
+             and 2 <= len(t.strip()) <= 40 and TOKEN.fullmatch(t.strip())][:8]
     return whole, terms

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..records import Receipt, Record, Turn, parse_time
 
 __all__ = ["EXTRACTOR", "SOURCE", "Commit", "GitError", "branch_tips", "commit_record",
-           "log", "span_history", "toplevel"]
+           "log", "run", "span_history", "toplevel"]
 
 SOURCE = "git"
 EXTRACTOR = "opencortex.recall.git@1"
@@ -31,7 +31,8 @@ class GitError(RuntimeError):
     """git could not run or refused (the message says which)."""
 
 
-def _git(root: str | Path, *args: str, timeout: float = _TIMEOUT) -> str:
+def run(root: str | Path, *args: str, timeout: float = _TIMEOUT) -> str:
+    """Run a read-only git command in ``root``; its stdout, or GitError."""
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
     try:
         p = subprocess.run(["git", "-C", str(root), "--no-pager", *args], capture_output=True,
@@ -52,14 +53,14 @@ def toplevel(path: str | Path) -> Path | None:
     if not p.is_dir():
         return None
     try:
-        return Path(_git(p, "rev-parse", "--show-toplevel", timeout=10).strip())
+        return Path(run(p, "rev-parse", "--show-toplevel", timeout=10).strip())
     except GitError:
         return None
 
 
 def branch_tips(root: str | Path) -> dict[str, str]:
     """``{refname: sha}`` for local branches (what incremental indexing remembers)."""
-    out = _git(root, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads")
+    out = run(root, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads")
     return {ref: sha for sha, _, ref in (line.partition(" ") for line in out.splitlines())
             if sha}
 
@@ -82,7 +83,7 @@ def log(root: str | Path, exclude: list[str] | None = None) -> Iterator[Commit]:
             "--no-renames"]
     if exclude:
         args += ["--not", *exclude]
-    out = _git(root, *args, timeout=300)
+    out = run(root, *args, timeout=300)
     for chunk in out.split(_REC)[1:]:
         parts = chunk.split(_FLD)
         if len(parts) < 7:
@@ -98,7 +99,7 @@ def commit_record(root: str | Path, sha: str) -> Record:
     root = str(root)
     handle = f"git -C {root} show {sha}"
     try:
-        out = _git(root, "show", "--no-renames", "--name-status",
+        out = run(root, "show", "--no-renames", "--name-status",
                    f"--format={_FORMAT}{_FLD}", sha)
     except GitError as e:
         receipt = Receipt(SOURCE, root, sha, f"{root}@{sha}", None, None, EXTRACTOR,
@@ -134,7 +135,7 @@ def span_history(root: str | Path, path: str, ident: str | None = None,
     args = (["log", f"-L:{ident}:{path}", f"-n{max_commits}"] if ident else
             ["log", "--follow", "-p", f"-n{max_commits}", "--", path])
     try:
-        out = _git(root, *args, f"--format={_REC}%H{_FLD}%an{_FLD}%aI{_FLD}%s{_FLD}")
+        out = run(root, *args, f"--format={_REC}%H{_FLD}%an{_FLD}%aI{_FLD}%s{_FLD}")
     except GitError as e:
         if ident:  # the function may not be findable by git's funcname rules: the file then
             return span_history(root, path, None, max_commits, max_chars)
