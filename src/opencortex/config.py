@@ -64,6 +64,15 @@ class Settings:
     """The parsed config file (sections such as [llm] and [guard] are read by their owners)."""
     source: dict[str, str] = field(default_factory=dict)
     """Where each setting came from (default, config, env, flag) — for ``doctor``."""
+    archive_enabled: bool = True
+    """The daemon's heartbeat copies new transcripts into the archive ([archive] enabled,
+    OPENCORTEX_ARCHIVE); ``opencortex archive`` runs regardless."""
+    archive_dir: Path | None = None
+    """Where the transcript archive lives; None = ``<XDG data dir>/archive``."""
+    archive_retention_days: float = 0.0
+    """Archived records older than this many days are pruned; 0 = kept forever."""
+    archive_interval: float = 300.0
+    """Seconds between the heartbeat's archive passes."""
 
     @property
     def index_path(self) -> Path:
@@ -76,6 +85,10 @@ class Settings:
     @property
     def state_dir(self) -> Path:
         return Path(_dirs().user_state_dir)
+
+    @property
+    def archive_path(self) -> Path:
+        return self.archive_dir or Path(_dirs().user_data_dir) / "archive"
 
 
 _ENV_BOOL = {"1": True, "true": True, "yes": True, "on": True,
@@ -125,7 +138,25 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
         s.store_url, s.source["store"] = str(store["url"]), "config"
     if store.get("schema"):
         s.store_schema = str(store["schema"])
+    arc = data.get("archive", {})
+    if "enabled" in arc:
+        s.archive_enabled = _bool(arc["enabled"], "archive.enabled")
+    if arc.get("dir"):
+        s.archive_dir = Path(str(arc["dir"])).expanduser()
+    for key in ("retention_days", "interval"):
+        if key in arc:
+            try:
+                val = float(arc[key])
+            except (TypeError, ValueError):
+                raise ConfigError(f"archive.{key} must be a number, got {arc[key]!r}") from None
+            if val < 0:
+                raise ConfigError(f"archive.{key} must be 0 or more, got {val}")
+            setattr(s, f"archive_{key}", val)
     env = os.environ
+    if env.get("OPENCORTEX_ARCHIVE"):
+        s.archive_enabled = _bool(env["OPENCORTEX_ARCHIVE"], "OPENCORTEX_ARCHIVE")
+    if env.get("OPENCORTEX_ARCHIVE_DIR"):
+        s.archive_dir = Path(env["OPENCORTEX_ARCHIVE_DIR"]).expanduser()
     if env.get("OPENCORTEX_MEMEX"):
         s.memex, s.source["memex"] = Path(env["OPENCORTEX_MEMEX"]).expanduser(), "env"
     if env.get("OPENCORTEX_INDEX"):

@@ -6,6 +6,7 @@ import click
 
 from .. import __version__
 from .agent_cmds import ask, route, skills
+from .archive_cmd import archive
 from .context_cmd import context
 from .doctor import doctor
 from .export_cmd import export
@@ -52,7 +53,7 @@ def cli(store: str | None) -> None:
 
 for _cmd in (index, query, agenda, projects, export, capture, todo, set_property, tag,
              schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp, serve, token, init, chat, telegram, store_group,
-             recall):
+             recall, archive):
     cli.add_command(_cmd)
 
 

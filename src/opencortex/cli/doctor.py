@@ -69,6 +69,7 @@ def doctor(memex: str | None, index: str | None, json_: bool) -> None:
                 checks.append(_check("links", True, f"{len(dangling)} id: links to unknown IDs"))
                 with Memex(settings=s) as m:
                     checks.append(_recall_check(m))
+                checks.append(_archive_check(s))
                 checks += _retrieval_checks(s)
             except Exception as e:
                 checks.append(_check("index", False, str(e),
@@ -110,6 +111,25 @@ def _recall_check(m) -> dict:
                  " (`opencortex recall --index-only` builds the index)")
               + ("" if git else "; git not found: histories unreadable"))
     return _check("recall", git is not None, detail, "install git")
+
+
+def _archive_check(s) -> dict:
+    """What the transcript archive holds, and whether the daemon keeps it up to date."""
+    from ..recall.archive import Archive
+    from .archive_cmd import status_text
+
+    try:
+        st = Archive.for_settings(s).status()
+    except OSError as e:
+        return _check("archive", False, f"{s.archive_path}: {e}",
+                      "check the permissions of the archive directory")
+    upkeep = ("the daemon archives every " f"{s.archive_interval:.0f} s" if s.archive_enabled
+              else "the daemon does not archive ([archive] enabled = false)")
+    keep = (f"retention {s.archive_retention_days:g} days" if s.archive_retention_days
+            else "kept forever")
+    first = status_text(st).replace("\n", ";")
+    return _check("archive", st["bad_lines"] == 0, f"{first}; {upkeep}; {keep}",
+                  "the manifest has unreadable lines (a crash mid-write?): they are skipped")
 
 
 def _store_check(store) -> dict:

@@ -63,6 +63,10 @@ class Kernel:
                                     memex_root=memex.root, approvals=self.approvals)
         self.heartbeat_embed: int = 64
         """Nodes embedded per heartbeat in the background (0: none)."""
+        from ..recall.archive import ArchiveUpkeep
+
+        self.archive_upkeep = ArchiveUpkeep(memex)
+        """The transcript archive's pass, at most every [archive] interval, in the pool."""
         self._reminded: set[str] = set()
         self._agent_inflight: set[str] = set()
         self.approval_timeout: float = 300.0
@@ -291,6 +295,7 @@ class Kernel:
                         self.log.info("heartbeat: embedded %d node(s)", n)
                 except Exception as e:  # no model here: sparse search still works
                     self.log.warning("heartbeat: embedding skipped: %s", e)
+            self.archive_upkeep.maybe_run(self._pool.submit, self.log)
             for n in self._due_soon():
                 if n.key not in self._reminded:
                     self._reminded.add(n.key)

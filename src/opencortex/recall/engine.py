@@ -23,7 +23,7 @@ from ..errors import OpenCortexError
 from .answer import read_answer
 from .cue import Cue, activation, bind, read_cue
 from .find import Candidate, group
-from .ground import Opened, open_candidate, qualifications_of
+from .ground import Opened, archive_of, open_candidate, qualifications_of
 from .index import Hit, RecordIndex, Root
 from .sources import SOURCES
 from .sources import git as gitsrc
@@ -188,7 +188,8 @@ class Recall:
         including the vectors of every record gist."""
         self.memex.sync()
         index = RecordIndex.for_memex(self.memex)
-        summary = index.refresh(self.base_roots, self.memex, self.progress)
+        summary = index.refresh(self.base_roots, self.memex, self.progress,
+                                archive_of(self.memex))
         emb = self.embedder if embed else None
         if emb is not None:
             summary.embedded = index.embed_pending(emb, progress=self.progress)
@@ -354,7 +355,7 @@ class Recall:
         if any(r.kind == "notes" for r in roots):
             memex.sync()
         index = RecordIndex.for_memex(memex)
-        refreshed = index.refresh(roots, memex, self.progress)
+        refreshed = index.refresh(roots, memex, self.progress, archive_of(memex))
         window = None if (widen_time or cue.time is None) else (
             cue.time.start.timestamp(), cue.time.end.timestamp())
         scope, out_n, out_chars = index.scope(roots, window)
@@ -363,7 +364,7 @@ class Recall:
         deep = any(e["kind"] == "deep" for e in st["admitted"])
         hits = index.search(terms, scope) if terms else []
         if deep:
-            hits = _deepen(hits, index, scope, cue)
+            hits = _deepen(hits, index, scope, cue, archive_of(memex))
         scorer, embedded_now = None, 0
         emb = self.embedder if person else None
         if emb is not None:
@@ -588,7 +589,8 @@ def _root(spec: str) -> Root:
     return Root(kind, path)
 
 
-def _deepen(hits: list[Hit], index: RecordIndex, scope: set[int], cue: Cue) -> list[Hit]:
+def _deepen(hits: list[Hit], index: RecordIndex, scope: set[int], cue: Cue,
+            archive: Any = None) -> list[Hit]:
     """With a deeper read admitted: records the index holds only in part are opened in full
     and scored by the cue terms their whole text carries."""
     from .find import stems, term_matches
@@ -600,7 +602,7 @@ def _deepen(hits: list[Hit], index: RecordIndex, scope: set[int], cue: Cue) -> l
     rows = index.get(ids)
     extra: list[Hit] = []
     for i, row in rows.items():
-        rec = open_session(row)
+        rec = open_session(row, archive)
         if rec is None:
             continue
         words = stems("\n".join(t.text for t in rec.turns

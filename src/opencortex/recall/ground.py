@@ -9,6 +9,7 @@ a note's text."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -182,11 +183,17 @@ def _receipt(rec: Record | None, fallback: dict[str, Any]) -> dict[str, Any]:
     return rec.receipt.to_dict() if rec is not None else fallback
 
 
-def open_session(m: IndexedRecord) -> Record | None:
+def open_session(m: IndexedRecord, archive: Any = None) -> Record | None:
+    """Re-read a session from its file — or, the original gone, from the ``archive``'s
+    copy (its receipt then says so)."""
     source = SOURCES.get(m.source)
     if source is None:
         return None
-    recs = source.read(Path(m.file))
+    recs = None
+    if archive is not None and not os.path.lexists(m.file):
+        recs = archive.read_records(m.source, m.file)
+    if recs is None:
+        recs = source.read(Path(m.file))
     for r in recs:
         if r.session_id == m.session_id:
             return r
@@ -212,6 +219,16 @@ def _open_note(m: IndexedRecord, memex: Any) -> Record | None:
                   receipt)
 
 
+def archive_of(memex: Any) -> Any:
+    """The transcript archive of ``memex``'s settings (None without a memex)."""
+    settings = getattr(memex, "settings", None)
+    if settings is None or not hasattr(settings, "archive_path"):
+        return None
+    from .archive import Archive
+
+    return Archive.for_settings(settings)
+
+
 def open_member(m: IndexedRecord, cue: Cue, memex: Any, budget: int,
                 scorer: Scorer | None = None) -> Opened:
     """Re-read one member from its own record and take the claims it carries."""
@@ -223,7 +240,7 @@ def open_member(m: IndexedRecord, cue: Cue, memex: Any, budget: int,
         elif m.kind == "note":
             rec = _open_note(m, memex)
         else:
-            rec = open_session(m)
+            rec = open_session(m, archive_of(memex))
     except OSError as e:
         rec, why = None, f"could not be read: {e}"
     else:
@@ -331,6 +348,8 @@ def qualifications_of(opened: list[Opened]) -> list[dict[str, Any]]:
             findings.append(f"{r['omitted_chars']} characters were not read")
         if o.why and o.opened:
             findings.append(o.why)
+        if r.get("archived"):
+            findings.append(r["archived"])
         if findings:
             out.append({"locator": o.locator, "finding": "; ".join(findings),
                         "reach": {"extractor": r.get("extractor"), "state": r.get("state"),

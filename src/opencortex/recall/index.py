@@ -199,9 +199,11 @@ class RecordIndex:
 
     # -- refresh ---------------------------------------------------------------------------
     def refresh(self, roots: Sequence[Root], memex: Any = None,
-                progress: Callable[[int, int], None] | None = None) -> RefreshSummary:
+                progress: Callable[[int, int], None] | None = None,
+                archive: Any = None) -> RefreshSummary:
         """Bring the index up to date with every root (one transaction per root, so a
-        reader never sees half of one)."""
+        reader never sees half of one). With an ``archive`` (recall.archive.Archive), a
+        transcript whose original is gone keeps its records, read from the archived copy."""
         t0 = time.perf_counter()
         s = RefreshSummary()
         for root in roots:
@@ -212,7 +214,7 @@ class RecordIndex:
                     if memex is not None:
                         self._refresh_notes(root, memex, s)
                 else:
-                    self._refresh_transcripts(root, s, progress)
+                    self._refresh_transcripts(root, s, progress, archive)
             except gitsrc.GitError as e:
                 s.failed.append(f"{root}: {e}")
         s.seconds = time.perf_counter() - t0
@@ -259,7 +261,8 @@ class RecordIndex:
                      om1 + om2)
 
     def _refresh_transcripts(self, root: Root, s: RefreshSummary,
-                             progress: Callable[[int, int], None] | None) -> None:
+                             progress: Callable[[int, int], None] | None,
+                             archive: Any = None) -> None:
         source = SOURCES[root.kind]
         known = self._files(root.kind, root.path)
         found = source.discover([Path(root.path)])
@@ -276,12 +279,30 @@ class RecordIndex:
                 todo.append((key, st))
         s.files_seen += len(found)
         gone = [p for p in known if p not in seen]
-        if not todo and not gone:
+        archived: list[tuple[str, Any]] = []
+        if archive is not None:
+            kept = archive.missing(root.kind, root.path, seen)
+            archived = [(p, e) for p, e in kept.items() if known.get(p) != (e.mtime_ns, e.size)]
+            gone = [p for p in gone if p not in kept]
+        if not todo and not gone and not archived:
             return
         with self._transaction():
             for p in gone:
                 self._drop_file(p)
                 s.removed += 1
+            for p, e in archived:  # the original is gone: its archived copy stands in
+                self._drop_file(p)
+                try:
+                    recs = archive.read_records(root.kind, p) or []
+                except OSError as err:
+                    s.failed.append(f"{p}: archived copy unreadable: {err}")
+                    continue
+                for rec in recs:
+                    self._put_record(p, root.path, rec)
+                    s.records_added += 1
+                self.q("INSERT INTO rec_files VALUES (?,?,?,?,?,'')",
+                       (p, root.kind, root.path, e.mtime_ns, e.size))
+                s.files_read += 1
             for n, (key, st) in enumerate(todo, 1):
                 self._drop_file(key)
                 for rec in source.read(Path(key)):

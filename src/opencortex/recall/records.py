@@ -79,6 +79,9 @@ class Receipt:
     unverified_person_turns: int | None = None
     omitted_chars: int | None = None
     detail: str | None = None
+    archived: str | None = None
+    """Set when the record was read from the transcript archive because its original is
+    gone: "archived copy of … — the original was deleted on …"."""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -93,6 +96,8 @@ class Receipt:
         }
         if self.detail:
             d["detail"] = self.detail
+        if self.archived:
+            d["archived"] = self.archived
         return d
 
 
@@ -218,19 +223,25 @@ def failed_record(source: str, extractor: str, path: Path, root: str, state: Sta
 
 def guarded(source: str, extractor: str, root_of: Callable[[Path], str],
             parse: Callable[[Snapshot], list[Record]]) -> Callable[[Path], list[Record]]:
-    """Wrap a parser so unreadable input and parser bugs become receipts, not exceptions."""
+    """Wrap a parser so unreadable input and parser bugs become receipts, not exceptions.
+    The reader also carries ``from_snapshot`` (bytes already in hand, e.g. an archived copy
+    of a file that is gone, parsed as if read from ``snap.path``)."""
 
-    def read(path: Path) -> list[Record]:
-        path = Path(path).absolute()
-        root = root_of(path)
-        try:
-            snap = snapshot(path)
-        except OSError as e:
-            return [failed_record(source, extractor, path, root, "input_failed", str(e))]
+    def from_snapshot(snap: Snapshot) -> list[Record]:
         try:
             return parse(snap)
         except Exception as e:  # a bug or a shape we did not foresee: say so, keep going
-            return [failed_record(source, extractor, path, root, "invocation_failed",
-                                  f"{type(e).__name__}: {e}", snap)]
+            return [failed_record(source, extractor, snap.path, root_of(snap.path),
+                                  "invocation_failed", f"{type(e).__name__}: {e}", snap)]
 
+    def read(path: Path) -> list[Record]:
+        path = Path(path).absolute()
+        try:
+            snap = snapshot(path)
+        except OSError as e:
+            return [failed_record(source, extractor, path, root_of(path), "input_failed",
+                                  str(e))]
+        return from_snapshot(snap)
+
+    read.from_snapshot = from_snapshot  # type: ignore[attr-defined]
     return read

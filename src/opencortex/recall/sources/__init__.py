@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..records import Record
+from ..records import Record, Snapshot
 from . import aider, claude_code, codex, gemini, opencode, opencortex_sessions
 
 __all__ = ["SOURCES", "Source", "read_all"]
@@ -22,10 +22,13 @@ class Source:
     read: Callable[[Path], list[Record]]
     extractor: str
     default_roots: Callable[[], list[Path]]
+    from_snapshot: Callable[[Snapshot], list[Record]]
+    """Parse bytes already read (an archived copy) as if they were read from their path."""
 
 
 SOURCES: dict[str, Source] = {
-    m.SOURCE: Source(m.SOURCE, m.discover, m.read, m.EXTRACTOR, m.default_roots)
+    m.SOURCE: Source(m.SOURCE, m.discover, m.read, m.EXTRACTOR, m.default_roots,
+                     m.read.from_snapshot)
     for m in (claude_code, codex, gemini, aider, opencode, opencortex_sessions)
 }
 

@@ -148,7 +148,12 @@ def _session_record(conn: sqlite3.Connection, snap: Snapshot, row: sqlite3.Row,
 def _parse(snap: Snapshot) -> list[Record]:
     path = snap.path
     try:
-        conn = connect_ro(path)
+        if path.exists():
+            conn = connect_ro(path)
+        else:  # an archived copy of a database that is gone: open its bytes in memory
+            conn = sqlite3.connect(":memory:")
+            conn.deserialize(snap.data)
+            conn.row_factory = sqlite3.Row
     except sqlite3.Error as e:
         return [failed_record(SOURCE, EXTRACTOR, path, _root_of(path), "input_failed",
                               str(e), snap)]
