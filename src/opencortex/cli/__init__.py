@@ -15,6 +15,7 @@ from .init_cmd import init
 from .mcp_cmd import mcp
 from .memex_cmds import agenda, index, projects, query
 from .recall_cmd import recall
+from .review_cmd import review
 from .retrieval_cmds import read, scan, search
 from .serve_cmds import serve, token
 from .store_cmds import store as store_group
@@ -53,7 +54,7 @@ def cli(store: str | None) -> None:
 
 for _cmd in (index, query, agenda, projects, export, capture, todo, set_property, tag,
              schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp, serve, token, init, chat, telegram, store_group,
-             recall, archive):
+             recall, archive, review):
     cli.add_command(_cmd)
 
 
