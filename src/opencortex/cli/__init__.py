@@ -15,8 +15,8 @@ from .init_cmd import init
 from .mcp_cmd import mcp
 from .memex_cmds import agenda, index, projects, query
 from .recall_cmd import recall
-from .review_cmd import review
 from .retrieval_cmds import read, scan, search
+from .review_cmd import review
 from .serve_cmds import serve, token
 from .store_cmds import store as store_group
 from .write_cmds import (

@@ -344,8 +344,8 @@ def review(memex: Any, start: dt.date, end: dt.date, phrase: str = "") -> Review
 
         def project_of(n: Any, anc: list[Any]) -> str:
             for a in [*anc, n]:
-                if "project" in a.local_tags or (a.category or "").lower() == "project" \
-                        and a.level == 1:
+                if "project" in a.local_tags or ((a.category or "").lower() == "project" \
+                        and a.level == 1):
                     return a.title
             return n.category or Path(n.file).stem
 
