@@ -54,6 +54,13 @@ class Actuators:
                     from ..skills import foundry
 
                     text, data = foundry.apply_memex_op(m, action.args)
+                elif op in ("save", "unsave"):
+                    from ..skills import save
+
+                    text, data = save.apply_memex_op(m, action.args)
+                    if op == "save":
+                        save.note_saved(m.root, signal.meta.get("session"), m.writer.batch,
+                                        str(action.args["path"]))
                 elif op == "skill":
                     from ..skills import skill_creator
 

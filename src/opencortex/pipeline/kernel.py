@@ -391,6 +391,9 @@ class Kernel:
                 self.log.error("reply channel of %s failed: %s", sig.summary(), e)
         else:
             self.log.info("reply to %s: %s", sig.summary(), text[:200])
+        from ..skills.save import remember
+
+        remember(self.memex.root, sig.meta.get("session"), sig.text, text, data)
         self._record(sig, "assistant", text)
 
     def _record(self, sig: Signal, origin: str, text: str) -> None:
