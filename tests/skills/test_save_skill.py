@@ -71,7 +71,7 @@ def test_save_under_a_node_in_chat_with_undo(memex: Path, tmp_path: Path) -> Non
 def test_answer_text_never_becomes_structure(memex: Path, tmp_path: Path) -> None:
     with Memex(memex, tmp_path / "i.sqlite3") as m:
         m.sync()
-        text, data = save.apply_memex_op(m, {
+        _, data = save.apply_memex_op(m, {
             "op": "save", "node": "id:b632cd44-5843-4242-b14f-c5f9636af2b2",
             "text": "* Not a headline\n#+begin_src sh\nrm -rf /\n#+end_src\n:PROPERTIES:\nok",
             "question": "q", "citations": ["gtd.org:140", "https://example.org/x"]})
