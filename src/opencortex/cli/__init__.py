@@ -12,6 +12,7 @@ from .doctor import doctor
 from .export_cmd import export
 from .gateway_cmds import chat, telegram
 from .init_cmd import init
+from .links_cmd import links
 from .mcp_cmd import mcp
 from .memex_cmds import agenda, index, projects, query
 from .recall_cmd import recall
@@ -54,7 +55,7 @@ def cli(store: str | None) -> None:
 
 for _cmd in (index, query, agenda, projects, export, capture, todo, set_property, tag,
              schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp, serve, token, init, chat, telegram, store_group,
-             recall, archive, review):
+             recall, archive, review, links):
     cli.add_command(_cmd)
 
 

@@ -1,0 +1,195 @@
+"""Which notes should link to the one you are on: notes close to it in meaning (the node
+vectors, MiniLM offline) that neither link to it nor are linked from it, each with the
+passage that makes them close. Applying one adds an ``id:`` link (creating the target's ID
+if it has none) through the guarded writer — two journaled, undoable writes.
+
+A "note" for linking is a file's top-level entry with everything under it: a link from
+or to anywhere inside either note counts as an existing link."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Suggestion", "apply", "suggest"]
+
+_SPLIT = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
+
+
+@dataclass
+class Suggestion:
+    key: str
+    id: str | None
+    title: str
+    file: str
+    line: int
+    score: float
+    passage: str
+    passage_line: int
+    passage_score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _root_of(n: Any, by_file: dict[str, list[Any]]) -> Any:
+    """The top-level entry whose subtree holds ``n``."""
+    best = n
+    for x in by_file.get(n.file, []):
+        if x.line <= n.line and x.level == 1:
+            best = x
+    return best
+
+
+def _subtree(root: Any, by_file: dict[str, list[Any]]) -> list[Any]:
+    nodes = by_file.get(root.file, [])
+    out, inside = [], False
+    for x in nodes:
+        if x.key == root.key:
+            inside = True
+        elif inside and x.level <= root.level:
+            break
+        if inside:
+            out.append(x)
+    return out
+
+
+def _passages(text: str) -> list[str]:
+    out = []
+    for part in _SPLIT.split(text or ""):
+        s = " ".join(part.split())
+        if len(s) >= 25 and not s.startswith((":", "#+")):
+            out.append(s[:400])
+    return out[:40]
+
+
+def _line_of(memex: Any, node: Any, passage: str) -> int:
+    """The line of ``node``'s file where the passage begins (the node's line if unsure)."""
+    try:
+        lines = (Path(memex.root) / node.file).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return node.line
+    head = passage.split()[:5]
+    for i in range(node.line - 1, len(lines)):
+        if head and " ".join(lines[i].split()).startswith(" ".join(head)[:30]):
+            return i + 1
+    return node.line
+
+
+def suggest(memex: Any, ref: str, k: int = 5, embedder: Any = None) -> tuple[Any, list[Suggestion]]:
+    """(the node, up to ``k`` suggestions, nearest first)."""
+    import numpy as np
+
+    from ..retrieval.hybrid import retriever_for
+
+    node = memex.resolve(ref)
+    r = retriever_for(memex)
+    if embedder is not None:
+        r._embedder = embedder
+    r.vectors.embed_pending(lambda texts: r.embedder.embed(texts))
+    nodes = [n for n in memex.store.select("1=1", with_body=True)
+             if not n.file.startswith("sessions/")]
+    by_file: dict[str, list[Any]] = {}
+    for n in nodes:
+        by_file.setdefault(n.file, []).append(n)
+    for v in by_file.values():
+        v.sort(key=lambda n: n.line)
+    by_key = {n.key: n for n in nodes}
+    me = _root_of(by_key.get(node.key, node), by_file)
+    mine = _subtree(me, by_file)
+    linked_roots = {me.key}
+    for x in mine:
+        for ln in memex.store.links_from(x.key):
+            t = by_key.get(ln.target_key or "")
+            if t is not None:
+                linked_roots.add(_root_of(t, by_file).key)
+        for ln in memex.store.backlinks(x.key):
+            s = by_key.get(ln.source_key or "")
+            if s is not None:
+                linked_roots.add(_root_of(s, by_file).key)
+    text = f"{node.title}\n{by_key.get(node.key, node).body or ''}"[:2000]
+    qv = np.asarray(r.embedder.embed([text])[0], dtype=np.float32)
+    picked: list[tuple[Any, float]] = []
+    seen_roots: set[str] = set()
+    for key, score in r.vectors.search(qv, 200):
+        c = by_key.get(key)
+        if c is None:
+            continue
+        root = _root_of(c, by_file)
+        if root.key in linked_roots or root.key in seen_roots:
+            continue
+        seen_roots.add(root.key)
+        picked.append((c, score))
+        if len(picked) >= k:
+            break
+    segs: list[tuple[int, str]] = []
+    for i, (c, _) in enumerate(picked):
+        for p in _passages(c.body or "") or [c.title]:
+            segs.append((i, p))
+    best: dict[int, tuple[float, str]] = {}
+    if segs:
+        vecs = np.asarray(r.embedder.embed([s for _, s in segs]), dtype=np.float32)
+        for (i, p), v in zip(segs, vecs @ qv, strict=True):
+            if i not in best or float(v) > best[i][0]:
+                best[i] = (float(v), p)
+    out = []
+    for i, (c, score) in enumerate(picked):
+        ps, passage = best.get(i, (0.0, c.title))
+        out.append(Suggestion(c.key, c.id, c.title, c.file, c.line, round(score, 4), passage,
+                              _line_of(memex, c, passage), round(ps, 4)))
+    _remember(memex, node.key, out)
+    return node, out
+
+
+def _state(memex: Any) -> Path:
+    return Path(memex.settings.state_dir) / "links" / "last-suggestions.json"
+
+
+def _remember(memex: Any, key: str, out: list[Suggestion]) -> None:
+    p = _state(memex)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"node": key, "root": str(memex.root),
+                               "suggestions": [s.to_dict() for s in out]}), encoding="utf-8")
+    tmp.replace(p)
+
+
+def apply(memex: Any, ref: str, n: int, k: int = 5) -> dict[str, Any]:
+    """Link suggestion ``n`` (1-based, as last listed for this node) from the node: the
+    target gets an ID if it has none, the node a "See also" link. Returns what was written."""
+    from ..errors import OpenCortexError
+
+    node = memex.resolve(ref)
+    try:
+        last = json.loads(_state(memex).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        last = {}
+    if last.get("node") == node.key and last.get("root") == str(memex.root):
+        cands = [Suggestion(**d) for d in last["suggestions"]]
+    else:
+        cands = suggest(memex, ref, k)[1]
+    if not 1 <= n <= len(cands):
+        raise OpenCortexError(f"--apply {n}: there are {len(cands)} suggestions; list them "
+                              f"with `opencortex links suggest {ref}` and pick one")
+    c = cands[n - 1]
+    target = memex.resolve(c.key)
+    batch = f"links-{uuid.uuid4().hex[:8]}"
+    memex.writer.batch = batch
+    writes = []
+    try:
+        tid = target.id
+        if not tid:
+            tid = str(uuid.uuid4())
+            writes.append(memex.writer.set_property(target, "ID", tid))
+        label = re.sub(r"[\[\]]", "", target.title)
+        writes.append(memex.writer.append(memex.resolve(node.key if node.id is None
+                                                        else f"id:{node.id}"),
+                                          f"- See also: [[id:{tid}][{label}]]"))
+    finally:
+        memex.writer.batch = None
+    return {"node": node.key, "linked": {"key": c.key, "id": tid, "title": target.title},
+            "batch": batch, "writes": [w.to_dict() for w in writes]}
