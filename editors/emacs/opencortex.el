@@ -844,5 +844,64 @@ a question, or an offer to search wider; answer in the chat buffer
     (display-buffer buf)
     buf))
 
+;;;; Answers into notes, link suggestions
+
+(defun opencortex--node-ref-at-point ()
+  "A reference (id:ID, else FILE:LINE) to the memex heading at point, or nil."
+  (when (and (derived-mode-p 'org-mode) buffer-file-name
+             (opencortex--in-memex-p buffer-file-name))
+    (save-excursion
+      (unless (org-before-first-heading-p)
+        (org-back-to-heading t)
+        (let ((id (org-entry-get nil "ID")))
+          (if id (concat "id:" id)
+            (format "%s:%d" (opencortex--event-file buffer-file-name)
+                    (line-number-at-pos))))))))
+
+(defun opencortex--read-node (prompt)
+  "Read a node reference with PROMPT, the heading at point as the default."
+  (let* ((here (opencortex--node-ref-at-point))
+         (got (read-string (if here (format "%s (default %s): " prompt here)
+                             (format "%s: " prompt))
+                           nil nil here)))
+    (if (string-empty-p (string-trim got))
+        (user-error "OpenCortex: no note given")
+      (string-trim got))))
+
+(defun opencortex--chat-command (text)
+  "Send TEXT through the chat buffer and show it; return the buffer."
+  (let ((buf (opencortex--chat-buffer)))
+    (opencortex-chat-send-message text buf)
+    (display-buffer buf)
+    buf))
+
+;;;###autoload
+(defun opencortex-save-answer (node)
+  "File the chat's last answer, with its citations as Org links, under NODE.
+NODE is an ID, FILE:LINE or a title (default: the heading at point).  The
+daemon writes it through its guarded writer; `opencortex-unsave' undoes it."
+  (interactive (list (opencortex--read-node "Save the last answer under")))
+  (opencortex--chat-command (concat "/save " node)))
+
+;;;###autoload
+(defun opencortex-unsave ()
+  "Undo the last `opencortex-save-answer' of this chat."
+  (interactive)
+  (opencortex--chat-command "/unsave"))
+
+;;;###autoload
+(defun opencortex-links-suggest (node)
+  "List notes close in meaning to NODE that do not link with it yet.
+Each comes with the passage that makes it close; link one with
+`opencortex-link-suggestion'."
+  (interactive (list (opencortex--read-node "Suggest links for")))
+  (opencortex--chat-command (concat "/links " node)))
+
+;;;###autoload
+(defun opencortex-link-suggestion (n)
+  "Add an id: link to suggestion N of the last `opencortex-links-suggest'."
+  (interactive "nLink suggestion number: ")
+  (opencortex--chat-command (format "/link %d" n)))
+
 (provide 'opencortex)
 ;;; opencortex.el ends here

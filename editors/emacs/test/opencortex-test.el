@@ -395,6 +395,105 @@ STEP seconds (default 0.1)."
         (when (get-buffer opencortex-chat-buffer-name)
           (kill-buffer opencortex-chat-buffer-name))))))
 
+(defconst opencortex-test--rag-id "b632cd44-5843-4242-b14f-c5f9636af2b2"
+  "The ID of the example memex's RAG note.")
+
+(defun opencortex-test--file-text (file)
+  "The text of FILE on disk."
+  (with-temp-buffer (insert-file-contents file) (buffer-string)))
+
+(ert-deftest opencortex-test-daemon-save-answer-under-node-and-unsave ()
+  "The last answer is filed under the heading at point, with Org links; unsave undoes it."
+  :tags '(daemon)
+  (opencortex-test--with-daemon
+    (let* ((opencortex-chat-buffer-name "*opencortex-test-save*")
+           (file (expand-file-name "notes/retrieval-augmented-generation.org"
+                                   opencortex-memex-directory))
+           (before (opencortex-test--file-text file)))
+      (unwind-protect
+          (let ((chat (opencortex-chat)))
+            (opencortex-chat-send-message "search my notes for reciprocal rank fusion" chat)
+            (should (opencortex-test--wait-until
+                     (lambda () (not (buffer-local-value 'opencortex--chat-pending chat)))
+                     180))
+            (with-current-buffer (find-file-noselect file)
+              (goto-char (point-min))
+              (re-search-forward "^\\* Retrieval-augmented generation")
+              (should (equal (opencortex--node-ref-at-point)
+                             (concat "id:" opencortex-test--rag-id)))
+              (opencortex-save-answer (opencortex--node-ref-at-point)))
+            (should (opencortex-test--wait-until
+                     (lambda () (not (buffer-local-value 'opencortex--chat-pending chat)))
+                     180))
+            (should (string-match-p "Saved the answer under"
+                                    (with-current-buffer chat (buffer-string))))
+            (let ((after (opencortex-test--file-text file)))
+              (should (string-match-p
+                       "^\\*\\* Answer: search my notes for reciprocal rank fusion" after))
+              (should (string-match-p "^Sources:\n- \\[\\[\\(id\\|file\\):" after))
+              (with-temp-buffer
+                (insert after)
+                (org-mode)
+                (goto-char (point-min))
+                (re-search-forward "^\\*\\* Answer: search my notes")
+                (should (= (org-current-level) 2))))
+            (opencortex-unsave)
+            (should (opencortex-test--wait-until
+                     (lambda () (not (buffer-local-value 'opencortex--chat-pending chat)))
+                     120))
+            (should (equal (opencortex-test--file-text file) before)))
+        (opencortex-test--kill-file-buffer file)
+        (when (get-buffer opencortex-chat-buffer-name)
+          (kill-buffer opencortex-chat-buffer-name))))))
+
+(defun opencortex-test--files-of-ids (ids root)
+  "The files under ROOT that define any of IDS."
+  (let (out)
+    (dolist (f (directory-files-recursively root "\\.org\\'"))
+      (with-temp-buffer
+        (insert-file-contents f)
+        (dolist (id ids)
+          (goto-char (point-min))
+          (when (re-search-forward (concat "^:ID: +" (regexp-quote id) "$") nil t)
+            (push (file-relative-name f root) out)))))
+    (delete-dups out)))
+
+(ert-deftest opencortex-test-daemon-links-suggest-excludes-linked-notes ()
+  "Suggestions never name a note the node already links to; /link N adds an id: link."
+  :tags '(daemon)
+  (opencortex-test--with-daemon
+    (let* ((opencortex-chat-buffer-name "*opencortex-test-links*")
+           (root (file-name-as-directory (expand-file-name opencortex-memex-directory)))
+           (file (expand-file-name "notes/retrieval-augmented-generation.org" root))
+           (ids (let (acc (text (opencortex-test--file-text file)) (pos 0))
+                  (while (string-match "\\[\\[id:\\([^]]+\\)\\]" text pos)
+                    (push (match-string 1 text) acc)
+                    (setq pos (match-end 0)))
+                  acc))
+           (linked (remove "notes/retrieval-augmented-generation.org"
+                           (opencortex-test--files-of-ids ids root))))
+      (should linked)
+      (unwind-protect
+          (let ((chat (opencortex-links-suggest (concat "id:" opencortex-test--rag-id))))
+            (should (opencortex-test--wait-until
+                     (lambda () (not (buffer-local-value 'opencortex--chat-pending chat)))
+                     600))
+            (let ((text (with-current-buffer chat (buffer-string))))
+              (should (string-match-p "Notes close to" text))
+              (should (string-match-p "^1\\. " text))
+              (dolist (f linked)
+                (should-not (string-match-p (regexp-quote (concat "(" f ":")) text))))
+            (opencortex-link-suggestion 1)
+            (should (opencortex-test--wait-until
+                     (lambda () (not (buffer-local-value 'opencortex--chat-pending chat)))
+                     180))
+            (should (string-match-p "^Linked to \\[\\[id:"
+                                    (with-current-buffer chat (buffer-string))))
+            (should (string-match-p "- See also: \\[\\[id:"
+                                    (opencortex-test--file-text file))))
+        (when (get-buffer opencortex-chat-buffer-name)
+          (kill-buffer opencortex-chat-buffer-name))))))
+
 (ert-deftest opencortex-test-daemon-recall-answers ()
   "POST /v1/recall runs a round of recall and says which state it left."
   :tags '(daemon)

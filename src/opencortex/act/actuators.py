@@ -61,6 +61,10 @@ class Actuators:
                     if op == "save":
                         save.note_saved(m.root, signal.meta.get("session"), m.writer.batch,
                                         str(action.args["path"]))
+                elif op == "link":
+                    from ..skills import links
+
+                    text, data = links.apply_memex_op(m, action.args)
                 elif op == "skill":
                     from ..skills import skill_creator
 

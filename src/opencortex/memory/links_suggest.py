@@ -177,7 +177,8 @@ def apply(memex: Any, ref: str, n: int, k: int = 5) -> dict[str, Any]:
                               f"with `opencortex links suggest {ref}` and pick one")
     c = cands[n - 1]
     target = memex.resolve(c.key)
-    batch = f"links-{uuid.uuid4().hex[:8]}"
+    prev = memex.writer.batch  # inside the pipeline: the signal's batch (undone together)
+    batch = prev or f"links-{uuid.uuid4().hex[:8]}"
     memex.writer.batch = batch
     writes = []
     try:
@@ -190,6 +191,6 @@ def apply(memex: Any, ref: str, n: int, k: int = 5) -> dict[str, Any]:
                                                         else f"id:{node.id}"),
                                           f"- See also: [[id:{tid}][{label}]]"))
     finally:
-        memex.writer.batch = None
+        memex.writer.batch = prev
     return {"node": node.key, "linked": {"key": c.key, "id": tid, "title": target.title},
             "batch": batch, "writes": [w.to_dict() for w in writes]}

@@ -221,7 +221,7 @@ def _reply_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
 
 
 def skills() -> list[Skill]:
-    from . import foundry, gtd, recollect, review, save, skill_creator, websearch
+    from . import foundry, gtd, links, recollect, review, save, skill_creator, websearch
     from .router import skill as router_skill
 
     return [
@@ -233,6 +233,7 @@ def skills() -> list[Skill]:
         recollect.skill(),
         review.skill(),
         save.skill(),
+        links.skill(),
         Skill("shell", 80, trigger=lambda c: _delegated(c, "shell") or (
             _is_request(c) and bool(_SHELL.search(c.text))),
               offline=_shell_offline, symbolic=_shell_symbolic, tools=["shell"],
