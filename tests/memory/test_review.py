@@ -65,6 +65,13 @@ def week_memex(memex: Path) -> Path:
     text = text.replace(m.group(1), "CLOCK: [2026-11-22 Sun 23:10]--[2026-11-23 Mon 01:40] =>"
                         "  2:30\nCLOCK: [2026-11-29 Sun 20:00]\n" + m.group(1))
     p.write_text(text, encoding="utf-8")
+    from opencortex.sessions.recorder import SessionRecorder
+
+    rec = SessionRecorder(memex, clock=lambda: dt.datetime(2026, 11, 25, 10, 0))
+    rec.record("tui-1", "person", "what is on my plate this week?")
+    rec.record("tui-1", "assistant", "* not a headline: three tasks")
+    later = SessionRecorder(memex, clock=lambda: dt.datetime(2026, 12, 2, 9, 0))
+    later.record("tui-2", "person", "outside the week")
     return memex
 
 
@@ -124,6 +131,7 @@ def test_week_review_matches_emacs(week_memex: Path, tmp_path: Path):
             want.add(("journal/2026.org", h["line"], h["title"]))
     assert {(i.file, i.line, i.title) for i in rv.journal} == want and want
     assert any("Priya" in i.title for i in rv.meetings)
+    assert [(i.file, i.line) for i in rv.sessions] == [("sessions/2026/11/25-tui-1.org", 5)]
     assert all(i.file and i.line > 0 for i in rv.items)
 
 
