@@ -95,6 +95,9 @@ def test_deleted_transcripts_are_recalled_from_the_archive(corpus: Path, tmp_pat
             rnd = eng.start(case["cue"], now=NOW)
             if rnd.state != "presented":
                 rnd = eng.reply(rnd.session, case["added_cue"])
+            elif rnd.recognizable["members"][0]["locator"] != str(path):
+                # a near miss first (the store's ranking may differ): correct it as a person
+                rnd = eng.reply(rnd.session, "no, not that one, " + case["added_cue"])
             assert rnd.state == "presented", rnd.render()
             head = rnd.recognizable["members"][0]
             assert head["locator"] == str(path) and head["opened"], head
