@@ -185,11 +185,10 @@ def apply(memex: Any, ref: str, n: int, k: int = 5) -> dict[str, Any]:
         tid = target.id
         if not tid:
             tid = str(uuid.uuid4())
-            writes.append(memex.writer.set_property(target, "ID", tid))
+            writes.append(memex.set_property(c.key, "ID", tid))
         label = re.sub(r"[\[\]]", "", target.title)
-        writes.append(memex.writer.append(memex.resolve(node.key if node.id is None
-                                                        else f"id:{node.id}"),
-                                          f"- See also: [[id:{tid}][{label}]]"))
+        writes.append(memex.append(f"id:{node.id}" if node.id else node.key,
+                                   f"- See also: [[id:{tid}][{label}]]"))
     finally:
         memex.writer.batch = prev
     return {"node": node.key, "linked": {"key": c.key, "id": tid, "title": target.title},

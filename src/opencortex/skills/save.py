@@ -140,7 +140,7 @@ def apply_memex_op(memex: Any, args: dict[str, Any]) -> tuple[str, dict[str, Any
     body = _as_text(str(args["text"]))
     if cites:
         body += "\n\nSources:\n" + "\n".join(f"- {c}" for c in dict.fromkeys(cites))
-    r = memex.writer.capture(f"Answer: {q}\n{body}", parent=node)
+    r = memex.capture(f"Answer: {q}\n{body}", to=f"id:{node.id}" if node.id else node.key)
     return (f"Saved the answer under “{node.title}” ({node.file}:{node.line}); "
             "undo with /unsave or `opencortex undo`.",
             {"saved": r.to_dict(), "node": node.key, "citations": [f"{node.file}:{node.line}"]})
