@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
-from .agent_cmds import ask, route, skills
+from .agent_cmds import ask, route
 from .context_cmd import context
 from .doctor import doctor
 from .export_cmd import export
@@ -16,6 +16,7 @@ from .memex_cmds import agenda, index, projects, query
 from .recall_cmd import recall
 from .retrieval_cmds import read, scan, search
 from .serve_cmds import serve, token
+from .skills_cmd import skills
 from .store_cmds import store as store_group
 from .write_cmds import (
     append,

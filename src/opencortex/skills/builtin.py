@@ -221,10 +221,11 @@ def _reply_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
 
 
 def skills() -> list[Skill]:
-    from . import foundry, gtd, recollect, skill_creator, websearch
+    from . import foundry, gtd, recollect, skill_creator, trust_skill, websearch
     from .router import skill as router_skill
 
     return [
+        trust_skill.skill(),
         router_skill(),
         gtd.skill(),
         foundry.skill(),

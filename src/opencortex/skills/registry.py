@@ -1,8 +1,9 @@
 """Where skills come from: built-ins, Python entry points (group ``opencortex.skills``),
 and literate skills — ``.org`` files in the memex's ``skills/`` folder whose
 ``#+begin_src python`` blocks define a skill, loaded in ``#+DEPENDS_ON:`` order and
-reloaded when the file changes.  A skill that fails to load is reported and skipped;
-it never breaks start-up."""
+reloaded when the file changes — and only when the person trusted exactly the file's
+bytes (``guard.trust``: ``opencortex skills trust NAME``).  A skill that fails to load is
+reported and skipped; it never breaks start-up."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..guard.trust import SkillFile, TrustStore
 from .base import Action, Context, Rejection, Skill
 
 __all__ = ["SkillRegistry", "SkillStatus"]
@@ -32,14 +34,20 @@ class SkillStatus:
     priority: int | None
     status: str
     """"ok" or the error that kept it out."""
+    trust: str = ""
+    """Literate skills only: ``trusted``, ``untrusted`` or ``changed``."""
+    description: str = ""
 
 
 class SkillRegistry:
-    def __init__(self) -> None:
+    def __init__(self, trust: TrustStore | None = None) -> None:
         self._skills: dict[str, Skill] = {}
         self._status: dict[str, SkillStatus] = {}
-        self._literate_mtimes: dict[str, float] = {}
+        self._literate: dict[str, tuple[str, list[str]]] = {}
+        """file -> (sha256 of the bytes that ran, skill names they registered)."""
+        self._literate_ns: dict[str, dict[str, Any]] = {}
         self._lock = threading.RLock()
+        self.trust = trust if trust is not None else TrustStore()
 
     # -- registering ----------------------------------------------------------------
     def register(self, skill: Skill) -> None:
@@ -47,8 +55,10 @@ class SkillRegistry:
             raise TypeError(f"not a Skill: {skill!r}")
         with self._lock:
             self._skills[skill.name] = skill
-            self._status[skill.name] = SkillStatus(skill.name, skill.source, skill.priority,
-                                                   "ok")
+            self._status[skill.name] = SkillStatus(
+                skill.name, skill.source, skill.priority, "ok",
+                trust="trusted" if skill.source.startswith("literate:") else "",
+                description=skill.description)
 
     def _failed(self, name: str, source: str, error: BaseException | str) -> None:
         msg = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
@@ -98,55 +108,85 @@ class SkillRegistry:
 
     # -- literate skills ---------------------------------------------------------
     def load_literate(self, folder: Path) -> None:
-        """Load every ``folder/*.org`` (dependencies first); reload changed files."""
-        if not folder.is_dir():
-            return
-        files = {p.stem: p for p in sorted(folder.glob("*.org"))}
+        """Load every trusted ``folder/*.org`` (dependencies first); reload changed files.
+
+        A file runs only if the sha256 of its current bytes is in the trust store; an
+        untrusted or changed file is never compiled (its name and description come from
+        the Org text alone) and any skill it defined before is unloaded."""
+        from ..guard.trust import inspect_skill
+
+        root = folder.parent.resolve()
+        files = {p.stem: p for p in sorted(folder.glob("*.org"))} if folder.is_dir() else {}
+        for gone in [f for f in self._literate if Path(f).parent == folder and
+                     Path(f).stem not in files]:
+            self._unload(gone)
+            self._status.pop(Path(gone).stem, None)
+        read: dict[str, SkillFile] = {}
         deps: dict[str, list[str]] = {}
         for stem, p in files.items():
             try:
-                text = p.read_text(encoding="utf-8", errors="replace")
+                read[stem] = inspect_skill(p, root)
             except OSError as e:
+                self._unload(str(p))
                 self._failed(stem, f"literate:{p}", e)
                 continue
-            deps[stem] = [d for m in _DEPENDS.finditer(text) for d in m.group(1).split()]
+            deps[stem] = [d for m in _DEPENDS.finditer(read[stem].text)
+                          for d in m.group(1).split()]
         order = _topo(deps, self)
-        loaded_ns: dict[str, dict[str, Any]] = {}
         for stem in order:
-            p = files[stem]
-            mtime = p.stat().st_mtime
+            sf, p = read[stem], files[stem]
             src = f"literate:{p}"
-            missing = [d for d in deps.get(stem, []) if d not in loaded_ns and d in files]
-            if missing or any(d not in files for d in deps.get(stem, [])):
-                gone = [d for d in deps.get(stem, []) if d not in files] or missing
-                self._failed(stem, src, f"depends on missing or failed skill(s): {gone}")
+            state = self.trust.state(root, sf.rel, sf.data)
+            if state != "trusted":
+                self._unload(str(p))
+                self._untrusted(sf, src, state)
                 continue
-            if self._literate_mtimes.get(str(p)) == mtime and stem in self._skills_by_file():
-                loaded_ns[stem] = {}
+            missing = [d for d in deps.get(stem, []) if d not in self._literate_ns]
+            if missing:
+                self._unload(str(p))
+                self._failed(stem, src, "depends on missing, untrusted or failed skill(s): "
+                             f"{missing}")
                 continue
+            if self._literate.get(str(p), ("",))[0] == sf.sha256 and all(
+                    n in self._skills for n in self._literate[str(p)][1]):
+                continue
+            self._unload(str(p))
             try:
-                code = "\n".join(m.group(1) for m in _SRC_BLOCK.finditer(
-                    p.read_text(encoding="utf-8", errors="replace")))
+                code = sf.code
                 if not code.strip():
                     raise ValueError("no #+begin_src python block")
                 ns: dict[str, Any] = {"Skill": Skill, "Action": Action, "Rejection": Rejection,
                                       "Context": Context, "__name__": f"literate_{stem}"}
                 for d in deps.get(stem, []):
-                    ns.update({k: v for k, v in loaded_ns.get(d, {}).items()
+                    ns.update({k: v for k, v in self._literate_ns.get(d, {}).items()
                                if not k.startswith("__")})
-                exec(compile(code, str(p), "exec"), ns)  # the memex's own skill code
+                # exactly the bytes whose sha256 the person approved (read once, above)
+                exec(compile(code, str(p), "exec"), ns)
                 obj = ns.get("SKILL") or ns.get("register")
                 if obj is None:
                     raise ValueError("define SKILL = Skill(...) or register(register)")
-                self._register_object(obj, src)
-                self._literate_mtimes[str(p)] = mtime
-                loaded_ns[stem] = ns
+                names = self._register_object(obj, src)
+                self._literate[str(p)] = (sf.sha256, names)
+                self._literate_ns[stem] = ns
             except Exception as e:
                 self._failed(stem, src, e)
 
-    def _skills_by_file(self) -> set[str]:
-        return {Path(s.source.split(":", 1)[1]).stem for s in self._skills.values()
-                if s.source.startswith("literate:")}
+    def _unload(self, path: str) -> None:
+        """Forget what the file at ``path`` registered (it changed, vanished or lost trust)."""
+        with self._lock:
+            _sha, names = self._literate.pop(path, ("", []))
+            self._literate_ns.pop(Path(path).stem, None)
+            for n in names:
+                self._skills.pop(n, None)
+                self._status.pop(n, None)
+
+    def _untrusted(self, sf: SkillFile, source: str, state: str) -> None:
+        why = ("edited since you trusted it: disabled until you approve the new code"
+               if state == "changed" else "never approved, so it has never run")
+        with self._lock:
+            self._status[sf.name] = SkillStatus(
+                sf.name, source, None, f"{state}: {why}", trust=state,
+                description=sf.description or sf.title)
 
     # -- reading ----------------------------------------------------------------
     def skills(self) -> list[Skill]:

@@ -69,10 +69,11 @@ class MemexWriter:
     # -- plumbing ------------------------------------------------------------------
     def _path(self, rel: str) -> Path:
         """The file under the memex that ``rel`` names; anything else is refused
-        (``..``, symlinks out, ``.git``, non-.org files: the guard's rules)."""
-        from ..guard.paths import confine
+        (``..``, symlinks out, ``.git``, non-.org files, the skills folder: the guard's
+        rules)."""
+        from ..guard.paths import confine_note
 
-        return confine(rel, self.root)
+        return confine_note(rel, self.root)
 
     def _rel(self, p: Path) -> str:
         return p.relative_to(self.root).as_posix()
