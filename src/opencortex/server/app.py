@@ -486,6 +486,8 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
             if on_stop is not None:
                 on_stop()
 
+    from .skills_routes import routes as skills_routes
+
     routes = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
@@ -498,6 +500,7 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
         Route("/v1/search", search, methods=["GET"]),
         Route("/v1/nodes/{ref:path}", node, methods=["GET"]),
         Route("/v1/recall", recall, methods=["POST"]),
+        *skills_routes(),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: _http_error, 500: _server_error})
