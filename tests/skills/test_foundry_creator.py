@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from opencortex.errors import WriteError
+from opencortex.guard.trust import TrustStore
 from opencortex.memex import Memex
 from opencortex.org.parser import parse
 from opencortex.skills import foundry
 from opencortex.skills import skill_creator as sc
 from opencortex.skills.base import Action, Rejection
-from opencortex.guard.trust import TrustStore
 from opencortex.skills.registry import SkillRegistry
 
 from .conftest import NOW, ctx_for, run

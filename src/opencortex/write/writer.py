@@ -266,6 +266,8 @@ class MemexWriter:
     def capture(self, text: str, target: str | None = None, todo: str | None = None,
                 tags: list[str] | None = None, parent: Node | None = None) -> WriteResult:
         """New entry with an :ID: and :CREATED:, under ``parent`` or at the end of a file."""
+        if parent is None:  # where first: a refused target says why before the text does
+            self._path(target or self.settings.capture_target)
         title, _, body = text.strip().partition("\n")
         title = " ".join(title.split())
         if not title:
