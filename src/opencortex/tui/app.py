@@ -22,6 +22,7 @@ HELP = """Commands:
   /search TEXT      search the memex (hits as file:line)
   /recollect TEXT   ask the agent to recollect TEXT
   /agenda           what's on the agenda
+  /trust NAME       show a literate skill's code and ask to trust exactly it
   /approve ID       approve a pending action      /deny ID   deny it
   /help             this list                     /exit      quit (or Ctrl-D)
 Enter sends; Esc-Enter (Meta-Enter) starts a new line."""
