@@ -233,5 +233,8 @@ def approval_text(rel: str, text: str, digest: str, *, previous: str | None = No
     d = diff(previous, text, rel)
     if d:
         lines += ["--- changes since you last trusted it ---", d.rstrip("\n")]
-    lines += [f"--- {rel} ---", text.rstrip("\n"), f"--- end of {rel} ---"]
+    body = text.rstrip("\n").split("\n")
+    lines.append(f"--- {rel} ({len(body)} lines, numbered) ---")
+    lines += [f"{n:>4}| {ln}" for n, ln in enumerate(body, 1)]  # no line can fake the end
+    lines.append(f"--- end of {rel}: {len(body)} lines ---")
     return "\n".join(lines)

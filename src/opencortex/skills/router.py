@@ -5,6 +5,7 @@ gathered and composed into one reply.  Offline it uses the deterministic decompo
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .base import Action, Context, Proposal, Rejection, Skill
@@ -38,11 +39,17 @@ def _trigger(ctx: Context) -> bool:
             and not s.payload.get("no_route"))
 
 
-def _offline(ctx: Context) -> Proposal:
+@functools.lru_cache(maxsize=64)
+def _reading(text: str) -> tuple[tuple[tuple[str, Any], ...], ...]:
+    """The deterministic decomposer's intents for ``text`` (cached: the offline proposal
+    and the check of a model's proposal read the same text)."""
     from ..router import decompose
 
-    return {"action": "route", "intents": [i.to_dict() | {"text": i.text}
-                                           for i in decompose(ctx.text)]}
+    return tuple(tuple((i.to_dict() | {"text": i.text}).items()) for i in decompose(text))
+
+
+def _offline(ctx: Context) -> Proposal:
+    return {"action": "route", "intents": [dict(i) for i in _reading(ctx.text)]}
 
 
 def _prompt(text: str) -> str:
@@ -92,9 +99,7 @@ def supported(intents: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
     for: a model may split and phrase a request, never add a skill, a project, a command
     or a capture.  Supported = the deterministic decomposer reads the same target (as a
     write) in the text.  Nothing left: the deterministic reading itself."""
-    from ..router import decompose
-
-    asked = [i.to_dict() for i in decompose(text)]
+    asked = [{k: v for k, v in i if k != "text"} for i in _reading(text)]
     wanted = {i.get("target") for i in asked if _writes(i)}
     kept = [i for i in intents if not _writes(i) or i.get("target") in wanted]
     if len(kept) < len(intents):
