@@ -357,6 +357,9 @@ def test_daemon_trust_skill_route_uses_the_approvals(memex: Path, tmp_path: Path
         assert a["kind"] == "trust skill" and a["tool"] == "skill.trust"
         assert a["args"]["text"] == (memex / "skills" / "planted.org").read_text()
         assert "#+begin_src python" in a["reason"] and not marker.exists()
+        _, body, _ = live.request("GET", "/v1/approvals")
+        listed = next(p for p in body["pending"] if p["id"] == a["id"])
+        assert listed["kind"] == "trust skill" and "open(" in listed["args"]["text"]
         st, _, _ = live.request("POST", f"/v1/approvals/{a['id']}", {"approve": True})
         assert st == 200
         deadline = time.monotonic() + 30

@@ -110,11 +110,16 @@ def trust(name: str, yes: bool, memex: str | None, index: str | None, json_: boo
 @common_options
 def untrust(name: str, memex: str | None, index: str | None, json_: bool) -> None:
     """Forget the trust of skill NAME: it stops running at the next reload."""
+    from ..errors import OpenCortexError
     from ..guard.trust import TrustStore, find_skill
 
     root = _root(memex, index)
-    sf = find_skill(root, name)
-    had = TrustStore().untrust(root, sf.rel)
-    emit({"ok": True, "name": sf.name, "path": sf.rel, "was_trusted": had}, json_,
-         lambda: click.echo(f"{sf.rel}: " + ("no longer trusted." if had else
-                                             "was not trusted.")))
+    try:
+        stem, rel = (sf := find_skill(root, name)).name, sf.rel
+    except OpenCortexError:  # the file is gone: its trust can still be revoked
+        stem = name.removeprefix("skills/").removesuffix(".org")
+        rel = f"skills/{stem}.org"
+    had = TrustStore().untrust(root, rel)
+    emit({"ok": True, "name": stem, "path": rel, "was_trusted": had}, json_,
+         lambda: click.echo(f"{rel}: " + ("no longer trusted." if had else
+                                          "was not trusted.")))

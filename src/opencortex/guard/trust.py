@@ -26,7 +26,8 @@ from typing import Any
 from .errors import GuardError
 from .paths import CODE_DIR, is_inside
 
-__all__ = ["MAX_SHOWN", "SkillFile", "TrustEntry", "TrustStore", "approval_text", "diff",
+__all__ = ["MAX_SHOWN", "SkillFile", "TrustEntry", "TrustStore", "approval_kind",
+           "approval_text", "diff",
            "inspect_skill", "sha256", "skill_files", "trust_command"]
 
 MAX_SHOWN = 16_000
@@ -213,6 +214,15 @@ def diff(old: str | None, new: str, rel: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(keepends=True),
                                         new.splitlines(keepends=True),
                                         f"{rel} (last trusted)", f"{rel} (now)"))
+
+
+def approval_kind(action: Any) -> str | None:
+    """What an approval is, for clients that show it: code trust or a new skill's code."""
+    if action.tool == "skill.trust":
+        return "trust skill"
+    if action.tool == "memex.write" and action.args.get("op") == "skill":
+        return "new skill"
+    return None
 
 
 def trust_command(name: str, memex: str | None = None) -> str:

@@ -261,12 +261,15 @@ async def chat(request: Request) -> Response:
                      "replies": [t for t, _ in replies], "data": final_data(replies),
                      "session": session})
 
+    from ..guard.trust import approval_kind
+
     async def gen() -> AsyncIterator[bytes]:
         n = 0
         async for kind, item in run_chat(kernel, msg, session, "http"):
             if kind == "approval":
                 yield sse("approval", {"id": item.id, "reason": item.reason,
-                                       "tool": item.action.tool, "args": item.action.args})
+                                       "tool": item.action.tool, "args": item.action.args,
+                                       "kind": approval_kind(item.action)})
             else:
                 n += 1
                 yield sse("reply", {"text": item[0], "data": item[1]})
@@ -276,9 +279,12 @@ async def chat(request: Request) -> Response:
 
 
 async def approvals_list(request: Request) -> Response:
+    from ..guard.trust import approval_kind
+
     kernel = request.app.state.kernel
     return JSON({"pending": [{"id": p.id, "tool": p.action.tool, "args": p.action.args,
-                              "reason": p.reason, "created": p.created.isoformat()}
+                              "reason": p.reason, "created": p.created.isoformat(),
+                              "kind": approval_kind(p.action)}
                              for p in kernel.approvals.pending()]})
 
 

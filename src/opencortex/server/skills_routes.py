@@ -46,6 +46,7 @@ async def skills_list(request: Request) -> Response:
 
 
 async def skills_trust(request: Request) -> Response:
+    from ..guard.trust import approval_kind
     from .app import _object, read_json, run_chat
 
     body = _object(await read_json(request))
@@ -60,7 +61,7 @@ async def skills_trust(request: Request) -> Response:
     async for kind, item in run_chat(kernel, f"/trust {name}", "internal", "http"):
         if kind == "approval":  # answer now; the pipeline waits for /v1/approvals/{id}
             return JSONResponse({"approval": {
-                "id": item.id, "kind": "trust skill", "reason": item.reason,
+                "id": item.id, "kind": approval_kind(item.action), "reason": item.reason,
                 "tool": item.action.tool, "args": item.action.args}}, 202)
         replies.append(item[0])
     return JSONResponse({"approval": None, "reply": "\n".join(replies)})
