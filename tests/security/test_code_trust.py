@@ -378,3 +378,26 @@ def test_daemon_trust_skill_route_uses_the_approvals(memex: Path, tmp_path: Path
         t.join(30)
         m.close()
 
+
+
+def test_planted_files_named_like_builtins_cannot_unload_them(memex: Path,
+                                                             tmp_path: Path) -> None:
+    """A synced ``skills/router.org`` (untrusted, or in a dependency cycle) never hides or
+    unloads the built-in of that name."""
+    marker = tmp_path / "marker"
+    d = memex / "skills"
+    d.mkdir()
+    (d / "router.org").write_text("#+DEPENDS_ON: notes\n" + planted(marker, "router"))
+    (d / "notes.org").write_text("#+DEPENDS_ON: router\n" + planted(marker, "notes"))
+    (d / "shell.org").write_text(planted(marker, "shell"))
+    reg = SkillRegistry()
+    reg.load_builtins()
+    reg.load_literate(d)
+    reg.load_literate(d)
+    for name in ("router", "notes", "shell"):
+        s = reg.get(name)
+        assert s is not None and s.source == "builtin", name
+    rows = [s for s in reg.statuses() if s.name in ("router", "notes", "shell")]
+    assert {s.source for s in rows if s.status == "ok"} == {"builtin"}
+    assert sum(s.source.startswith("literate:") for s in rows) == 3
+    assert not marker.exists()

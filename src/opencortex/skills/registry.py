@@ -60,12 +60,17 @@ class SkillRegistry:
                 trust="trusted" if skill.source.startswith("literate:") else "",
                 description=skill.description)
 
-    def _failed(self, name: str, source: str, error: BaseException | str) -> None:
+    def _failed(self, name: str, source: str, error: BaseException | str,
+                key: str | None = None) -> None:
+        """Report ``name`` as not loaded.  Only a skill that ``source`` itself registered is
+        dropped, and a file's row has its own ``key``: a planted file named like a
+        built-in (``skills/router.org``) cannot unload or hide that built-in."""
         msg = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         log.warning("skill %s (%s) not loaded: %s", name, source, msg)
         with self._lock:
-            self._skills.pop(name, None)
-            self._status[name] = SkillStatus(name, source, None, msg)
+            if (old := self._skills.get(name)) is not None and old.source == source:
+                self._skills.pop(name, None)
+            self._status[key or name] = SkillStatus(name, source, None, msg)
 
     def load_builtins(self) -> None:
         from . import builtin
@@ -117,10 +122,12 @@ class SkillRegistry:
 
         root = folder.parent.resolve()
         files = {p.stem: p for p in sorted(folder.glob("*.org"))} if folder.is_dir() else {}
-        for gone in [f for f in self._literate if Path(f).parent == folder and
-                     Path(f).stem not in files]:
+        known = {k.removeprefix("literate:") for k in self._status if k.startswith("literate:")}
+        for gone in sorted(known | set(self._literate)):
+            if Path(gone).parent != folder or Path(gone).stem in files:
+                continue
             self._unload(gone)
-            self._status.pop(Path(gone).stem, None)
+            self._status.pop(f"literate:{gone}", None)
         read: dict[str, SkillFile] = {}
         deps: dict[str, list[str]] = {}
         for stem, p in files.items():
@@ -128,11 +135,11 @@ class SkillRegistry:
                 read[stem] = inspect_skill(p, root)
             except OSError as e:
                 self._unload(str(p))
-                self._failed(stem, f"literate:{p}", e)
+                self._failed(stem, f"literate:{p}", e, key=f"literate:{p}")
                 continue
             deps[stem] = [d for m in _DEPENDS.finditer(read[stem].text)
                           for d in m.group(1).split()]
-        order = _topo(deps, self)
+        order = _topo(deps, self, files)
         for stem in order:
             sf, p = read[stem], files[stem]
             src = f"literate:{p}"
@@ -145,7 +152,7 @@ class SkillRegistry:
             if missing:
                 self._unload(str(p))
                 self._failed(stem, src, "depends on missing, untrusted or failed skill(s): "
-                             f"{missing}")
+                             f"{missing}", key=src)
                 continue
             if self._literate.get(str(p), ("",))[0] == sf.sha256 and all(
                     n in self._skills for n in self._literate[str(p)][1]):
@@ -166,10 +173,12 @@ class SkillRegistry:
                 if obj is None:
                     raise ValueError("define SKILL = Skill(...) or register(register)")
                 names = self._register_object(obj, src)
+                with self._lock:  # the file's own row (untrusted, failed) is stale now
+                    self._status.pop(src, None)
                 self._literate[str(p)] = (sf.sha256, names)
                 self._literate_ns[stem] = ns
             except Exception as e:
-                self._failed(stem, src, e)
+                self._failed(stem, src, e, key=src)
 
     def _unload(self, path: str) -> None:
         """Forget what the file at ``path`` registered (it changed, vanished or lost trust)."""
@@ -184,7 +193,7 @@ class SkillRegistry:
         why = ("edited since you trusted it: disabled until you approve the new code"
                if state == "changed" else "never approved, so it has never run")
         with self._lock:
-            self._status[sf.name] = SkillStatus(
+            self._status[source] = SkillStatus(
                 sf.name, source, None, f"{state}: {why}", trust=state,
                 description=sf.description or sf.title)
 
@@ -201,22 +210,31 @@ class SkillRegistry:
             return sorted(self._status.values(), key=lambda s: (-(s.priority or -1), s.name))
 
 
-def _topo(deps: dict[str, list[str]], reg: SkillRegistry) -> list[str]:
+def _topo(deps: dict[str, list[str]], reg: SkillRegistry,
+          files: dict[str, Path]) -> list[str]:
     """Dependency order; files in a cycle are reported and left out."""
     order: list[str] = []
     state: dict[str, int] = {}
+    reported: set[str] = set()
+
+    def report(n: str, msg: str) -> None:
+        if n not in reported:
+            reported.add(n)
+            reg._failed(n, f"literate:{files[n]}", msg, key=f"literate:{files[n]}")
 
     def visit(n: str, stack: list[str]) -> bool:
         if state.get(n) == 2:
             return True
         if state.get(n) == 1:
-            reg._failed(n, "literate", f"dependency cycle: {' -> '.join([*stack, n])}")
+            report(n, f"dependency cycle: {' -> '.join([*stack, n])}")
             return False
         state[n] = 1
         ok = all(visit(d, [*stack, n]) for d in deps.get(n, []) if d in deps)
         state[n] = 2
         if ok:
             order.append(n)
+        else:
+            report(n, "in or depends on a dependency cycle")
         return ok
 
     for n in sorted(deps):
