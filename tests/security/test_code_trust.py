@@ -401,3 +401,13 @@ def test_planted_files_named_like_builtins_cannot_unload_them(memex: Path,
     assert {s.source for s in rows if s.status == "ok"} == {"builtin"}
     assert sum(s.source.startswith("literate:") for s in rows) == 3
     assert not marker.exists()
+
+
+def test_a_fifo_in_skills_is_never_opened(memex: Path) -> None:
+    d = memex / "skills"
+    d.mkdir()
+    os.mkfifo(d / "pipe.org")
+    reg = SkillRegistry()
+    reg.load_literate(d)  # would block forever if it opened the FIFO
+    row = next(s for s in reg.statuses() if s.name == "pipe")
+    assert "not a regular file" in row.status

@@ -73,9 +73,25 @@ class SkillFile:
         return "\n".join(m.group(1) for m in _SRC_BLOCK.finditer(self.text))
 
 
+def _read_regular(path: Path) -> bytes:
+    """The bytes of a regular file; a FIFO or device (even one swapped in since a stat)
+    is refused without blocking."""
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
 def inspect_skill(path: Path, root: Path, data: bytes | None = None) -> SkillFile:
     """Read ``path`` (a file in the memex's skills folder) without running any of it."""
-    raw = path.read_bytes() if data is None else data
+    raw = _read_regular(path) if data is None else data
     kws: dict[str, str] = {}
     for m in _KW.finditer(_text(raw)):
         kws.setdefault(m.group(1).upper(), m.group(2).strip())

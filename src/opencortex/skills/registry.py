@@ -128,6 +128,12 @@ class SkillRegistry:
                 continue
             self._unload(gone)
             self._status.pop(f"literate:{gone}", None)
+        for stem, p in list(files.items()):
+            if not p.is_file():  # a FIFO or device would block the read: never opened
+                del files[stem]
+                self._unload(str(p))
+                self._failed(stem, f"literate:{p}", "not a regular file; skipped",
+                             key=f"literate:{p}")
         read: dict[str, SkillFile] = {}
         deps: dict[str, list[str]] = {}
         for stem, p in files.items():
