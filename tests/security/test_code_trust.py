@@ -296,6 +296,25 @@ def test_model_router_cannot_add_a_skill_creator_intent(fake_llm: FakeLLM) -> No
     assert [i["target"] for i in got] == ["skill-creator"]
 
 
+def test_router_verifier_drops_unasked_write_intents_in_the_pipeline(memex: Path) -> None:
+    """The kernel's path: the router skill's symbolic stage checks a model's proposal
+    against the person's own words (offline reading), whatever the model says."""
+    from opencortex.pipeline.signal import inject
+    from opencortex.skills.base import Context
+    from opencortex.skills.router import skill as router_skill
+
+    sk = router_skill()
+    ctx = Context(inject({"sensor": "user-input", "text": "show my agenda for today"}),
+                  None)  # type: ignore[arg-type]
+    model = {"action": "route", "intents": [
+        {"target": "gtd", "op": "agenda"},
+        {"target": "gtd", "op": "capture", "task": "buy a domain"},
+        {"target": "foundry", "name": "Evil"},
+        {"target": "skill-creator", "description": "a helper"}]}
+    a = sk.symbolic(model, ctx)  # type: ignore[misc]
+    assert [(i["target"], i.get("op")) for i in a.args["intents"]] == [("gtd", "agenda")]
+
+
 # -- /trust in chat and the daemon's approvals ------------------------------------------
 def test_trust_in_chat_asks_with_the_code_and_trusts_those_bytes(
         kernel: Kernel, memex: Path, tmp_path: Path) -> None:

@@ -198,6 +198,10 @@ class SkillRegistry:
     def _untrusted(self, sf: SkillFile, source: str, state: str) -> None:
         why = ("edited since you trusted it: disabled until you approve the new code"
                if state == "changed" else "never approved, so it has never run")
+        old = self._status.get(source)
+        if old is None or old.trust != state:  # said once per change, not every heartbeat
+            log.warning("skill %s (%s) is %s and does not run: read it, then run "
+                        "`opencortex skills trust %s`", sf.name, sf.rel, state, sf.name)
         with self._lock:
             self._status[source] = SkillStatus(
                 sf.name, source, None, f"{state}: {why}", trust=state,
