@@ -27,6 +27,7 @@
 ;; - `opencortex-chat' opens an Org chat buffer; `opencortex-search',
 ;;   `opencortex-capture' and `opencortex-recollect' do what they say;
 ;;   `opencortex-approve' / `opencortex-deny' answer pending approvals.
+;;   `opencortex-trust-skill' shows a literate skill's code and trusts it (approval).
 ;;
 ;; The token is looked up with `auth-source' (host "127.0.0.1" or the host of
 ;; `opencortex-url', user "opencortex"), then $OPENCORTEX_TOKEN, then the file
@@ -46,6 +47,7 @@
 
 (require 'cl-lib)
 (require 'json)
+(require 'seq)
 (require 'subr-x)
 (require 'url)
 (require 'url-http)
@@ -774,6 +776,51 @@ The message is written in the prompt headline when it is not there already."
   "Deny the pending action ID (the one at point in the chat, or chosen)."
   (interactive (list (opencortex--read-approval-id "Deny")))
   (opencortex--decide id nil))
+
+;;;; Code trust
+
+(defun opencortex--skill-names ()
+  "The literate skills the daemon knows (untrusted and changed ones first)."
+  (let* ((res (opencortex--request-sync "GET" "/v1/skills"))
+         (rows (alist-get 'skills (opencortex--check res "skills")))
+         (lit (seq-filter (lambda (r) (alist-get 'trust r)) rows)))
+    (mapcar (lambda (r) (alist-get 'name r))
+            (append (seq-remove (lambda (r) (equal (alist-get 'trust r) "trusted")) lit)
+                    (seq-filter (lambda (r) (equal (alist-get 'trust r) "trusted")) lit)))))
+
+(defun opencortex-trust-skill-request (name)
+  "Ask the daemon to trust the literate skill NAME; (STATUS . DATA).
+DATA's `approval' is the pending approval of kind \"trust skill\" (its
+`args' carry the code, `sha256' and the `previous' trusted text), or nil
+with a `reply'."
+  (let ((res (opencortex--request-sync "POST" "/v1/skills/trust" `((name . ,name)))))
+    (opencortex--check res "trust skill")
+    res))
+
+;;;###autoload
+(defun opencortex-trust-skill (name)
+  "Trust the literate skill NAME: show its exact code and what changed.
+The diff is against the version you last trusted; saying yes approves the
+daemon's \"trust skill\" approval.  A skill's code runs with your rights, so
+only its approved bytes ever run."
+  (interactive (list (completing-read "Trust skill: " (opencortex--skill-names) nil nil)))
+  (let* ((data (cdr (opencortex-trust-skill-request name)))
+         (a (alist-get 'approval data)))
+    (if (not a)
+        (message "OpenCortex: %s" (or (alist-get 'reply data) "nothing to approve"))
+      (let ((buf (get-buffer-create "*opencortex trust*"))
+            (args (alist-get 'args a)))
+        (with-current-buffer buf
+          (let ((inhibit-read-only t))
+            (erase-buffer)
+            (insert (or (alist-get 'reason a) "") "\n")
+            (goto-char (point-min)))
+          (special-mode))
+        (display-buffer buf)
+        (opencortex--decide
+         (alist-get 'id a)
+         (yes-or-no-p (format "Trust %s (sha256 %s…)? " (alist-get 'path args)
+                              (substring (or (alist-get 'sha256 args) "") 0 16))))))))
 
 ;;;; Search, capture, recollect
 

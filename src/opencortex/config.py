@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 
-__all__ = ["Settings", "config_path", "load_settings"]
+__all__ = ["Settings", "config_path", "load_settings", "state_dir"]
 
 APP = "opencortex"
 
@@ -37,6 +37,11 @@ def _dirs():  # platformdirs is cheap, but keep CLI start-up minimal anyway
 def config_path() -> Path:
     env = os.environ.get("OPENCORTEX_CONFIG")
     return Path(env).expanduser() if env else Path(_dirs().user_config_dir) / "config.toml"
+
+
+def state_dir() -> Path:
+    """The XDG state dir (logs, pid file, the code trust store): never inside a memex."""
+    return Path(_dirs().user_state_dir)
 
 
 @dataclass(slots=True)
@@ -84,7 +89,7 @@ class Settings:
 
     @property
     def state_dir(self) -> Path:
-        return Path(_dirs().user_state_dir)
+        return state_dir()
 
     @property
     def archive_path(self) -> Path:

@@ -196,7 +196,12 @@ def test_literate_skills_load_in_order_and_hot_reload(tmp_path: Path) -> None:
     (d / "broken.org").write_text("#+begin_src python\ndef broken(:\n#+end_src\n")
     (d / "orphan.org").write_text("#+DEPENDS_ON: missing\n#+begin_src python\n"
                                   "SKILL = Skill('orphan')\n#+end_src\n")
-    reg = SkillRegistry()
+    from opencortex.guard.trust import TrustStore
+
+    store = TrustStore()  # under the test's XDG state dir; code runs only once trusted
+    for f in d.glob("*.org"):
+        store.trust(tmp_path, f"skills/{f.name}", f.stem, f.read_bytes(), by="test")
+    reg = SkillRegistry(trust=store)
     reg.load_literate(d)
     st = {s.name: s.status for s in reg.statuses()}
     assert st["base"] == "ok" and st["hello"] == "ok"
@@ -205,9 +210,10 @@ def test_literate_skills_load_in_order_and_hot_reload(tmp_path: Path) -> None:
     time.sleep(0.01)
     p = d / "hello.org"
     p.write_text(p.read_text().replace("40", "41"))
-    import os
-
-    os.utime(p, (time.time() + 5, time.time() + 5))
+    reg.load_literate(d)  # changed: disabled until trusted again
+    assert reg.get("hello") is None
+    assert {s.name: s.trust for s in reg.statuses()}["hello"] == "changed"
+    store.trust(tmp_path, "skills/hello.org", "hello", p.read_bytes(), by="test")
     reg.load_literate(d)
     assert reg.get("hello").priority == 41
 

@@ -36,6 +36,11 @@ def test_heartbeat_embeds_reloads_skills_and_reminds(mx: Memex) -> None:
     (mx.root / "skills" / "wave.org").write_text(
         "#+begin_src python\nSKILL = Skill('wave', 45)\n#+end_src\n")
     k = Kernel(mx, record_sessions=False)
+    assert k.registry.get("wave") is None  # not trusted yet: never run
+    from opencortex.guard.trust import TrustStore
+
+    TrustStore().trust(mx.root, "skills/wave.org", "wave",
+                       (mx.root / "skills" / "wave.org").read_bytes(), by="test")
     k.submit({"sensor": "heartbeat", "embed": 7}).result(30)
     assert mx._retriever.vectors.status().embedded == 7  # type: ignore[attr-defined]
     assert k.registry.get("wave") is not None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from opencortex.errors import WriteError
+from opencortex.guard.trust import TrustStore
 from opencortex.memex import Memex
 from opencortex.org.parser import parse
 from opencortex.skills import foundry
@@ -67,14 +68,18 @@ def test_scaffold_is_confined_and_atomic(mx: Memex, tmp_path) -> None:
     assert (folder / "notes.org").read_text() == "mine\n"
 
 
-def test_skill_creator_writes_and_loads(mx: Memex) -> None:
+def test_skill_creator_writes_and_loads(mx: Memex, tmp_path) -> None:
     desc = "tell me the weather forecast for cycling"
     _p, a = run(CREATOR, ctx_for(mx, target="skill-creator", description=desc))
     assert isinstance(a, Action), a
     assert a.args["path"] == "skills/weather-forecast-cycling.org"
-    reg = SkillRegistry()
-    text, data = sc.apply_memex_op(mx, a.args, registry=reg)
+    store = TrustStore()  # the XDG state dir of this test
+    reg = SkillRegistry(trust=store)
+    # passing the trust store = the person approved exactly this text (the actuator does
+    # so only with an approved Pending): the written bytes become trusted
+    text, data = sc.apply_memex_op(mx, a.args, registry=reg, trust=store)
     assert data["loaded"] and data["fired"] and data["status"] == "ok"
+    assert store.is_trusted(mx.root, a.args["path"], (mx.root / a.args["path"]).read_bytes())
     assert "its trigger fires on" in text
     s = reg.get("weather-forecast-cycling")
     assert s is not None and s.source.startswith("literate:")
@@ -88,29 +93,42 @@ def test_skill_creator_writes_and_loads(mx: Memex) -> None:
 
 
 @pytest.mark.parametrize(("code", "why"), [
-    ("import os\nSKILL = Skill('x')", "imports are not allowed"),
     ("def f(:\n  pass", "python syntax error at line 1"),
-    ("X = ().__class__\nSKILL = Skill('x')", "dunder attribute '__class__'"),
-    ("X = open('/etc/passwd')", "'open' is not allowed"),
     ("Y = 1", "does not define SKILL"),
     ("SKILL = 3", "SKILL is a int, not a Skill"),
     ("SKILL = Skill('x', trigger=3)", "trigger must be callable"),
     ("SKILL = Skill('Bad Name!')", "must be a short lowercase name"),
+    ("SKILL = Skill(make_name())", "not a literal"),
     ("SKILL = Skill('shell')", "reserved"),
     ("SKILL = Skill('x', priority=500)", "priority 500"),
-    ("SKILL = Skill('x', trigger=lambda c: 1 / 0)", "trigger raised on the example"),
-    ("SKILL = Skill('x', trigger=lambda c: print('hi'))", "NameError"),
 ])
 def test_validation_says_why(mx: Memex, code: str, why: str) -> None:
     v = sc.validate(f"#+TITLE: t\n#+begin_src python\n{code}\n#+end_src\n", "hello", mx)
     assert not v.ok and why in v.reason, v.reason
 
 
+@pytest.mark.parametrize(("code", "warn"), [
+    ("import os", "imports are not allowed"),
+    ("X = ().__class__", "attribute '__class__'"),
+    ("X = open('/etc/passwd')", "'open' is not allowed"),
+    ("def _g():\n    yield\nX = _g().gi_frame.f_builtins", "attribute 'gi_frame'"),
+])
+def test_lint_warnings_are_not_the_boundary(mx: Memex, code: str, warn: str,
+                                            tmp_path) -> None:
+    """The lint never runs the code: its findings are warnings for the approval."""
+    marker = tmp_path / "ran"
+    org = (f"#+begin_src python\n{code}\nopen({str(marker)!r}, 'w')\n"
+           "SKILL = Skill('x')\n#+end_src\n")
+    v = sc.validate(org, "hello", mx)
+    assert v.ok and v.name == "x" and any(warn in w for w in v.warnings), v
+    assert not marker.exists()
+
+
 def test_bad_model_draft_is_rejected_not_written(mx: Memex) -> None:
     bad = {"action": "memex", "op": "skill", "description": "x",
            "text": "#+begin_src python\nimport subprocess\n#+end_src\n"}
     out = CREATOR.symbolic(bad, ctx_for(mx, "x"))  # type: ignore[misc]
-    assert isinstance(out, Rejection) and "imports are not allowed" in out.reason
+    assert isinstance(out, Rejection) and "does not define SKILL" in out.reason
     assert not (mx.root / "skills").exists()
     prompt = sc.draft_prompt("summarise my sourdough notes")
     assert "SKILL = Skill(" in prompt and "No import statements" in prompt

@@ -375,6 +375,36 @@ STEP seconds (default 0.1)."
             (opencortex--chat-stop-polling))
           (kill-buffer opencortex-chat-buffer-name))))))
 
+(ert-deftest opencortex-test-daemon-trust-skill ()
+  "A planted literate skill runs only after `opencortex-trust-skill' shows its
+code and the person says yes (through the daemon's approvals)."
+  :tags '(daemon)
+  (opencortex-test--with-daemon
+    (let* ((dir (expand-file-name "skills" (getenv "OPENCORTEX_TEST_MEMEX")))
+           (file (expand-file-name "ert-hello.org" dir))
+           (code "SKILL = Skill('ert-hello', 10, trigger=lambda c: False)")
+           (shown nil)
+           (trust (lambda ()
+                    (alist-get 'trust
+                               (seq-find (lambda (r) (equal (alist-get 'name r) "ert-hello"))
+                                         (alist-get 'skills (cdr (opencortex--request-sync
+                                                                  "GET" "/v1/skills"))))))))
+      (make-directory dir t)
+      (with-temp-file file
+        (insert "#+TITLE: Skill: ert-hello\n#+begin_src python\n" code "\n#+end_src\n"))
+      (should (equal (funcall trust) "untrusted"))
+      (cl-letf (((symbol-function 'yes-or-no-p)
+                 (lambda (_prompt)
+                   (setq shown (with-current-buffer "*opencortex trust*" (buffer-string)))
+                   nil)))
+        (opencortex-trust-skill "ert-hello"))
+      (should (string-match-p (regexp-quote code) shown))
+      (should (equal (funcall trust) "untrusted"))
+      (cl-letf (((symbol-function 'yes-or-no-p) (lambda (_prompt) t)))
+        (opencortex-trust-skill "ert-hello"))
+      (should (opencortex-test--wait-until
+               (lambda () (equal (funcall trust) "trusted")) 60)))))
+
 (ert-deftest opencortex-test-daemon-capture-and-recollect ()
   "Capture and recollect go through the chat and get replies."
   :tags '(daemon)

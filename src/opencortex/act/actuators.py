@@ -66,15 +66,52 @@ class Actuators:
 
                     text, data = links.apply_memex_op(m, action.args)
                 elif op == "skill":
+                    from ..guard import Pending
                     from ..skills import skill_creator
 
-                    text, data = skill_creator.apply_memex_op(m, action.args,
-                                                              registry=self.k.registry)
+                    ok = signal.meta.get("approval")  # the guard always asks for skill code
+                    text, data = skill_creator.apply_memex_op(
+                        m, action.args, registry=self.k.registry,
+                        trust=self.k.registry.trust if isinstance(ok, Pending) else None,
+                        by=f"approval {ok.id}" if isinstance(ok, Pending) else "")
                 else:
                     raise ValueError(f"unknown memex write {op!r}")
             finally:
                 m.writer.batch = None
         self.k.reply(signal, text, data)
+        return None
+
+    def _skill_trust(self, action: Action, signal: Signal) -> None:
+        """Record the approved bytes as trusted (only after the person approved them)."""
+        from ..guard import Pending
+        from ..guard.trust import sha256
+
+        ok = signal.meta.get("approval")
+        a = action.args
+        if not isinstance(ok, Pending):
+            self.k.reply(signal, "Not trusted: trusting code needs your approval.")
+            return None
+        root = self.k.memex.root
+        try:
+            now = (root / a["path"]).read_bytes()
+        except OSError as e:
+            self.k.reply(signal, f"Not trusted: cannot read {a['path']}: {e.strerror}")
+            return None
+        if sha256(now) != a["sha256"]:
+            self.k.reply(signal, f"Not trusted: {a['path']} changed after you approved it; "
+                         "ask again to see its current code.")
+            return None
+        name = str(a.get("name") or a["path"].rsplit("/", 1)[-1].removesuffix(".org"))
+        self.k.registry.trust.trust(root, a["path"], name, now, by=f"approval {ok.id}")
+        with self.k.memex_lock:
+            self.k.registry.load_literate(root / a["path"].split("/", 1)[0])
+        st = next((s for s in self.k.registry.statuses()
+                   if s.source == f"literate:{root / a['path']}"), None)
+        self.k.reply(signal, f"Trusted {a['path']} (sha256 {a['sha256'][:16]}…): "
+                     + ("it loaded." if st is not None and st.status == "ok" else
+                        f"but it did not load: {st.status if st else 'not found'}."),
+                     {"trusted": a["path"], "sha256": a["sha256"],
+                      "status": st.status if st else "not found"})
         return None
 
     def _shell(self, action: Action, signal: Signal) -> Signal:

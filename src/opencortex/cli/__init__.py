@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
-from .agent_cmds import ask, route, skills
+from .agent_cmds import ask, route
 from .archive_cmd import archive
 from .context_cmd import context
 from .doctor import doctor
@@ -19,6 +19,7 @@ from .recall_cmd import recall
 from .retrieval_cmds import read, scan, search
 from .review_cmd import review
 from .serve_cmds import serve, token
+from .skills_cmd import skills
 from .store_cmds import store as store_group
 from .write_cmds import (
     append,

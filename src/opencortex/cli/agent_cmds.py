@@ -1,4 +1,4 @@
-"""Agent commands: ask (one request through the whole pipeline), skills (what is loaded)."""
+"""Agent commands: ask (one request through the whole pipeline), route (its intents)."""
 
 from __future__ import annotations
 
@@ -45,29 +45,6 @@ def _reasoner(m):
     except ImportError:
         gw = None
     return Reasoner(gw if gw is not None and gw.configured else None)
-
-
-@click.command()
-@common_options
-def skills(memex: str | None, index: str | None, json_: bool) -> None:
-    """The skills available: built-in, plugins (entry points), literate (memex skills/)."""
-    from ..skills.registry import SkillRegistry
-
-    m = open_memex(memex, index)
-    reg = SkillRegistry()
-    reg.load_builtins()
-    reg.load_entry_points()
-    reg.load_literate(m.root / "skills")
-    rows = [{"name": s.name, "source": s.source, "priority": s.priority, "status": s.status}
-            for s in reg.statuses()]
-
-    def human() -> None:
-        for r in rows:
-            mark = "ok " if r["status"] == "ok" else "!! "
-            click.echo(f"{mark}{r['name']:<16} {r['priority']!s:>4}  {r['source']}"
-                       + ("" if r["status"] == "ok" else f"\n     {r['status']}"))
-
-    emit(rows, json_, human)
 
 
 @click.command()

@@ -233,17 +233,21 @@ def _agent_checks(s) -> list[dict]:
     out = []
     if s is None:
         return out
-    from ..skills.registry import SkillRegistry
+    from .skills_cmd import skill_rows
 
-    reg = SkillRegistry()
-    reg.load_builtins()
-    reg.load_entry_points()
-    reg.load_literate(s.memex.expanduser() / "skills")
-    bad = [st for st in reg.statuses() if st.status != "ok"]
-    ok_n = len(reg.statuses()) - len(bad)
-    out.append(_check("skills", not bad, f"{ok_n} loaded" + "".join(
-        f"; {b.name} ({b.source}) failed: {b.status}" for b in bad),
-        "fix or remove the failing skill files (see `opencortex skills`)"))
+    rows = skill_rows(s.memex.expanduser().resolve(),
+                      str(s.memex) if s.source.get("memex") == "flag" else None)
+    waiting = [r for r in rows if "command" in r]
+    bad = [r for r in rows if r["status"] != "ok" and "command" not in r]
+    out.append(_check("skills", not bad, f"{len(rows) - len(bad) - len(waiting)} loaded"
+                      + "".join(f"; {b['name']} ({b['source']}) failed: {b['status']}"
+                                for b in bad),
+                      "fix or remove the failing skill files (see `opencortex skills`)"))
+    out.append(_check("skill-trust", not waiting, "every literate skill's code is trusted"
+                      if not waiting else "; ".join(
+                          f"{w['name']} is {w['trust']} (not running): trust it with "
+                          f"`{w['command']}`" for w in waiting),
+                      "read each file's code, then run the command shown to trust it"))
     try:
         from ..llm import gateway_from_settings
 

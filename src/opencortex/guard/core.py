@@ -17,10 +17,11 @@ from urllib.parse import urlsplit
 from .action import Action, Decision, GuardContext, is_untrusted_origin
 from .approvals import ApprovalQueue, Pending
 from .errors import GuardDenied, GuardError, ShellError, UnsafePathError
-from .paths import confine, is_inside
+from .paths import CODE_DIR, confine, in_code_dir, is_inside
 from .policy import GuardPolicy, Verdict
 from .privacy import private_tags
 from .shell import ShellResult, check_argv, normalise_command, run_shell
+from .trust import MAX_SHOWN, approval_text, sha256
 
 __all__ = ["Guard"]
 
@@ -54,6 +55,7 @@ class Guard:
             "web": self._web,
             "websearch": self._websearch,
             "reply": self._reply,
+            "skill.trust": self._skill_trust,
         }
 
     # ------------------------------------------------------------------ public
@@ -222,7 +224,51 @@ class Guard:
         except UnsafePathError as e:
             raise _Deny(f"refused memex.write: {e}") from None
         rel = real.relative_to(root.resolve()).as_posix()
-        return action.with_args(path=rel), []
+        if not in_code_dir(real, root):
+            return action.with_args(path=rel), []
+        if action.args.get("op") != "skill":
+            raise _Deny(f"refused memex.write: {rel} is in {CODE_DIR}/, whose files are code; "
+                        "only the skill-creator writes there, after you approve the code")
+        text = action.args.get("text")
+        if not isinstance(text, str):
+            raise _Deny("refused memex.write: a skill needs args.text (the Org file)")
+        lint = action.args.get("lint")
+        lint = [str(w) for w in lint] if isinstance(lint, list) else []
+        digest = sha256(text.encode("utf-8", "surrogateescape"))
+        return action.with_args(path=rel), [approval_text(rel, text, digest, lint=lint)]
+
+    def _skill_trust(self, action: Action, ctx: GuardContext,
+                     root: Path | None) -> tuple[Action, list[str]]:
+        """Trusting code is always asked, whatever guard.tools says; what is shown is
+        exactly the file's current bytes (their sha256 is what gets recorded)."""
+        a = action.args
+        path, text, digest = a.get("path"), a.get("text"), a.get("sha256")
+        if not (isinstance(path, str) and isinstance(text, str) and isinstance(digest, str)):
+            raise _Deny("refused skill.trust: args.path, args.text and args.sha256 are required")
+        if root is None:
+            raise _Deny("refused skill.trust: no memex root configured")
+        try:
+            real = confine(path, root)
+        except UnsafePathError as e:
+            raise _Deny(f"refused skill.trust: {e}") from None
+        if not in_code_dir(real, root):
+            raise _Deny(f"refused skill.trust: {path} is not in the memex's {CODE_DIR}/ folder")
+        try:
+            now = real.read_bytes()
+        except OSError as e:
+            raise _Deny(f"refused skill.trust: cannot read {path}: {e.strerror}") from None
+        if sha256(text.encode("utf-8", "surrogateescape")) != digest or sha256(now) != digest:
+            raise _Deny(f"refused skill.trust: {path} changed since the approval was asked "
+                        "for; ask again to see its current code")
+        if len(text) > MAX_SHOWN:
+            raise _Deny(f"refused skill.trust: {path} is too long to show here "
+                        f"({len(text)} characters); run `opencortex skills trust "
+                        f"{real.stem}` to read and trust it")
+        rel = real.relative_to(root.resolve()).as_posix()
+        prev = a.get("previous")
+        shown = approval_text(rel, text, digest,
+                              previous=prev if isinstance(prev, str) else None)
+        return action.with_args(path=rel), [shown]
 
     def _web(self, action: Action, ctx: GuardContext,
              root: Path | None) -> tuple[Action, list[str]]:
@@ -294,6 +340,8 @@ def _summary(action: Action) -> str:
         return shlex.join(a["argv"])
     if action.tool == "memex.write":
         return str(a.get("path"))
+    if action.tool == "skill.trust":
+        return f"trust {a.get('path')}"
     if action.tool == "web":
         return str(a.get("url"))
     return action.tool

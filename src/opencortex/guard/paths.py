@@ -12,9 +12,12 @@ from pathlib import Path, PurePosixPath
 
 from .errors import UnsafePathError
 
-__all__ = ["confine", "is_inside"]
+__all__ = ["CODE_DIR", "confine", "confine_note", "in_code_dir", "is_inside"]
 
 _MAX_SYMLINKS = 40
+CODE_DIR = "skills"
+"""The memex folder whose ``.org`` files are code (literate skills).  Notes never go there:
+only the skill-creator writes it, after the person approved the code."""
 
 
 def is_inside(path: Path, root: Path) -> bool:
@@ -108,3 +111,33 @@ def confine(path: str | os.PathLike[str], root: str | os.PathLike[str], *,
     if current.exists() and not current.is_file():
         raise UnsafePathError(f"{raw}: {current} exists and is not a regular file")
     return current
+
+
+def in_code_dir(path: Path, root: Path) -> bool:
+    """True when the resolved ``path`` lies in the memex's skills folder (by name, any case,
+    or through a symlinked skills folder)."""
+    root_real = root.resolve()
+    try:
+        rel = path.relative_to(root_real)
+    except ValueError:
+        return False
+    if rel.parts and rel.parts[0].casefold() == CODE_DIR:
+        return True
+    code = root_real / CODE_DIR
+    try:
+        return code.exists() and is_inside(path, code.resolve())
+    except (OSError, RuntimeError):
+        return True  # a skills folder we cannot resolve: refuse rather than guess
+
+
+def confine_note(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> Path:
+    """:func:`confine` for note writes (capture, append, new note, edits): also refuses the
+    skills folder, whose files are code that runs with the person's rights."""
+    real = confine(path, root)
+    if in_code_dir(real, Path(os.path.abspath(os.fspath(root)))):
+        raise UnsafePathError(
+            f"{os.fspath(path)}: files in {CODE_DIR}/ are code (literate skills), not notes; "
+            "captures, appends and notes may not write there. Create a skill with the "
+            "skill-creator (\"create a skill that ...\"), which shows you the code to "
+            "approve, or edit the file yourself and run `opencortex skills trust NAME`")
+    return real

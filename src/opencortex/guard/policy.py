@@ -55,6 +55,7 @@ DEFAULT_TOOLS: Mapping[str, Verdict] = MappingProxyType({
     "shell": "ask",
     "web": "ask",
     "websearch": "ask",
+    "skill.trust": "ask",  # always asked (guard.trust); "deny" switches it off
 })
 DEFAULT_SHELL_ALLOW: tuple[str, ...] = (
     "ls", "rg", "git", "date", "cat", "echo", "wc", "head", "tail", "grep", "find",

@@ -261,12 +261,15 @@ async def chat(request: Request) -> Response:
                      "replies": [t for t, _ in replies], "data": final_data(replies),
                      "session": session})
 
+    from ..guard.trust import approval_kind
+
     async def gen() -> AsyncIterator[bytes]:
         n = 0
         async for kind, item in run_chat(kernel, msg, session, "http"):
             if kind == "approval":
                 yield sse("approval", {"id": item.id, "reason": item.reason,
-                                       "tool": item.action.tool, "args": item.action.args})
+                                       "tool": item.action.tool, "args": item.action.args,
+                                       "kind": approval_kind(item.action)})
             else:
                 n += 1
                 yield sse("reply", {"text": item[0], "data": item[1]})
@@ -276,9 +279,12 @@ async def chat(request: Request) -> Response:
 
 
 async def approvals_list(request: Request) -> Response:
+    from ..guard.trust import approval_kind
+
     kernel = request.app.state.kernel
     return JSON({"pending": [{"id": p.id, "tool": p.action.tool, "args": p.action.args,
-                              "reason": p.reason, "created": p.created.isoformat()}
+                              "reason": p.reason, "created": p.created.isoformat(),
+                              "kind": approval_kind(p.action)}
                              for p in kernel.approvals.pending()]})
 
 
@@ -486,6 +492,8 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
             if on_stop is not None:
                 on_stop()
 
+    from .skills_routes import routes as skills_routes
+
     routes = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
@@ -498,6 +506,7 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
         Route("/v1/search", search, methods=["GET"]),
         Route("/v1/nodes/{ref:path}", node, methods=["GET"]),
         Route("/v1/recall", recall, methods=["POST"]),
+        *skills_routes(),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: _http_error, 500: _server_error})

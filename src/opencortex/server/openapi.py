@@ -114,6 +114,17 @@ def spec() -> dict[str, Any]:
                                   "properties": {"approve": {"type": "boolean"}}}),
             "responses": {"200": _json(obj, "Resolved"), "404": _ERR, "409": _ERR,
                           **_ERRORS}}},
+        "/v1/skills": {"get": {
+            "summary": "Skills and their code trust (untrusted ones carry the command)",
+            "operationId": "listSkills", "responses": {"200": _json(obj, "Skills")}}},
+        "/v1/skills/trust": {"post": {
+            "summary": "Ask to trust a literate skill's exact code: a pending approval of "
+                       "kind \"trust skill\" showing it", "operationId": "trustSkill",
+            "requestBody": _body({"type": "object", "required": ["name"],
+                                  "properties": {"name": {"type": "string"}}}),
+            "responses": {"202": _json(obj, "The approval to resolve"),
+                          "200": _json(obj, "Nothing to approve (already trusted, unknown)"),
+                          **_ERRORS}}},
         "/v1/search": {"get": {
             "summary": "Search the memex", "operationId": "search",
             "parameters": [

@@ -221,10 +221,21 @@ def _reply_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
 
 
 def skills() -> list[Skill]:
-    from . import foundry, gtd, links, recollect, review, save, skill_creator, websearch
+    from . import (
+        foundry,
+        gtd,
+        links,
+        recollect,
+        review,
+        save,
+        skill_creator,
+        trust_skill,
+        websearch,
+    )
     from .router import skill as router_skill
 
     return [
+        trust_skill.skill(),
         router_skill(),
         gtd.skill(),
         foundry.skill(),

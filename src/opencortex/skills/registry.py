@@ -1,8 +1,9 @@
 """Where skills come from: built-ins, Python entry points (group ``opencortex.skills``),
 and literate skills — ``.org`` files in the memex's ``skills/`` folder whose
 ``#+begin_src python`` blocks define a skill, loaded in ``#+DEPENDS_ON:`` order and
-reloaded when the file changes.  A skill that fails to load is reported and skipped;
-it never breaks start-up."""
+reloaded when the file changes — and only when the person trusted exactly the file's
+bytes (``guard.trust``: ``opencortex skills trust NAME``).  A skill that fails to load is
+reported and skipped; it never breaks start-up."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..guard.trust import SkillFile, TrustStore
 from .base import Action, Context, Rejection, Skill
 
 __all__ = ["SkillRegistry", "SkillStatus"]
@@ -32,14 +34,20 @@ class SkillStatus:
     priority: int | None
     status: str
     """"ok" or the error that kept it out."""
+    trust: str = ""
+    """Literate skills only: ``trusted``, ``untrusted`` or ``changed``."""
+    description: str = ""
 
 
 class SkillRegistry:
-    def __init__(self) -> None:
+    def __init__(self, trust: TrustStore | None = None) -> None:
         self._skills: dict[str, Skill] = {}
         self._status: dict[str, SkillStatus] = {}
-        self._literate_mtimes: dict[str, float] = {}
+        self._literate: dict[str, tuple[str, list[str]]] = {}
+        """file -> (sha256 of the bytes that ran, skill names they registered)."""
+        self._literate_ns: dict[str, dict[str, Any]] = {}
         self._lock = threading.RLock()
+        self.trust = trust if trust is not None else TrustStore()
 
     # -- registering ----------------------------------------------------------------
     def register(self, skill: Skill) -> None:
@@ -47,15 +55,22 @@ class SkillRegistry:
             raise TypeError(f"not a Skill: {skill!r}")
         with self._lock:
             self._skills[skill.name] = skill
-            self._status[skill.name] = SkillStatus(skill.name, skill.source, skill.priority,
-                                                   "ok")
+            self._status[skill.name] = SkillStatus(
+                skill.name, skill.source, skill.priority, "ok",
+                trust="trusted" if skill.source.startswith("literate:") else "",
+                description=skill.description)
 
-    def _failed(self, name: str, source: str, error: BaseException | str) -> None:
+    def _failed(self, name: str, source: str, error: BaseException | str,
+                key: str | None = None) -> None:
+        """Report ``name`` as not loaded.  Only a skill that ``source`` itself registered is
+        dropped, and a file's row has its own ``key``: a planted file named like a
+        built-in (``skills/router.org``) cannot unload or hide that built-in."""
         msg = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         log.warning("skill %s (%s) not loaded: %s", name, source, msg)
         with self._lock:
-            self._skills.pop(name, None)
-            self._status[name] = SkillStatus(name, source, None, msg)
+            if (old := self._skills.get(name)) is not None and old.source == source:
+                self._skills.pop(name, None)
+            self._status[key or name] = SkillStatus(name, source, None, msg)
 
     def load_builtins(self) -> None:
         from . import builtin
@@ -98,55 +113,99 @@ class SkillRegistry:
 
     # -- literate skills ---------------------------------------------------------
     def load_literate(self, folder: Path) -> None:
-        """Load every ``folder/*.org`` (dependencies first); reload changed files."""
-        if not folder.is_dir():
-            return
-        files = {p.stem: p for p in sorted(folder.glob("*.org"))}
+        """Load every trusted ``folder/*.org`` (dependencies first); reload changed files.
+
+        A file runs only if the sha256 of its current bytes is in the trust store; an
+        untrusted or changed file is never compiled (its name and description come from
+        the Org text alone) and any skill it defined before is unloaded."""
+        from ..guard.trust import inspect_skill
+
+        root = folder.parent.resolve()
+        files = {p.stem: p for p in sorted(folder.glob("*.org"))} if folder.is_dir() else {}
+        known = {k.removeprefix("literate:") for k in self._status if k.startswith("literate:")}
+        for gone in sorted(known | set(self._literate)):
+            if Path(gone).parent != folder or Path(gone).stem in files:
+                continue
+            self._unload(gone)
+            self._status.pop(f"literate:{gone}", None)
+        for stem, p in list(files.items()):
+            if not p.is_file():  # a FIFO or device would block the read: never opened
+                del files[stem]
+                self._unload(str(p))
+                self._failed(stem, f"literate:{p}", "not a regular file; skipped",
+                             key=f"literate:{p}")
+        read: dict[str, SkillFile] = {}
         deps: dict[str, list[str]] = {}
         for stem, p in files.items():
             try:
-                text = p.read_text(encoding="utf-8", errors="replace")
+                read[stem] = inspect_skill(p, root)
             except OSError as e:
-                self._failed(stem, f"literate:{p}", e)
+                self._unload(str(p))
+                self._failed(stem, f"literate:{p}", e, key=f"literate:{p}")
                 continue
-            deps[stem] = [d for m in _DEPENDS.finditer(text) for d in m.group(1).split()]
-        order = _topo(deps, self)
-        loaded_ns: dict[str, dict[str, Any]] = {}
+            deps[stem] = [d for m in _DEPENDS.finditer(read[stem].text)
+                          for d in m.group(1).split()]
+        order = _topo(deps, self, files)
         for stem in order:
-            p = files[stem]
-            mtime = p.stat().st_mtime
+            sf, p = read[stem], files[stem]
             src = f"literate:{p}"
-            missing = [d for d in deps.get(stem, []) if d not in loaded_ns and d in files]
-            if missing or any(d not in files for d in deps.get(stem, [])):
-                gone = [d for d in deps.get(stem, []) if d not in files] or missing
-                self._failed(stem, src, f"depends on missing or failed skill(s): {gone}")
+            state = self.trust.state(root, sf.rel, sf.data)
+            if state != "trusted":
+                self._unload(str(p))
+                self._untrusted(sf, src, state)
                 continue
-            if self._literate_mtimes.get(str(p)) == mtime and stem in self._skills_by_file():
-                loaded_ns[stem] = {}
+            missing = [d for d in deps.get(stem, []) if d not in self._literate_ns]
+            if missing:
+                self._unload(str(p))
+                self._failed(stem, src, "depends on missing, untrusted or failed skill(s): "
+                             f"{missing}", key=src)
                 continue
+            if self._literate.get(str(p), ("",))[0] == sf.sha256 and all(
+                    n in self._skills for n in self._literate[str(p)][1]):
+                continue
+            self._unload(str(p))
             try:
-                code = "\n".join(m.group(1) for m in _SRC_BLOCK.finditer(
-                    p.read_text(encoding="utf-8", errors="replace")))
+                code = sf.code
                 if not code.strip():
                     raise ValueError("no #+begin_src python block")
                 ns: dict[str, Any] = {"Skill": Skill, "Action": Action, "Rejection": Rejection,
                                       "Context": Context, "__name__": f"literate_{stem}"}
                 for d in deps.get(stem, []):
-                    ns.update({k: v for k, v in loaded_ns.get(d, {}).items()
+                    ns.update({k: v for k, v in self._literate_ns.get(d, {}).items()
                                if not k.startswith("__")})
-                exec(compile(code, str(p), "exec"), ns)  # the memex's own skill code
+                # exactly the bytes whose sha256 the person approved (read once, above)
+                exec(compile(code, str(p), "exec"), ns)
                 obj = ns.get("SKILL") or ns.get("register")
                 if obj is None:
                     raise ValueError("define SKILL = Skill(...) or register(register)")
-                self._register_object(obj, src)
-                self._literate_mtimes[str(p)] = mtime
-                loaded_ns[stem] = ns
+                names = self._register_object(obj, src)
+                with self._lock:  # the file's own row (untrusted, failed) is stale now
+                    self._status.pop(src, None)
+                self._literate[str(p)] = (sf.sha256, names)
+                self._literate_ns[stem] = ns
             except Exception as e:
-                self._failed(stem, src, e)
+                self._failed(stem, src, e, key=src)
 
-    def _skills_by_file(self) -> set[str]:
-        return {Path(s.source.split(":", 1)[1]).stem for s in self._skills.values()
-                if s.source.startswith("literate:")}
+    def _unload(self, path: str) -> None:
+        """Forget what the file at ``path`` registered (it changed, vanished or lost trust)."""
+        with self._lock:
+            _sha, names = self._literate.pop(path, ("", []))
+            self._literate_ns.pop(Path(path).stem, None)
+            for n in names:
+                self._skills.pop(n, None)
+                self._status.pop(n, None)
+
+    def _untrusted(self, sf: SkillFile, source: str, state: str) -> None:
+        why = ("edited since you trusted it: disabled until you approve the new code"
+               if state == "changed" else "never approved, so it has never run")
+        old = self._status.get(source)
+        if old is None or old.trust != state:  # said once per change, not every heartbeat
+            log.warning("skill %s (%s) is %s and does not run: read it, then run "
+                        "`opencortex skills trust %s`", sf.name, sf.rel, state, sf.name)
+        with self._lock:
+            self._status[source] = SkillStatus(
+                sf.name, source, None, f"{state}: {why}", trust=state,
+                description=sf.description or sf.title)
 
     # -- reading ----------------------------------------------------------------
     def skills(self) -> list[Skill]:
@@ -161,22 +220,31 @@ class SkillRegistry:
             return sorted(self._status.values(), key=lambda s: (-(s.priority or -1), s.name))
 
 
-def _topo(deps: dict[str, list[str]], reg: SkillRegistry) -> list[str]:
+def _topo(deps: dict[str, list[str]], reg: SkillRegistry,
+          files: dict[str, Path]) -> list[str]:
     """Dependency order; files in a cycle are reported and left out."""
     order: list[str] = []
     state: dict[str, int] = {}
+    reported: set[str] = set()
+
+    def report(n: str, msg: str) -> None:
+        if n not in reported:
+            reported.add(n)
+            reg._failed(n, f"literate:{files[n]}", msg, key=f"literate:{files[n]}")
 
     def visit(n: str, stack: list[str]) -> bool:
         if state.get(n) == 2:
             return True
         if state.get(n) == 1:
-            reg._failed(n, "literate", f"dependency cycle: {' -> '.join([*stack, n])}")
+            report(n, f"dependency cycle: {' -> '.join([*stack, n])}")
             return False
         state[n] = 1
         ok = all(visit(d, [*stack, n]) for d in deps.get(n, []) if d in deps)
         state[n] = 2
         if ok:
             order.append(n)
+        else:
+            report(n, "in or depends on a dependency cycle")
         return ok
 
     for n in sorted(deps):

@@ -5,11 +5,12 @@ gathered and composed into one reply.  Offline it uses the deterministic decompo
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .base import Action, Context, Proposal, Rejection, Skill
 
-__all__ = ["INTENT_SCHEMA", "TARGETS", "skill"]
+__all__ = ["INTENT_SCHEMA", "TARGETS", "WRITE_TARGETS", "skill", "supported"]
 
 TARGETS = ("notes", "shell", "gtd", "web", "foundry", "skill-creator", "recollect", "chat")
 ENTRY_SENSORS = ("user-input", "chat-message", "user-command")
@@ -38,11 +39,17 @@ def _trigger(ctx: Context) -> bool:
             and not s.payload.get("no_route"))
 
 
-def _offline(ctx: Context) -> Proposal:
+@functools.lru_cache(maxsize=64)
+def _reading(text: str) -> tuple[tuple[tuple[str, Any], ...], ...]:
+    """The deterministic decomposer's intents for ``text`` (cached: the offline proposal
+    and the check of a model's proposal read the same text)."""
     from ..router import decompose
 
-    return {"action": "route", "intents": [i.to_dict() | {"text": i.text}
-                                           for i in decompose(ctx.text)]}
+    return tuple(tuple((i.to_dict() | {"text": i.text}).items()) for i in decompose(text))
+
+
+def _offline(ctx: Context) -> Proposal:
+    return {"action": "route", "intents": [dict(i) for i in _reading(ctx.text)]}
 
 
 def _prompt(text: str) -> str:
@@ -72,7 +79,36 @@ def _symbolic(p: Proposal, ctx: Context | None) -> Action | Rejection | None:
         if not isinstance(it, dict) or it.get("target") not in TARGETS:
             return Rejection(f"unknown intent target in {it!r}; use one of {', '.join(TARGETS)}")
         clean.append({k: v for k, v in it.items() if isinstance(v, str | int | float | bool)})
+    if ctx is not None:
+        clean = supported(clean, ctx.text)
     return Action("delegate", {"intents": clean}, origin="router")
+
+
+WRITE_TARGETS = frozenset({"skill-creator", "foundry", "shell"})
+"""Targets whose skills change things (code, files, commands); gtd too, except its views."""
+GTD_VIEWS = frozenset({"agenda", "next", "review"})
+
+
+def _writes(intent: dict[str, Any]) -> bool:
+    t = intent.get("target")
+    return t in WRITE_TARGETS or (t == "gtd" and intent.get("op") not in GTD_VIEWS)
+
+
+def supported(intents: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+    """The model's intents minus any write-capable one the person's own words do not ask
+    for: a model may split and phrase a request, never add a skill, a project, a command
+    or a capture.  Supported = the deterministic decomposer reads the same target (as a
+    write) in the text.  Nothing left: the deterministic reading itself."""
+    asked = [{k: v for k, v in i if k != "text"} for i in _reading(text)]
+    wanted = {i.get("target") for i in asked if _writes(i)}
+    kept = [i for i in intents if not _writes(i) or i.get("target") in wanted]
+    if len(kept) < len(intents):
+        import logging
+
+        dropped = [i.get("target") for i in intents if i not in kept]
+        logging.getLogger("opencortex").warning(
+            "router: dropped model intent(s) %s the request does not ask for", dropped)
+    return kept or asked
 
 
 def skill() -> Skill:
@@ -92,7 +128,7 @@ def route(text: str, gateway: Any = None) -> list[dict[str, Any]]:
                                  json_schema=INTENT_SCHEMA)
             checked = _symbolic(c.data or {}, None)
             if isinstance(checked, Action):
-                return list(checked.args["intents"])
+                return supported(list(checked.args["intents"]), text)
         except Exception:  # the model failed or answered badly: decompose offline
             pass
     from ..router import decompose

@@ -1,14 +1,16 @@
 """Skill-creator delegate skill: draft a literate skill (an Org file whose python block
-defines ``SKILL = Skill(...)``) from a description, validate it, write it to
-``skills/<slug>.org`` in the memex (never overwriting) and load it, showing its trigger
-fire on an example — or say precisely why the draft was rejected.
+defines ``SKILL = Skill(...)``) from a description, lint it, and — once the person approved
+exactly that code — write it to ``skills/<slug>.org`` in the memex (never overwriting),
+trust its bytes and load it, showing its trigger fire on an example; or say precisely why
+the draft was rejected.
 
 Offline the draft is a template: a keyword trigger built from the description and an
 offline proposer replying with a fixed helpful text.  With a model, the lead sends
-:func:`draft_prompt` and passes the returned Org text through the same validation
-(:func:`validate`), which is a *screen*, not a sandbox: it refuses imports, dunder
-access and dangerous builtins, and executes the code once with only
-``Skill/Action/Rejection/Context`` and a small set of safe builtins in scope.
+:func:`draft_prompt` and passes the returned Org text through the same lint
+(:func:`validate`).  The lint never runs the code and is not the security boundary: its
+screen (imports, dunders, frame attributes, eval/open/…) only adds warnings to the
+approval.  The boundary is the approval itself — the guard always asks before anything is
+written to ``skills/``, whatever ``guard.tools."memex.write"`` says, and shows the code.
 
 ``apply_memex_op`` op: ``skill`` — args ``path`` (``skills/<slug>.org``), ``text`` (the Org
 file), ``name`` (the skill's name), ``example`` (a text its trigger should fire on).
@@ -24,17 +26,19 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..guard.paths import CODE_DIR
 from .base import Action, Context, Proposal, Rejection, Skill
 from .registry import _SRC_BLOCK, SkillRegistry
 
 if TYPE_CHECKING:
+    from ..guard.trust import TrustStore
     from ..memex import Memex
 
 __all__ = ["RESERVED", "TARGET", "Validation", "apply_memex_op", "draft_org", "draft_prompt",
            "keywords", "skill", "validate"]
 
 TARGET = "skill-creator"
-SKILLS_DIR = "skills"
+SKILLS_DIR = CODE_DIR
 RESERVED = frozenset({"shell", "web", "capture", "agenda", "notes", "chat", "gtd", "foundry",
                       "skill-creator", "websearch"})
 """Names a drafted skill may not take (it would replace that skill in the registry)."""
@@ -159,12 +163,18 @@ Here is a valid skill to follow:
 {draft_org(description, name)}"""
 
 
-# -- validation ----------------------------------------------------------------------
+# -- validation (a lint, never run) -----------------------------------------------------
 @dataclass(slots=True)
 class Validation:
+    """What the lint found.  ``errors`` make a draft unusable (no SKILL, a bad name, …);
+    ``warnings`` (imports, dunders, eval/open/…) are shown in the approval.  Neither is
+    the security boundary: the person's approval of the exact code is."""
+
     ok: bool
     errors: list[str] = field(default_factory=list)
-    skill: Skill | None = None
+    warnings: list[str] = field(default_factory=list)
+    name: str = ""
+    priority: int = 50
     code: str = ""
 
     @property
@@ -180,20 +190,46 @@ def _screen(tree: ast.AST) -> list[str]:
             errs.append(f"{where}: imports are not allowed in a drafted skill")
         elif isinstance(node, ast.Global | ast.Nonlocal):
             errs.append(f"{where}: global/nonlocal are not allowed")
-        elif isinstance(node, ast.Attribute) and node.attr.startswith("__"):
-            errs.append(f"{where}: dunder attribute {node.attr!r} is not allowed")
+        elif isinstance(node, ast.Attribute) and (node.attr.startswith("__")
+                                                  or node.attr.startswith(("gi_", "f_",
+                                                                           "tb_", "cr_"))):
+            errs.append(f"{where}: attribute {node.attr!r} is not allowed")
         elif isinstance(node, ast.Name) and (node.id in _FORBIDDEN_NAMES
                                               or node.id.startswith("__")):
             errs.append(f"{where}: {node.id!r} is not allowed")
     return errs
 
 
-def validate(org_text: str, example: str | None = None, memex: Any = None) -> Validation:
-    """Check a literate skill file: its python parses, passes the screen, defines a
-    ``SKILL`` that is a Skill with a name, an int priority and a callable trigger (and
-    callable offline/symbolic if given), and its trigger runs on ``example``."""
-    from ..pipeline.signal import inject
+def _constants(tree: ast.Module) -> dict[str, Any]:
+    """Module-level ``NAME = <literal>`` assignments (read, never evaluated as code)."""
+    out: dict[str, Any] = {}
+    for st in tree.body:
+        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Constant):
+            for t in st.targets:
+                if isinstance(t, ast.Name):
+                    out[t.id] = st.value.value
+    return out
 
+
+def _literal(node: ast.expr | None, consts: dict[str, Any], default: Any) -> Any:
+    if node is None:
+        return default
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in consts:
+        return consts[node.id]
+    return _Unknown
+
+
+class _Unknown:
+    """A value the lint cannot read without running the code."""
+
+
+def validate(org_text: str, example: str | None = None, memex: Any = None) -> Validation:
+    """Lint a literate skill file WITHOUT running it: its python parses and defines
+    ``SKILL = Skill(NAME, PRIORITY, ...)`` with a literal (or module-constant) name and
+    priority, no non-callable trigger; the screen's findings are warnings.  ``example`` and
+    ``memex`` are accepted for compatibility: the trigger is tried only after approval."""
     blocks = [m.group(1) for m in _SRC_BLOCK.finditer(org_text)]
     code = "\n".join(blocks)
     if not code.strip():
@@ -203,46 +239,42 @@ def validate(org_text: str, example: str | None = None, memex: Any = None) -> Va
     except SyntaxError as e:
         return Validation(False, [f"python syntax error at line {e.lineno}: {e.msg}"],
                           code=code)
-    errs = _screen(tree)
-    if errs:
-        return Validation(False, errs, code=code)
-    ns: dict[str, Any] = {"__builtins__": dict(_SAFE_BUILTINS), "__name__": "draft_skill",
-                          "Skill": Skill, "Action": Action, "Rejection": Rejection,
-                          "Context": Context}
-    try:
-        exec(compile(tree, "<skill>", "exec"), ns)  # screened; restricted builtins
-    except Exception as e:
-        return Validation(False, [f"running the code failed: {type(e).__name__}: {e}"],
+    warnings = _screen(tree)
+    consts = _constants(tree)
+    calls = [st.value for st in tree.body if isinstance(st, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == "SKILL" for t in st.targets)]
+    if not calls:
+        return Validation(False, ["the code does not define SKILL = Skill(...)"], warnings,
                           code=code)
-    sk = ns.get("SKILL")
-    if sk is None:
-        return Validation(False, ["the code does not define SKILL = Skill(...)"], code=code)
-    if not isinstance(sk, Skill):
-        return Validation(False, [f"SKILL is a {type(sk).__name__}, not a Skill"], code=code)
-    errs = []
-    if not isinstance(sk.name, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,59}", sk.name):
-        errs.append(f"SKILL.name {sk.name!r} must be a short lowercase name "
-                    "(letters, digits, - or _)")
-    elif sk.name in RESERVED:
-        errs.append(f"SKILL.name {sk.name!r} is reserved for a built-in skill")
-    if not isinstance(sk.priority, int) or isinstance(sk.priority, bool) \
-            or not 0 <= sk.priority <= 100:
-        errs.append(f"SKILL.priority {sk.priority!r} must be an int from 0 to 100")
-    if not callable(sk.trigger):
-        errs.append("SKILL.trigger must be callable (ctx -> bool)")
-    for attr in ("offline", "symbolic", "neuro"):
-        if getattr(sk, attr) is not None and not callable(getattr(sk, attr)):
-            errs.append(f"SKILL.{attr} must be callable or None")
+    call = calls[-1]
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            and call.func.id == "Skill"):
+        kind = type(call.value).__name__ if isinstance(call, ast.Constant) else \
+            type(call).__name__.lower()
+        return Validation(False, [f"SKILL is a {kind}, not a Skill(...)"], warnings,
+                          code=code)
+    kw = {k.arg: k.value for k in call.keywords if k.arg}
+    pos = list(call.args)
+    name = _literal(pos[0] if pos else kw.get("name"), consts, None)
+    prio = _literal(pos[1] if len(pos) > 1 else kw.get("priority"), consts, 50)
+    errs: list[str] = []
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,59}", name):
+        shown = "not a literal" if name is _Unknown else repr(name)
+        errs.append(f"SKILL.name ({shown}) must be a short lowercase name (letters, digits, "
+                    "- or _) written as a string literal or a module-level NAME = '...'")
+    elif name in RESERVED:
+        errs.append(f"SKILL.name {name!r} is reserved for a built-in skill")
+    if not isinstance(prio, int) or isinstance(prio, bool) or not 0 <= prio <= 100:
+        shown = "not a literal" if prio is _Unknown else repr(prio)
+        errs.append(f"SKILL.priority {shown} must be an int from 0 to 100")
+    for attr in ("trigger", "offline", "symbolic", "neuro"):
+        v = kw.get(attr)
+        if isinstance(v, ast.Constant) and (attr == "trigger" or v.value is not None):
+            errs.append(f"SKILL.{attr} must be callable" + ("" if attr == "trigger" else
+                                                             " or None"))
     if errs:
-        return Validation(False, errs, sk, code)
-    if example is not None:
-        ctx = Context(inject({"sensor": "user-input", "text": example}), memex)
-        try:
-            sk.trigger(ctx)
-        except Exception as e:
-            return Validation(False, [f"the trigger raised on the example: "
-                                      f"{type(e).__name__}: {e}"], sk, code)
-    return Validation(True, [], sk, code)
+        return Validation(False, errs, warnings, code=code)
+    return Validation(True, [], warnings, str(name), int(prio), code)
 
 
 # -- skill ---------------------------------------------------------------------------
@@ -297,24 +329,31 @@ def _symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
         return Rejection("describe the skill to create (what should trigger it, what it does)")
     text = str(p.get("text") or "")
     example = str(p.get("example") or desc)
-    v = validate(text, example, ctx.memex)
-    if not v.ok or v.skill is None:
+    v = validate(text)
+    if not v.ok:
         return Rejection(f"the drafted skill was rejected: {v.reason}")
-    rel = f"{SKILLS_DIR}/{v.skill.name}.org"
+    rel = f"{SKILLS_DIR}/{v.name}.org"
     err = _check_path(ctx.memex, rel)
     if err:
         return Rejection(err)
-    return Action("memex.write", {"op": "skill", "path": rel, "name": v.skill.name,
-                                  "text": text, "example": example}, origin=TARGET)
+    # the guard always asks for this write and shows the code with the lint's warnings
+    return Action("memex.write", {"op": "skill", "path": rel, "name": v.name,
+                                  "text": text, "example": example, "lint": v.warnings},
+                  origin=TARGET)
 
 
-def apply_memex_op(memex: Memex, args: dict[str, Any],
-                   registry: SkillRegistry | None = None) -> tuple[str, dict[str, Any]]:
-    """The ``skill`` op of ``memex.write``: re-validate, create the file (no clobber,
-    journaled), load the folder with ``load_literate`` (into ``registry`` if given, else a
-    scratch one) and show the trigger on the example."""
+def apply_memex_op(memex: Memex, args: dict[str, Any], registry: SkillRegistry | None = None,
+                   trust: TrustStore | None = None, by: str = "approval"
+                   ) -> tuple[str, dict[str, Any]]:
+    """The ``skill`` op of ``memex.write``: lint, create the file (no clobber, journaled).
+
+    ``trust`` is given only when the person approved exactly ``args["text"]`` (the guard
+    always asks for this write): then the written bytes are trusted, the folder is loaded
+    (into ``registry`` if given, else a scratch one) and the trigger is shown on the
+    example.  Without it the file is written but stays disabled until trusted."""
     from ..errors import WriteError
     from ..guard import confine
+    from ..guard.trust import trust_command
     from ..pipeline.signal import inject
     from ..write.atomic import read_snapshot
 
@@ -322,26 +361,31 @@ def apply_memex_op(memex: Memex, args: dict[str, Any],
         raise ValueError(f"unknown skill-creator memex op {args.get('op')!r}")
     text = str(args.get("text") or "")
     example = str(args.get("example") or "")
-    v = validate(text, example or None, memex)
-    if not v.ok or v.skill is None:
+    v = validate(text)
+    if not v.ok:
         raise WriteError(f"the drafted skill was rejected: {v.reason}")
-    rel = str(args.get("path") or f"{SKILLS_DIR}/{v.skill.name}.org")
-    if rel != f"{SKILLS_DIR}/{v.skill.name}.org":
+    rel = str(args.get("path") or f"{SKILLS_DIR}/{v.name}.org")
+    if rel != f"{SKILLS_DIR}/{v.name}.org":
         raise WriteError(f"the file must be named after the skill: {SKILLS_DIR}/"
-                         f"{v.skill.name}.org, not {rel}")
+                         f"{v.name}.org, not {rel}")
     err = _check_path(memex, rel)
     if err:
         raise WriteError(err)
     snap = read_snapshot(confine(rel, memex.root))
     r = memex.writer._commit("new-skill", f"new skill {rel}", snap, text, None)
-    reg = registry or SkillRegistry()
-    reg.load_literate(memex.root / SKILLS_DIR)
     stem = rel.rsplit("/", 1)[1][:-4]
-    status = next((s for s in reg.statuses() if s.name in (v.skill.name, stem)), None)
-    loaded = reg.get(v.skill.name)
-    data: dict[str, Any] = {"file": rel, "name": v.skill.name, "write": r.to_dict(),
-                            "loaded": loaded is not None,
-                            "status": status.status if status else "not found"}
+    data: dict[str, Any] = {"file": rel, "name": v.name, "write": r.to_dict(),
+                            "warnings": v.warnings, "trusted": trust is not None}
+    if trust is None:
+        data.update(loaded=False, status="untrusted")
+        return (f"Wrote {rel} (journal #{r.journal_id}); it is not trusted, so it does not "
+                f"run until you approve its code: `{trust_command(stem)}`.", data)
+    trust.trust(memex.root, rel, stem, text.encode("utf-8", "surrogateescape"), by)
+    reg = registry or SkillRegistry(trust=trust)
+    reg.load_literate(memex.root / SKILLS_DIR)
+    status = next((s for s in reg.statuses() if s.name in (v.name, stem)), None)
+    loaded = reg.get(v.name)
+    data.update(loaded=loaded is not None, status=status.status if status else "not found")
     if loaded is None:
         return (f"Wrote {rel} (journal #{r.journal_id}) but it did not load: "
                 f"{data['status']}.", data)
@@ -354,9 +398,9 @@ def apply_memex_op(memex: Memex, args: dict[str, Any],
             data["trigger_error"] = f"{type(e).__name__}: {e}"
     data["fired"] = fired
     shown = f" on {example!r}" if example else ""
-    return (f"Created skill {v.skill.name!r} in {rel} (journal #{r.journal_id}; priority "
-            f"{loaded.priority}); it loaded, and its trigger "
-            f"{'fires' if fired else 'does NOT fire'}{shown}.", data)
+    return (f"Created skill {v.name!r} in {rel} (journal #{r.journal_id}; priority "
+            f"{loaded.priority}; you approved its code, so it is trusted); it loaded, and "
+            f"its trigger {'fires' if fired else 'does NOT fire'}{shown}.", data)
 
 
 SKILL_SCHEMA = {

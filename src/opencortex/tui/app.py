@@ -24,6 +24,7 @@ HELP = """Commands:
   /agenda           what's on the agenda
   /save NODE        file the last answer under NODE   /unsave  undo that save
   /links NODE       notes to link with NODE           /link N  link suggestion N
+  /trust NAME       show a literate skill's code and ask to trust exactly it
   /approve ID       approve a pending action      /deny ID   deny it
   /help             this list                     /exit      quit (or Ctrl-D)
 Enter sends; Esc-Enter (Meta-Enter) starts a new line."""

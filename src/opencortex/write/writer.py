@@ -69,10 +69,11 @@ class MemexWriter:
     # -- plumbing ------------------------------------------------------------------
     def _path(self, rel: str) -> Path:
         """The file under the memex that ``rel`` names; anything else is refused
-        (``..``, symlinks out, ``.git``, non-.org files: the guard's rules)."""
-        from ..guard.paths import confine
+        (``..``, symlinks out, ``.git``, non-.org files, the skills folder: the guard's
+        rules)."""
+        from ..guard.paths import confine_note
 
-        return confine(rel, self.root)
+        return confine_note(rel, self.root)
 
     def _rel(self, p: Path) -> str:
         return p.relative_to(self.root).as_posix()
@@ -265,6 +266,8 @@ class MemexWriter:
     def capture(self, text: str, target: str | None = None, todo: str | None = None,
                 tags: list[str] | None = None, parent: Node | None = None) -> WriteResult:
         """New entry with an :ID: and :CREATED:, under ``parent`` or at the end of a file."""
+        if parent is None:  # where first: a refused target says why before the text does
+            self._path(target or self.settings.capture_target)
         title, _, body = text.strip().partition("\n")
         title = " ".join(title.split())
         if not title:

@@ -1,0 +1,266 @@
+"""Code trust, like direnv: code from the memex (literate skills) runs only when the person
+approved exactly its bytes.
+
+The trust store lives OUTSIDE the memex, under the XDG state dir
+(``$XDG_STATE_HOME/opencortex/trust/skills.json``), so nothing that arrives in the memex —
+a synced file, a capture, a model's draft — can also plant its own approval.  Each entry
+is keyed by (memex root, relative path) and records the skill's name, the sha256 of the
+approved bytes and those bytes' text (for the diff shown at the next approval).
+
+Inspecting a skill file here never runs it: name, title and description come from the
+Org text (``#+TITLE`` / ``#+DESCRIPTION``), the code is the ``#+begin_src python`` blocks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import hashlib
+import json
+import re
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import GuardError
+from .paths import CODE_DIR, is_inside
+
+__all__ = ["MAX_SHOWN", "SkillFile", "TrustEntry", "TrustStore", "approval_kind",
+           "approval_text", "diff",
+           "inspect_skill", "sha256", "skill_files", "trust_command"]
+
+MAX_SHOWN = 16_000
+"""Longest code an approval in chat/daemon shows whole; longer files are trusted only with
+``opencortex skills trust`` (the person must be able to read what they approve)."""
+_KW = re.compile(r"^[ \t]*#\+(TITLE|DESCRIPTION):[ \t]*(.*)$", re.I | re.M)
+_SRC_BLOCK = re.compile(
+    r"^[ \t]*#\+begin_src[ \t]+python\b[^\n]*\n(.*?)^[ \t]*#\+end_src", re.I | re.M | re.S)
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,79}")
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True, slots=True)
+class SkillFile:
+    """A literate skill file as read (bytes once; metadata parsed, code never run)."""
+
+    name: str
+    """The file's stem: what ``opencortex skills trust NAME`` takes."""
+    rel: str
+    """Path relative to the memex root (``skills/NAME.org``)."""
+    path: Path
+    data: bytes
+    title: str
+    description: str
+
+    @property
+    def sha256(self) -> str:
+        return sha256(self.data)
+
+    @property
+    def text(self) -> str:
+        return _text(self.data)
+
+    @property
+    def code(self) -> str:
+        return "\n".join(m.group(1) for m in _SRC_BLOCK.finditer(self.text))
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of a regular file; a FIFO or device (even one swapped in since a stat)
+    is refused without blocking."""
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
+def inspect_skill(path: Path, root: Path, data: bytes | None = None) -> SkillFile:
+    """Read ``path`` (a file in the memex's skills folder) without running any of it."""
+    raw = _read_regular(path) if data is None else data
+    kws: dict[str, str] = {}
+    for m in _KW.finditer(_text(raw)):
+        kws.setdefault(m.group(1).upper(), m.group(2).strip())
+    title = kws.get("TITLE", "")
+    return SkillFile(path.stem, f"{CODE_DIR}/{path.name}", path, raw,
+                     title.removeprefix("Skill:").strip() or title, kws.get("DESCRIPTION", ""))
+
+
+def skill_files(root: Path) -> dict[str, Path]:
+    """The literate skill files of the memex at ``root``, by name (what the registry loads)."""
+    folder = root / CODE_DIR
+    if not folder.is_dir():
+        return {}
+    return {p.stem: p for p in sorted(folder.glob("*.org")) if p.is_file()}
+
+
+def find_skill(root: Path, name: str) -> SkillFile:
+    """``name`` is a skill file's stem or ``skills/NAME.org``; a clear error otherwise."""
+    stem = name.strip()
+    stem = stem.removeprefix(f"{CODE_DIR}/").removesuffix(".org")
+    files = skill_files(root)
+    if not _NAME.fullmatch(stem) or stem not in files:
+        known = ", ".join(files) or "none"
+        raise GuardError(f"no literate skill {name!r} in {root / CODE_DIR} (skill files: "
+                         f"{known})")
+    return inspect_skill(files[stem], root)
+
+
+@dataclass(slots=True)
+class TrustEntry:
+    memex: str
+    path: str
+    name: str
+    sha256: str
+    trusted_at: str
+    by: str
+    text: str
+    """The approved bytes, decoded: shown as the base of the diff at the next approval."""
+
+
+class TrustStore:
+    """The person's approvals of code, in one JSON file outside every memex."""
+
+    _lock = threading.Lock()
+
+    def __init__(self, path: Path | None = None) -> None:
+        if path is None:
+            from ..config import state_dir
+
+            path = state_dir() / "trust" / "skills.json"
+        self.path = Path(path)
+
+    @staticmethod
+    def _key(root: Path, rel: str) -> str:
+        return f"{Path(root).resolve()}\n{rel}"
+
+    def usable_for(self, root: Path) -> bool:
+        """False when the store would live inside the memex (a synced file could plant it)."""
+        try:
+            return not is_inside(self.path.resolve(), Path(root).resolve())
+        except OSError:
+            return False
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as e:
+            raise GuardError(f"the trust store {self.path} is unreadable ({e}); move it "
+                             "away and trust your skills again") from None
+        skills = raw.get("skills") if isinstance(raw, dict) else None
+        return skills if isinstance(skills, dict) else {}
+
+    def get(self, root: Path, rel: str) -> TrustEntry | None:
+        if not self.usable_for(root):
+            return None
+        e = self._read().get(self._key(root, rel))
+        try:
+            return TrustEntry(**e) if isinstance(e, dict) else None
+        except TypeError:
+            return None
+
+    def is_trusted(self, root: Path, rel: str, data: bytes) -> bool:
+        e = self.get(root, rel)
+        return e is not None and e.sha256 == sha256(data)
+
+    def state(self, root: Path, rel: str, data: bytes) -> str:
+        """``trusted``, ``changed`` (trusted once, edited since) or ``untrusted``."""
+        e = self.get(root, rel)
+        if e is None:
+            return "untrusted"
+        return "trusted" if e.sha256 == sha256(data) else "changed"
+
+    def trust(self, root: Path, rel: str, name: str, data: bytes, by: str) -> TrustEntry:
+        """Record exactly ``data`` as approved for ``rel`` in the memex at ``root``."""
+        if not self.usable_for(root):
+            raise GuardError(f"the trust store {self.path} lies inside the memex {root}; "
+                             "set XDG_STATE_HOME elsewhere so synced files cannot plant trust")
+        entry = TrustEntry(str(Path(root).resolve()), rel, name, sha256(data),
+                           dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), by,
+                           _text(data))
+        self._update(lambda s: s.__setitem__(self._key(root, rel), asdict(entry)))
+        return entry
+
+    def untrust(self, root: Path, rel: str) -> bool:
+        """Forget the approval; True if there was one."""
+        found: list[bool] = []
+        self._update(lambda s: found.append(s.pop(self._key(root, rel), None) is not None))
+        return bool(found and found[0])
+
+    def _update(self, change: Any) -> None:
+        from ..errors import ConflictError
+        from ..write.atomic import atomic_write, read_snapshot
+
+        with self._lock:
+            for _ in range(5):  # another process wrote meanwhile: re-read and retry
+                snap = read_snapshot(self.path)
+                skills = self._read()
+                change(skills)
+                data = json.dumps({"version": 1, "skills": skills}, ensure_ascii=False,
+                                  indent=1, sort_keys=True).encode()
+                try:
+                    self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                    atomic_write(snap, data)
+                    return
+                except ConflictError:
+                    continue
+            raise GuardError(f"the trust store {self.path} kept changing; try again")
+
+
+def diff(old: str | None, new: str, rel: str) -> str:
+    """Unified diff of the last trusted text against the current one ('' if none trusted)."""
+    if old is None:
+        return ""
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True),
+                                        new.splitlines(keepends=True),
+                                        f"{rel} (last trusted)", f"{rel} (now)"))
+
+
+def approval_kind(action: Any) -> str | None:
+    """What an approval is, for clients that show it: code trust or a new skill's code."""
+    if action.tool == "skill.trust":
+        return "trust skill"
+    if action.tool == "memex.write" and action.args.get("op") == "skill":
+        return "new skill"
+    return None
+
+
+def trust_command(name: str, memex: str | None = None) -> str:
+    import shlex
+
+    extra = f" --memex {shlex.quote(memex)}" if memex else ""
+    return f"opencortex skills trust {shlex.quote(name)}{extra}"
+
+
+def approval_text(rel: str, text: str, digest: str, *, previous: str | None = None,
+                  lint: list[str] | None = None) -> str:
+    """What the person reads before approving code: the whole file (or the diff against
+    the version they trusted before), its sha256 and the lint's warnings."""
+    lines = [f"{rel} is code that will run with your rights (sha256 {digest[:16]}…); "
+             "approving trusts exactly these bytes (always asked, whatever guard.tools says)."]
+    for w in lint or []:
+        lines.append(f"  lint warning: {w}")
+    d = diff(previous, text, rel)
+    if d:
+        lines += ["--- changes since you last trusted it ---", d.rstrip("\n")]
+    body = text.rstrip("\n").split("\n")
+    lines.append(f"--- {rel} ({len(body)} lines, numbered) ---")
+    lines += [f"{n:>4}| {ln}" for n, ln in enumerate(body, 1)]  # no line can fake the end
+    lines.append(f"--- end of {rel}: {len(body)} lines ---")
+    return "\n".join(lines)
