@@ -28,8 +28,6 @@ __all__ = ["looks_like_markdown", "looks_like_org", "model_text_to_org"]
 _HEAD = "\x00H"  # marks a headline this module made (NUL never survives normalise_lines)
 _PH = "OCORGPH{}X"
 _PH_RE = re.compile(r"OCORGPH(\d+)X")
-_ORG_BLOCK = re.compile(r"^([ \t]*)#\+begin_(\S+)[^\n]*\n(?:.*?\n)??[ \t]*#\+end_\2[ \t]*$",
-                        re.I | re.M | re.S)
 _ORG_LINK = re.compile(r"\[\[[^\[\]\n]+\](?:\[[^\[\]\n]*\])?\]")
 _ORG_STRONG = (re.compile(r"^#\+(?:begin|end)_\w+|^#\+\w+:", re.I | re.M), _ORG_LINK,
                re.compile(r"^\|[-+]+\|\s*$", re.M), re.compile(r"^:PROPERTIES:", re.M))
@@ -38,26 +36,34 @@ _ORG_WEAK = re.compile(r"(?:^|[\s(])(?:\*[^\s*][^*\n]*[^\s*]\*|/[^\s/][^/\n]*[^\
 _MD = (re.compile(r"^[ \t]*(?:```|~~~)", re.M), re.compile(r"\*\*\S|\S\*\*|__\S"),
        re.compile(r"\[[^\]\n]+\]\([^)\n]*\)"), re.compile(r"^#{1,6}[ \t]+\S", re.M),
        re.compile(r"`[^`\n]+`"), re.compile(r"^>[ \t]", re.M),
-       re.compile(r"^[ \t]*\*[ \t]+\S", re.M), re.compile(r"^\|?[ \t]*:?-{3,}:?[ \t]*\|", re.M))
+       re.compile(r"^\|?[ \t]*:?-{3,}:?[ \t]*\|", re.M))
+_MD_BULLET = re.compile(r"^[ \t]*\*[ \t]+\S", re.M)  # or an Org headline: weak evidence
 _ORG_HEADLINE = re.compile(r"^(\*+)[ \t]+(.*)$", re.M)
 _SAFE_SCHEMES = ("http", "https", "mailto", "ftp", "file", "id", "doi")
 
 
 def looks_like_markdown(text: str) -> bool:
-    return any(p.search(text) for p in _MD)
+    return any(p.search(text) for p in _MD) or bool(_MD_BULLET.search(text))
 
 
 def looks_like_org(text: str) -> bool:
-    """Org-only syntax and no Markdown syntax: conservative (plain prose is neither)."""
-    if looks_like_markdown(text):
+    """Org-only syntax (blocks, ``[[links]]``, ``|--+--|`` tables, drawers) and no
+    Markdown-only syntax (fences, ``**``, ``[t](u)``, ``# `` headings, backticks, ``> ``),
+    or Org emphasis with no Markdown at all: conservative (plain prose is neither, and
+    goes through the Markdown renderer, which leaves it as it is)."""
+    if any(p.search(text) for p in _MD):
         return False
-    return any(p.search(text) for p in _ORG_STRONG) or bool(_ORG_WEAK.search(text))
+    if any(p.search(text) for p in _ORG_STRONG):
+        return True
+    return not _MD_BULLET.search(text) and bool(_ORG_WEAK.search(text))
 
 
 def _parser() -> Any:
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    md.validateLink = lambda url: True  # every link is rendered by _link, unsafe ones as text
+    return md
 
 
 # ------------------------------------------------------------------ inline
@@ -74,7 +80,9 @@ def _link(url: str, desc: str) -> str:
     return f"[[{url}][{desc}]]" if desc and desc != url else f"[[{url}]]"
 
 
-def _code(s: str) -> str:
+def _code(s: str, in_table: bool = False) -> str:
+    if in_table and "|" in s:  # a cell's pipe must be \vert{}, which verbatim would show
+        return s
     for m in ("~", "="):
         if m not in s and s.strip() == s and s:
             return f"{m}{s}{m}"
@@ -85,8 +93,9 @@ class _Inline:
     """Render an inline token list, putting a zero-width space where Org emphasis would
     otherwise not be recognised next to a word character (Org's own advice)."""
 
-    def __init__(self) -> None:
+    def __init__(self, in_table: bool = False) -> None:
         self.out: list[str] = []
+        self.in_table = in_table
 
     def last(self) -> str:
         for s in reversed(self.out):
@@ -95,7 +104,9 @@ class _Inline:
         return "\n"
 
     def open(self, mark: str) -> None:
-        if self.last() not in _ORG_PRE:
+        if self.out and self.out[-1] == "\x01":  # nested right after an opening marker
+            pass
+        elif self.last() not in _ORG_PRE:
             self.out.append("\u200b")
         self.out.append(mark)
         self.out.append("\x01")  # "just opened": dropped below
@@ -114,13 +125,14 @@ class _Inline:
                 else:
                     self.out.append(closing[-1] if closing else "")
                 closing and closing.pop()
-                nxt = tokens[i + 1].content[:1] if i + 1 < len(tokens) else ""
+                nxt = next((x.content[:1] for x in tokens[i + 1:] if x.content), "")
                 if nxt and nxt not in _ORG_POST:
                     self.out.append("\u200b")
             elif ty == "text":
-                self.out.append(t.content)
+                if t.content:
+                    self.out.append(t.content)
             elif ty == "code_inline":
-                self.out.append(_code(t.content))
+                self.out.append(_code(t.content, self.in_table))
             elif ty == "softbreak":
                 self.out.append("\n")
             elif ty == "hardbreak":
@@ -141,8 +153,8 @@ def _tokens(n: Any) -> list[Any] | None:
     return n.children[0].token.children if n.children and n.children[0].token else None
 
 
-def _inline(tokens: list[Any] | None) -> str:
-    return _render_with_links(_Inline(), tokens) if tokens else ""
+def _inline(tokens: list[Any] | None, in_table: bool = False) -> str:
+    return _render_with_links(_Inline(in_table), tokens) if tokens else ""
 
 
 def _render_with_links(r: _Inline, tokens: list[Any]) -> str:
@@ -216,8 +228,12 @@ class _Renderer:
                 head, end = "#+begin_example", "#+end_example"
             lines = [head, *(code.split("\n") if code else []), end]
             return "\n".join(indent + ln if ln else ln for ln in lines)
-        if ty == "blockquote":
-            inner = "\n\n".join(self.blocks(n, indent))
+        if ty == "blockquote":  # no headline can live inside a block: bold lines there
+            saved, self.parent = self.parent, None
+            try:
+                inner = "\n\n".join(self.blocks(n, indent))
+            finally:
+                self.parent = saved
             return f"{indent}#+begin_quote\n{inner}\n{indent}#+end_quote"
         if ty == "table":
             return self.table(n, indent)
@@ -259,7 +275,7 @@ class _Renderer:
             for tr in sec.children:
                 cells = []
                 for c in tr.children:
-                    txt = _inline(_tokens(c))
+                    txt = _inline(_tokens(c), in_table=True)
                     cells.append(" ".join(txt.split()).replace("|", "\\vert{}"))
                 rows.append(cells)
             if sec.type == "thead":
@@ -276,17 +292,46 @@ class _Renderer:
         return "\n".join(lines)
 
 
+_FENCE = re.compile(r"[ ]{0,3}(`{3,}|~{3,})")
+_BEGIN_LINE = re.compile(r"[ \t]*#\+begin_(\S+)", re.I)
+
+
 def _protect(text: str) -> tuple[str, list[str]]:
-    """Org blocks and Org links in a Markdown text become placeholders, kept verbatim."""
+    """Org blocks and Org links outside Markdown code fences become placeholders, kept
+    verbatim through the Markdown parse."""
     saved: list[str] = []
 
-    def keep(m: re.Match[str]) -> str:
-        saved.append(m.group(0))
+    def keep(chunk: str) -> str:
+        saved.append(chunk)
         return _PH.format(len(saved) - 1)
 
-    text = _ORG_BLOCK.sub(keep, text)
-    text = _ORG_LINK.sub(keep, text)
-    return text, saved
+    lines = text.split("\n")
+    out: list[str] = []
+    fence: str | None = None
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        f = _FENCE.match(ln)
+        if fence is not None:
+            if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence) and \
+                    not ln.strip()[len(f.group(1)):].strip():
+                fence = None
+            out.append(ln)
+        elif f:
+            fence = f.group(1)
+            out.append(ln)
+        elif (b := _BEGIN_LINE.match(ln)):
+            end = re.compile(r"[ \t]*#\+end_" + re.escape(b.group(1)) + r"[ \t]*$", re.I)
+            j = next((k for k in range(i + 1, len(lines)) if end.match(lines[k])), None)
+            if j is None:
+                out.append(ln)
+            else:
+                out.append(keep("\n".join(lines[i:j + 1])))
+                i = j
+        else:
+            out.append(_ORG_LINK.sub(lambda m: keep(m.group(0)), ln))
+        i += 1
+    return "\n".join(out), saved
 
 
 def _markdown(text: str, parent_level: int | None, odd: bool) -> str:
