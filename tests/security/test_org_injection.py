@@ -68,6 +68,8 @@ STRUCTURE = [
     "#+begin_src python\nimport os", "#+end_src", "#+begin_example\n* inside\n#+end_example",
     "%%(shell-command \"touch x\")", "<%%(diary-float t 4 2)>", "[fn:1] a definition",
     "# Local Variables:\n# eval: (shell-command \"touch x\")\n# End:",
+    "a <<<body>>> radio target", "[[elisp:(shell-command \"x\")][click]] shell:touch x",
+    "# TODO a Markdown heading\n## COMMENT another\n### [#A] third",
 ]
 SEPARATORS = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x00\n"]
 

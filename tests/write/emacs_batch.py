@@ -12,7 +12,7 @@ import pytest
 from ..conftest import DUMP_EL
 
 HEADLINE_FIELDS = ("level", "title", "todo", "priority", "tags", "comment", "id", "properties",
-                   "scheduled", "deadline", "closed", "body_hash")
+                   "scheduled", "deadline", "closed", "body_hash", "links")
 FILE_FIELDS = ("keywords", "todo_keywords", "done_keywords", "headline_count")
 
 

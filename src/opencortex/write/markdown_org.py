@@ -377,7 +377,7 @@ def _org(text: str, parent_level: int | None, odd: bool) -> str:
     return "\n".join(out)
 
 
-def _finish(text: str) -> str:
+def _finish(text: str, keywords: tuple[str, ...]) -> str:
     """Neutralise: bodies with neutralise_body, the headlines made here with their titles
     neutralised; nothing else can become a headline."""
     out: list[str] = []
@@ -392,7 +392,7 @@ def _finish(text: str) -> str:
         if ln.startswith(_HEAD):
             flush()
             stars, _, title = ln[len(_HEAD):].partition("\x00")
-            t = neutralise_title(title)
+            t = neutralise_title(title, keywords)
             if t:
                 out.append("*" * int(stars) + " " + t)
             continue
@@ -401,15 +401,18 @@ def _finish(text: str) -> str:
     return "\n".join(out).strip("\n")
 
 
-def model_text_to_org(text: str, *, parent_level: int | None, odd: bool = False) -> str:
+def model_text_to_org(text: str, *, parent_level: int | None, odd: bool = False,
+                      keywords: tuple[str, ...] | list[str] = ("TODO", "DONE")) -> str:
     """A model's text as Org for the body of an entry with ``parent_level`` stars: its
     headings become sub-headlines one level (two under ``#+STARTUP: odd``) below, in
     order; with ``parent_level=None`` no headline is allowed and headings become bold
-    lines.  Already-Org text passes through.  The result is neutralised."""
+    lines.  Already-Org text passes through.  The result is neutralised; ``keywords``
+    (the file's TODO keywords) are kept from starting a sub-headline's title, so a
+    heading never becomes a task."""
     text = normalise_lines(text).strip("\n")
     if not text.strip():
         return ""
     text = _org(text, parent_level, odd) if looks_like_org(text) else \
         _markdown(text, parent_level, odd)
-    return _finish(text)
+    return _finish(text, tuple(keywords) or ("TODO", "DONE"))
 

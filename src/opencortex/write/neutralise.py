@@ -47,6 +47,13 @@ _LANG = re.compile(r"[A-Za-z0-9_+.-]{1,40}")
 # inline: sexp timestamps run elisp in the agenda; Emacs file-local variables
 _SEXP_TS = re.compile(r"([<\[])%%\(")
 _LOCAL_VARS = re.compile(r"(Local Variables)(:)", re.I)
+# links: only these types stay links (the registered types that run code when followed,
+# elisp: and shell:, are outside it); a radio target would turn words file-wide into links
+LINK_TYPES = frozenset({"http", "https", "ftp", "mailto", "file", "id", "doi", "attachment",
+                        "news", "info", "man", "irc", "roam", "denote", "help"})
+_BRACKET_TYPE = re.compile(r"\[\[([A-Za-z][\w+.-]*):")
+_PLAIN_EXEC = re.compile(r"(?<![\w-])(elisp|shell)(:)", re.I)
+_RADIO = re.compile(r"<<<")
 _MODE_LINE = re.compile(r"-\*-")
 _ESC = re.compile(r"^([ \t]*)(,*(?:\*|#\+))", re.M)
 _UNESC = re.compile(r"^([ \t]*),(,*(?:\*|#\+))", re.M)
@@ -69,8 +76,19 @@ def unescape_block_content(text: str) -> str:
     return _UNESC.sub(r"\1\2", text)
 
 
+def _link_type(m: re.Match[str]) -> str:
+    return m.group(0) if m.group(1).lower() in LINK_TYPES else "[" + ZWSP + m.group(0)[1:]
+
+
 def _inline(line: str) -> str:
-    """Inline constructs that would run code: sexp timestamps, local-variable markers."""
+    """Inline constructs that would run code or reach beyond this text: sexp timestamps,
+    local-variable markers, links of a type outside :data:`LINK_TYPES`, radio targets."""
+    if "[[" in line:
+        line = _BRACKET_TYPE.sub(_link_type, line)
+    if ":" in line and ("ell" in line or "ELL" in line):
+        line = _PLAIN_EXEC.sub(r"\1" + ZWSP + r"\2", line)
+    if "<<<" in line:
+        line = _RADIO.sub("<" + ZWSP + "<<", line)
     if "%%(" in line:
         line = _SEXP_TS.sub(r"\1%% (", line)
     if ":" in line and "ocal" in line.lower():
@@ -139,12 +157,18 @@ _TAGS_AT_END = re.compile(r"[ \t]+(:[\w@#%:]+:)[ \t]*$")
 _MENTION = re.compile(r"(^|\s)(@[\w.-]+)")
 
 
-def neutralise_title(text: str) -> str:
+def neutralise_title(text: str, keywords: tuple[str, ...] | list[str] = ()) -> str:
     """One headline title: a single line (every break and run of whitespace one space), no
     tags at its end (the space before them becomes a no-break space, so Org reads them as
     words) and no ``@name`` an agent would take as a request (shown as verbatim
-    ``=@name=``).  Idempotent."""
+    ``=@name=``).  With ``keywords`` (the file's TODO keywords) the title is one that
+    follows the stars directly: a first word that is one of them, ``COMMENT`` or a priority
+    cookie is shown verbatim too, so it stays a word.  Idempotent."""
     t = " ".join(normalise_lines(text).split())
+    if keywords:
+        first, _, rest = t.partition(" ")
+        if first in keywords or first == "COMMENT" or re.fullmatch(r"\[#.\]", first):
+            t = f"={first}=" + (f" {rest}" if rest else "")
     t = _inline(t)
     if "@" in t:
         t = _MENTION.sub(r"\1=\2=", t)

@@ -31,12 +31,13 @@ Clock = Callable[[], dt.datetime]
 _TODO_FIELDS = frozenset({"todo", "closed", "scheduled", "deadline", "properties", "body"})
 
 
-def model_body(text: str, parent_level: int | None, odd: bool = False) -> str:
+def model_body(text: str, parent_level: int | None, odd: bool = False,
+               keywords: tuple[str, ...] = ("TODO", "DONE")) -> str:
     """A model's text as Org under an entry of ``parent_level`` stars (None: no headlines);
     markdown_org.py, then neutralised."""
     from .markdown_org import model_text_to_org
 
-    return model_text_to_org(text, parent_level=parent_level, odd=odd)
+    return model_text_to_org(text, parent_level=parent_level, odd=odd, keywords=keywords)
 
 
 @dataclass(slots=True)
@@ -303,7 +304,8 @@ class MemexWriter:
         if todo and todo not in (*doc.todo_keywords, *doc.done_keywords):
             raise WriteError(f"{todo!r} is not a TODO keyword of {self._rel(snap.path)}; "
                              f"use one of: {', '.join([*doc.todo_keywords, *doc.done_keywords])}")
-        text_body = model_body(rest, level, odd) if model else neutralise_body(rest)
+        kws = (*doc.todo_keywords, *doc.done_keywords)
+        text_body = model_body(rest, level, odd, kws) if model else neutralise_body(rest)
         added = 1 + (len(parse(text_body).headings) if model else 0)
         nl = edits.newline_of(snap.text) if snap.text else "\n"
         entry = self._entry(level, title, text_body, todo, tags, org_id, nl)
