@@ -301,6 +301,10 @@ class MemexWriter:
         words = title.split(" ", 1)
         if not todo and words[0] in (*doc.todo_keywords, *doc.done_keywords) and len(words) > 1:
             todo, title = words[0], words[1]  # "TODO buy milk" means a TODO entry
+        if title.split(" ", 1)[0] == "COMMENT":  # a word, not Org's "commented out" flag
+            title = "=COMMENT=" + title[7:]
+        pm = re.match(r"\[#[A-Z0-9]\] (\S.*)", title)
+        expected = pm.group(1) if pm else title  # "[#A] Call" keeps its priority cookie
         if todo and todo not in (*doc.todo_keywords, *doc.done_keywords):
             raise WriteError(f"{todo!r} is not a TODO keyword of {self._rel(snap.path)}; "
                              f"use one of: {', '.join([*doc.todo_keywords, *doc.done_keywords])}")
@@ -310,7 +314,7 @@ class MemexWriter:
         nl = edits.newline_of(snap.text) if snap.text else "\n"
         entry = self._entry(level, title, text_body, todo, tags, org_id, nl)
         new_text = edits.insert_entry(snap.text, pos, entry)
-        self._verify(doc, new_text, None, lambda x: x.id == org_id and x.title == title,
+        self._verify(doc, new_text, None, lambda x: x.id == org_id and x.title == expected,
                      f"capture {title!r}", added=added)
         return self._commit("capture", f"captured {title!r}", snap, new_text, "id:" + org_id)
 
