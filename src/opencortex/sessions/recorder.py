@@ -12,9 +12,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..org.parser import parse
 from ..org.timestamps import format_timestamp
 from ..write.atomic import atomic_write, read_snapshot
 from ..write.neutralise import neutralise_title, normalise_lines
+from ..write.verify import Intent, verify_write
 from .ids import validate_session_id
 
 __all__ = ["ORIGINS", "SessionRecorder", "escape_block"]
@@ -71,6 +73,11 @@ class SessionRecorder:
                           "#+end_example", ""]
                 sep = "" if old.endswith("\n") else "\n"
                 new = old + sep + "\n".join(lines)
+                start = len(old) + len(sep)
+                # the same whole-file check as every memex write: one new entry, no other
+                # entry and no setting of the record changed
+                verify_write(parse(old, str(path)), new, Intent(added=1),
+                             lambda h, at=start: h.start == at, f"record a turn in {path.name}")
                 try:
                     atomic_write(snap, new.encode("utf-8", "surrogateescape"))
                     return path
