@@ -124,7 +124,8 @@ class _Inline:
                     self.out[-2:] = []
                 else:
                     self.out.append(closing[-1] if closing else "")
-                closing and closing.pop()
+                if closing:
+                    closing.pop()
                 nxt = next((x.content[:1] for x in tokens[i + 1:] if x.content), "")
                 if nxt and nxt not in _ORG_POST:
                     self.out.append("\u200b")
@@ -158,6 +159,7 @@ def _inline(tokens: list[Any] | None, in_table: bool = False) -> str:
 
 
 def _render_with_links(r: _Inline, tokens: list[Any]) -> str:
+    """Links first (each with its rendered description, as one text piece), then the rest."""
     out: list[Any] = []
     i = 0
     while i < len(tokens):
@@ -167,7 +169,7 @@ def _render_with_links(r: _Inline, tokens: list[Any]) -> str:
             while j < len(tokens) and depth:
                 depth += {"link_open": 1, "link_close": -1}.get(tokens[j].type, 0)
                 j += 1
-            desc = _render_with_links(_Inline(), tokens[i + 1:j - 1])
+            desc = _render_with_links(_Inline(r.in_table), tokens[i + 1:j - 1])
             out.append(_Text(_link(str(t.attrs.get("href", "")), desc)))
             i = j
             continue
@@ -193,7 +195,7 @@ class _Renderer:
         self.min_depth = min_depth
 
     def blocks(self, node: Any, indent: str = "") -> list[str]:
-        """Rendered children of ``node``, each a list of lines, separated by blank lines."""
+        """The rendered children of ``node`` (each a string of lines), in order."""
         parts: list[str] = []
         for child in node.children:
             text = self.block(child, indent)
@@ -205,7 +207,7 @@ class _Renderer:
         ty = n.type
         if ty == "heading":
             title = _inline(_tokens(n))
-            title = " ".join(title.replace("\u200b", " ").split()) if "\n" in title else title
+            title = " ".join(title.split())  # a setext heading may span lines
             if not title.strip():
                 return None
             depth = int(n.tag[1])
@@ -260,8 +262,6 @@ class _Renderer:
                 else (parts[0].lstrip() if parts else "")
             if first.startswith("[x] ") or first.startswith("[X] "):
                 first = "[X] " + first[4:]
-            elif first.startswith("[ ] "):
-                pass
             line = f"{indent}{bullet} {cookie}{first}".rstrip()
             rest = parts[1:]
             sep = "\n" if tight else "\n\n"
