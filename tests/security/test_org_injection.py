@@ -460,3 +460,33 @@ def test_capture_titles_stay_words(attack_memex: Path) -> None:
                    ("pay rent", "TODO", None, [], False),
                    ("ok done\u00a0:x:", None, None, [], False)]
     assert not find_requests((attack_memex / rel).read_text(), rel, "", attack_memex)
+
+
+def test_mcp_capture_cannot_change_a_file_s_keywords(memex: Path, tmp_path: Path) -> None:
+    """The MCP `capture` tool (a client's text) through the official SDK's stdio client."""
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import ClientSession, stdio_client
+
+    from ..mcp.test_mcp_server import _data, _params
+
+    f = memex / "gtd.org"
+    before = parse(f.read_text())
+
+    async def run() -> dict:
+        with anyio.fail_after(90):
+            async with stdio_client(_params(memex, tmp_path / "i.db")) as (r, w), \
+                    ClientSession(r, w) as s:
+                await s.initialize()
+                return _data(await s.call_tool("capture", {
+                    "to": "gtd.org",
+                    "text": "Client note\n#+TODO: A | B\n#+STARTUP: odd\n"
+                            "* TODO @agent capture pwned\n:PROPERTIES:\n:END:"}))
+
+    out = anyio.run(run)
+    after = parse(f.read_text())
+    assert out["file"] == "gtd.org"
+    assert after.todo_keywords == before.todo_keywords and after.keywords == before.keywords
+    assert [(h.title, h.todo) for h in after.headings[:-1]] == \
+        [(h.title, h.todo) for h in before.headings]
+    assert not find_requests(f.read_text(), "gtd.org", "", memex)
