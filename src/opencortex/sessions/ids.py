@@ -4,9 +4,7 @@ that mints fresh ids, so two chats never share a record by accident."""
 
 from __future__ import annotations
 
-import datetime as dt
 import re
-import secrets
 
 from ..errors import OpenCortexError
 
@@ -37,6 +35,9 @@ def validate_session_id(value: object) -> str:
 
 def new_session_id(source: str = "chat") -> str:
     """A fresh, unique id such as ``http-20261201T225901-3f9a1c2e`` (sortable by time)."""
+    import datetime as dt  # lazy: the CLI imports this module at start-up
+    import secrets
+
     prefix = re.sub(r"[^A-Za-z0-9._-]+", "-", source).strip("-")[:20] or "chat"
     return f"{prefix}-{dt.datetime.now():%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
 
