@@ -123,12 +123,13 @@ class Memex:
 
     # -- writing (each call re-reads the file; refuses if it changed meanwhile) --
     def capture(self, text: str, to: str | None = None, todo: str | None = None,
-                tags: list[str] | None = None) -> WriteResult:
-        """``to``: a file (``inbox.org``), or a node (ID, ``FILE::Outline``, title)."""
+                tags: list[str] | None = None, *, model: bool = False) -> WriteResult:
+        """``to``: a file (``inbox.org``), or a node (ID, ``FILE::Outline``, title).
+        ``model``: the body is a model's text (Markdown rendered as Org)."""
         if to and to.endswith(".org") and "::" not in to:
-            return self.writer.capture(text, target=to, todo=todo, tags=tags)
+            return self.writer.capture(text, target=to, todo=todo, tags=tags, model=model)
         parent = self.resolve(to) if to else None
-        return self.writer.capture(text, todo=todo, tags=tags, parent=parent)
+        return self.writer.capture(text, todo=todo, tags=tags, parent=parent, model=model)
 
     def set_todo(self, ref: str, state: str | None) -> WriteResult:
         return self.writer.set_todo(self.resolve(ref), state)
@@ -147,11 +148,12 @@ class Memex:
                  repeater: str | None = None) -> WriteResult:
         return self.writer.set_date(self.resolve(ref), "DEADLINE", when, repeater)
 
-    def append(self, ref: str, text: str) -> WriteResult:
-        return self.writer.append(self.resolve(ref), text)
+    def append(self, ref: str, text: str, *, model: bool = False) -> WriteResult:
+        return self.writer.append(self.resolve(ref), text, model=model)
 
-    def new_note(self, title: str, body: str = "", tags: list[str] | None = None) -> WriteResult:
-        return self.writer.new_note(title, body, tags)
+    def new_note(self, title: str, body: str = "", tags: list[str] | None = None, *,
+                 model: bool = False) -> WriteResult:
+        return self.writer.new_note(title, body, tags, model=model)
 
     def answer_under(self, ref: str, instruction: str, answer: str) -> list[WriteResult]:
         """Write an agent's answer as a child entry under ``ref`` and mark ``ref`` handled
@@ -162,10 +164,9 @@ class Memex:
         node = self.resolve(ref)
         stamp = format_timestamp(self.writer.clock(), active=False, with_time=True)
         first = self.writer.set_property(node, HANDLED, stamp)
-        body = "\n".join(("  " + ln if ln.startswith(("*", "#+")) else ln)
-                         for ln in answer.splitlines())
-        second = self.writer.capture(f"Answer: {instruction}\n{body}",
-                                     parent=self.resolve(ref))
+        # the model's Markdown as Org, its headings as sub-entries, neutralised (writer)
+        second = self.writer.capture(f"Answer: {instruction}", body=answer,
+                                     parent=self.resolve(ref), model=True)
         return [first, second]
 
     def undo(self, count: int = 1) -> list[WriteResult]:

@@ -44,7 +44,7 @@ class Actuators:
                 if op == "capture":
                     to = action.args.get("to") or action.args["path"]
                     r = m.capture(str(action.args["text"]), to=to,
-                                  todo=action.args.get("todo"))
+                                  todo=action.args.get("todo"), model=True)
                     text, data = f"Captured into {r.file} ({r.node}).", r.to_dict()
                 elif op in ("todo", "schedule", "deadline"):
                     from ..skills import gtd

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import click
 
+from ..sessions.ids import click_session
 from .output import answer_jsonl, common_options, emit, open_memex
 
 
 @click.command()
 @click.argument("text", nargs=-1, required=True)
-@click.option("--session", default=None, help="Session id (the conversation's record file).")
+@click.option("--session", default=None, callback=click_session,
+              help="Session id (the conversation's record file): 1-64 of A-Z a-z 0-9 . _ -.")
 @click.option("--timeout", type=float, default=120.0, show_default=True)
 @common_options
 def ask(text: tuple[str, ...], session: str | None, timeout: float, memex: str | None,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import click
 
+from ..sessions.ids import click_session
 from .output import common_options, open_memex
 
 __all__ = ["chat", "telegram"]
@@ -25,7 +26,8 @@ __all__ = ["chat", "telegram"]
 @click.option("--connect", "connect", default=None, metavar="URL",
               help="Talk to a running daemon (e.g. http://127.0.0.1:8765) instead of an "
                    "in-process pipeline; token from $OPENCORTEX_TOKEN or the token file.")
-@click.option("--session", default=None, help="Session id (the conversation's record file).")
+@click.option("--session", default=None, callback=click_session,
+              help="Session id (the conversation's record file): 1-64 of A-Z a-z 0-9 . _ -.")
 @common_options
 def chat(connect: str | None, session: str | None, memex: str | None, index: str | None,
          json_: bool) -> None:

@@ -151,9 +151,12 @@ class Kernel:
         def channel(t: str, data: Any = None) -> None:
             replies.append((t, data))
 
+        from ..sessions.ids import new_session_id, validate_session_id
+
+        session = validate_session_id(session) if session is not None else \
+            new_session_id(source)
         fut = self.submit({"payload": {"sensor": "user-input", "text": text},
-                           "meta": {"source": source, "session": session or
-                                    f"{source}-{int(time.time())}", "reply": channel}})
+                           "meta": {"source": source, "session": session, "reply": channel}})
         if fut is not None:
             try:
                 fut.result(timeout=timeout)

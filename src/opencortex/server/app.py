@@ -225,6 +225,13 @@ async def events(request: Request) -> Response:
         raise HTTPException(422, "buffer-update needs payload.text, a string")
     if sig.sensor == "point-update" and not (p.get("id") or p.get("file")):
         raise HTTPException(422, "point-update needs payload.id or payload.file")
+    if sig.meta.get("session") not in (None, "internal"):
+        from ..sessions.ids import SessionIdError, validate_session_id
+
+        try:
+            validate_session_id(sig.meta["session"])
+        except SessionIdError as e:
+            raise HTTPException(422, f"meta.{e}") from None
     sig.meta.pop("reply", None)
     sig.meta.pop("on_approval", None)
     if sig.meta.get("source") == "system":
@@ -240,13 +247,18 @@ def _chat_args(body: Any) -> tuple[str, str, bool]:
     msg = body.get("message")
     if not isinstance(msg, str) or not msg.strip():
         raise HTTPException(422, "message must be a non-empty string")
+    from ..sessions.ids import SessionIdError, new_session_id, validate_session_id
+
     session = body.get("session")
-    if session is not None and (not isinstance(session, str) or len(session) > 200):
-        raise HTTPException(422, "session must be a string (up to 200 characters)")
+    if session is not None:
+        try:
+            validate_session_id(session)
+        except SessionIdError as e:
+            raise HTTPException(422, str(e)) from None
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise HTTPException(422, "stream must be true or false")
-    return msg, session or f"http-{int(time.time())}", stream
+    return msg, session or new_session_id("http"), stream
 
 
 async def chat(request: Request) -> Response:

@@ -53,7 +53,7 @@ def parse_request(body: Any) -> tuple[str, str, bool, bool]:
     usage = isinstance(opts, dict) and opts.get("include_usage") is True
     who = body.get("user")
     if isinstance(who, str) and who.strip():
-        session = "openai-" + (_SAFE.sub("-", who.strip())[:60] or "user")
+        session = "openai-" + (_SAFE.sub("-", who.strip())[:57] or "user")  # <= 64 in all
     else:  # the same conversation keeps its session: hash what does not change per turn
         opening = [(m["role"], _text(m.get("content"))) for m in msgs
                    if m["role"] == "system"] + [("user", _text(user[0].get("content")))]

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
-from .recorder import SessionRecorder
+from typing import Any
 
 __all__ = ["SessionRecorder"]
+
+
+def __getattr__(name: str) -> Any:  # lazy: the CLI imports sessions.ids at start-up
+    if name == "SessionRecorder":
+        from .recorder import SessionRecorder
+
+        return SessionRecorder
+    raise AttributeError(name)

@@ -12,8 +12,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..org.parser import parse
 from ..org.timestamps import format_timestamp
 from ..write.atomic import atomic_write, read_snapshot
+from ..write.neutralise import neutralise_title, normalise_lines
+from ..write.verify import Intent, verify_write
+from .ids import validate_session_id
 
 __all__ = ["ORIGINS", "SessionRecorder", "escape_block"]
 
@@ -35,6 +39,7 @@ class SessionRecorder:
         self._paths: dict[str, Path] = {}
 
     def path_for(self, session: str) -> Path:
+        validate_session_id(session)
         if session not in self._paths:
             now = self.clock()
             sid = _SAFE.sub("-", session).strip("-")[:60] or "session"
@@ -47,6 +52,8 @@ class SessionRecorder:
         """Append one turn; returns the file written."""
         if origin not in ORIGINS:
             raise ValueError(f"origin must be one of {ORIGINS}")
+        validate_session_id(session)
+        text = normalise_lines(text)  # the lines checked below are the lines Emacs sees
         with self._lock:
             path = self.path_for(session)
             for _ in range(3):  # someone else wrote meanwhile: re-read and retry
@@ -56,15 +63,21 @@ class SessionRecorder:
                     old = (f"#+TITLE: Session {session}\n#+FILETAGS: :session:\n"
                            f"#+PROPERTY: SESSION {session}\n\n")
                 stamp = format_timestamp(self.clock(), active=False, with_time=True)
-                head = " ".join((title or text.strip().splitlines()[0] if text.strip()
-                                 else origin).split())[:80]
+                head = neutralise_title((title or text.strip().split("\n")[0]
+                                         if text.strip() else origin)[:80])
                 props = {"ORIGIN": origin, **(properties or {})}
                 lines = [f"* {stamp} {origin}: {head}", ":PROPERTIES:"]
-                lines += [f":{k}: {' '.join(str(v).split())}" for k, v in props.items()]
+                lines += [f":{k}: {' '.join(normalise_lines(str(v)).split())}"
+                          for k, v in props.items()]
                 lines += [":END:", "#+begin_example", escape_block(text.rstrip("\n")),
                           "#+end_example", ""]
                 sep = "" if old.endswith("\n") else "\n"
                 new = old + sep + "\n".join(lines)
+                start = len(old) + len(sep)
+                # the same whole-file check as every memex write: one new entry, no other
+                # entry and no setting of the record changed
+                verify_write(parse(old, str(path)), new, Intent(added=1),
+                             lambda h, at=start: h.start == at, f"record a turn in {path.name}")
                 try:
                     atomic_write(snap, new.encode("utf-8", "surrogateescape"))
                     return path

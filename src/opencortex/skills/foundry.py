@@ -170,8 +170,9 @@ def scaffold(memex: Memex, name: str, slug: str | None = None,
     from ..memory.incremental import sync
     from ..org.parser import parse
     from ..write.atomic import read_snapshot, remove_file
+    from ..write.neutralise import neutralise_title
 
-    name = " ".join(name.split())
+    name = neutralise_title(name)  # one line, no tags, no @agent request in the headline
     slug = slugify(slug or "") or slugify(name)
     rel, err = _check_folder(memex, slug)
     if err:

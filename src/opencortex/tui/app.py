@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -75,7 +74,9 @@ class ChatApp:
     def __init__(self, backend: Backend, session: str | None = None,
                  echo: Callable[[str], None] | None = None) -> None:
         self.backend = backend
-        self.session = session or f"tui-{int(time.time())}"
+        from ..sessions.ids import new_session_id, validate_session_id
+
+        self.session = validate_session_id(session) if session else new_session_id("tui")
         self.echo = echo or (lambda s: print(s, flush=True))
         self._announced: set[str] = set()
         self._threads: list[threading.Thread] = []

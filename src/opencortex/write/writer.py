@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..errors import NodeNotFoundError, VerifyError, WriteError
+from ..errors import NodeNotFoundError, WriteError
 from ..memory.incremental import sync
 from ..memory.nodes import Node, content_hash, heading_keys
 from ..memory.sqlite_store import SqliteStore
@@ -22,10 +22,22 @@ from ..org.parser import parse
 from ..org.timestamps import format_timestamp
 from . import edits
 from .atomic import Snapshot, atomic_write, read_snapshot, remove_file
+from .neutralise import neutralise_body, neutralise_title, normalise_lines
+from .verify import Intent, verify_write
 
 __all__ = ["MemexWriter", "WriteResult"]
 
 Clock = Callable[[], dt.datetime]
+_TODO_FIELDS = frozenset({"todo", "closed", "scheduled", "deadline", "properties", "body"})
+
+
+def model_body(text: str, parent_level: int | None, odd: bool = False,
+               keywords: tuple[str, ...] = ("TODO", "DONE")) -> str:
+    """A model's text as Org under an entry of ``parent_level`` stars (None: no headlines);
+    markdown_org.py, then neutralised."""
+    from .markdown_org import model_text_to_org
+
+    return model_text_to_org(text, parent_level=parent_level, odd=odd, keywords=keywords)
 
 
 @dataclass(slots=True)
@@ -112,38 +124,27 @@ class MemexWriter:
         sync(self.root, self.store, only=[rel])
         return WriteResult(op, rel, description, jid, node_key, snap.hash, after_hash)
 
-    @staticmethod
-    def _outline(doc: OrgDocument) -> list[tuple[int, str]]:
-        return [(h.level, h.title) for h in doc.headings]
-
     def _verify(self, old: OrgDocument, new_text: str, idx: int | None,
-                check: Callable[[Heading], bool], what: str, added: int = 0) -> None:
-        """The edited text must parse with the intended change and no other outline change."""
-        new = parse(new_text)
-        before, after = self._outline(old), self._outline(new)
-        if added == 0 and idx is not None:
-            ok = (len(before) == len(after)
-                  and all(a == b for i, (a, b) in enumerate(zip(before, after, strict=True))
-                          if i != idx))
-            target = new.headings[idx] if ok else None
-        else:
-            ok = len(after) == len(before) + added
-            target = next((h for h in new.headings if check(h)), None) if ok else None
-        if not ok or target is None or not check(target):
-            raise VerifyError(f"{what}: the edited file would not parse as intended; "
-                              "nothing was written (please report this with the file)")
+                check: Callable[[Heading], bool], what: str, added: int = 0,
+                fields: frozenset[str] | None = None, settings: bool = False) -> None:
+        """The whole file must parse as before except the intended change (verify.py)."""
+        intent = Intent(frozenset() if idx is None else frozenset({idx}), fields, added,
+                        settings)
+        verify_write(old, new_text, intent, check, what, target=None if added else idx)
 
     def _edit(self, node: Node, op: str, description: str,
               steps: list[Callable[[str, Heading], str]],
               check: Callable[[Heading], bool],
-              located: tuple[Snapshot, OrgDocument, int] | None = None) -> WriteResult:
+              located: tuple[Snapshot, OrgDocument, int] | None = None,
+              fields: frozenset[str] | None = None) -> WriteResult:
+        """Apply ``steps`` to the entry; only its ``fields`` may change (None: any)."""
         snap, doc, idx = located or self._locate(node)
         text = snap.text
         cur = doc
         for step in steps:  # re-parse between steps: each sees exact spans
             text = step(text, cur.headings[idx])
             cur = parse(text)
-        self._verify(doc, text, idx, check, f"{op} {node.title!r}")
+        self._verify(doc, text, idx, check, f"{op} {node.title!r}", fields=fields)
         return self._commit(op, description, snap, text, node.key)
 
     # -- operations -------------------------------------------------------------
@@ -181,7 +182,8 @@ class MemexWriter:
             steps.append(lambda t, x: edits.set_property(t, x, "LAST_REPEAT", stamp))
             steps.append(lambda t, x: edits.add_log_note(t, x, note, self.settings.log_into_drawer))
             desc = f"{node.title}: {state} (repeats; next {', '.join(repeating)} moved)"
-            return self._edit(node, "todo", desc, steps, lambda x: x.todo == reset, located)
+            return self._edit(node, "todo", desc, steps, lambda x: x.todo == reset, located,
+                              _TODO_FIELDS)
         steps.append(lambda t, x: edits.set_todo_keyword(t, x, state))
         if state in done and old not in done:
             steps.append(lambda t, x: edits.set_planning(t, x, "CLOSED", stamp))
@@ -195,7 +197,7 @@ class MemexWriter:
             return x.todo == state and (closed_ok or (old in done) == (state in done))
 
         return self._edit(node, "todo", f"{node.title}: {old or '-'} -> {state or '-'}",
-                          steps, check, located)
+                          steps, check, located, _TODO_FIELDS)
 
     def set_property(self, node: Node, key: str, value: str | None) -> WriteResult:
         if not re.fullmatch(r"[^\s:]+(?::[^\s:]+)*", key or "") or key.upper() == "END":
@@ -205,7 +207,8 @@ class MemexWriter:
         return self._edit(node, "set-property", desc,
                           [lambda t, x: edits.set_property(t, x, key, value)],
                           lambda x: x.get(key) == (value if value else None)
-                          or (value == "" and x.get(key) == ""))
+                          or (value == "" and x.get(key) == ""),
+                          fields=frozenset({"properties"}))
 
     def tag(self, node: Node, changes: list[str]) -> WriteResult:
         """``changes``: ``+tag`` / ``tag`` to add, ``-tag`` to remove."""
@@ -223,7 +226,7 @@ class MemexWriter:
                 tags.append(name)
         return self._edit(node, "tag", f"{node.title}: tags {' '.join(changes)}",
                           [lambda t, x: edits.set_tags(t, x, tags)],
-                          lambda x: list(x.tags) == tags, located)
+                          lambda x: list(x.tags) == tags, located, frozenset({"tags"}))
 
     def set_date(self, node: Node, kind: str, when: dt.date | dt.datetime | None,
                  repeater: str | None = None) -> WriteResult:
@@ -237,18 +240,21 @@ class MemexWriter:
         op = "schedule" if kind == "SCHEDULED" else "deadline"
         return self._edit(node, op, f"{node.title}: {kind} {ts or 'removed'}",
                           [lambda t, x: edits.set_planning(t, x, kind, ts)],
-                          lambda x: (getattr(x, attr).raw if getattr(x, attr) else None) == ts)
+                          lambda x: (getattr(x, attr).raw if getattr(x, attr) else None) == ts,
+                          fields=frozenset({attr}))
 
-    def append(self, node: Node, text: str) -> WriteResult:
+    def append(self, node: Node, text: str, *, model: bool = False) -> WriteResult:
+        """Add text at the end of the entry's own section, as text: lines Org would read
+        as structure are escaped (neutralise.py); ``model``: the text is a model's
+        (Markdown is rendered as Org, no headlines)."""
+        text = model_body(text, None) if model else neutralise_body(text)
         text = text.rstrip()
-        if not text:
+        if not text.strip():
             raise WriteError("nothing to append")
-        if re.search(r"^\*+[ \t]", text, re.M):
-            raise WriteError("appended text may not contain headlines (lines starting with "
-                             "'* '); use `capture --to` to add an entry")
         return self._edit(node, "append", f"{node.title}: appended {len(text)} chars",
                           [lambda t, x: edits.append_text(t, x, text)],
-                          lambda x: x.body.endswith(text.splitlines()[-1].strip()))
+                          lambda x: x.body.endswith(text.splitlines()[-1].strip()),
+                          fields=frozenset({"body"}))
 
     def _entry(self, level: int, title: str, body: str, todo: str | None,
                tags: list[str], org_id: str, nl: str) -> str:
@@ -260,22 +266,28 @@ class MemexWriter:
         stamp = format_timestamp(self.clock(), active=False, with_time=True)
         lines = [head, ":PROPERTIES:", edits.prop_line("ID", org_id),
                  edits.prop_line("CREATED", stamp), ":END:"]
-        lines += body.splitlines() if body.strip() else []
+        lines += body.split("\n") if body.strip() else []
         return nl.join(lines) + nl
 
     def capture(self, text: str, target: str | None = None, todo: str | None = None,
-                tags: list[str] | None = None, parent: Node | None = None) -> WriteResult:
-        """New entry with an :ID: and :CREATED:, under ``parent`` or at the end of a file."""
+                tags: list[str] | None = None, parent: Node | None = None, *,
+                model: bool = False, body: str | None = None) -> WriteResult:
+        """New entry with an :ID: and :CREATED:, under ``parent`` or at the end of a file.
+
+        ``text``: the title line, then the body (or the body in ``body``).  Both are
+        written as text (neutralise.py): the title on one line, no tags or ``@agent``
+        request in it; no body line Org would read as structure.  ``model``: the body is a
+        model's text -- Markdown rendered as Org (markdown_org.py), its headings as
+        sub-entries of the new one."""
         if parent is None:  # where first: a refused target says why before the text does
             self._path(target or self.settings.capture_target)
-        title, _, body = text.strip().partition("\n")
-        title = " ".join(title.split())
-        if not title:
-            raise WriteError("nothing to capture: give the entry's text")
+        first, _, rest = normalise_lines(text).strip().partition("\n")
+        rest = rest if body is None else body
+        title = neutralise_title(first)
         if title.startswith("*"):
             title = title.lstrip("* ") or title
-        if re.search(r"^\*+[ \t]", body, re.M):
-            raise WriteError("captured text may not contain headlines ('* ' lines)")
+        if not title:
+            raise WriteError("nothing to capture: give the entry's text")
         tags = [t.strip(":") for t in (tags or []) if t.strip(":")]
         org_id = str(uuid.uuid4())
         if parent is not None:
@@ -286,23 +298,40 @@ class MemexWriter:
         else:
             rel = target or self.settings.capture_target
             snap = read_snapshot(self._path(rel))
-            doc = parse(snap.text)
+            doc = parse(snap.text, str(snap.path))
+            odd = any("odd" in v.lower().split() for v in doc.keywords.get("STARTUP", []))
             level, pos = 1, len(snap.text)
+        words = title.split(" ", 1)
+        if not todo and words[0] in (*doc.todo_keywords, *doc.done_keywords) and len(words) > 1:
+            todo, title = words[0], words[1]  # "TODO buy milk" means a TODO entry
+        if title.split(" ", 1)[0] == "COMMENT":  # a word, not Org's "commented out" flag
+            title = "=COMMENT=" + title[7:]
+        pm = re.match(r"\[#[A-Z0-9]\] (\S.*)", title)
+        expected = pm.group(1) if pm else title  # "[#A] Call" keeps its priority cookie
         if todo and todo not in (*doc.todo_keywords, *doc.done_keywords):
             raise WriteError(f"{todo!r} is not a TODO keyword of {self._rel(snap.path)}; "
                              f"use one of: {', '.join([*doc.todo_keywords, *doc.done_keywords])}")
+        kws = (*doc.todo_keywords, *doc.done_keywords)
+        text_body = model_body(rest, level, odd, kws) if model else neutralise_body(rest)
+        added = 1 + (len(parse(text_body).headings) if model else 0)
         nl = edits.newline_of(snap.text) if snap.text else "\n"
-        entry = self._entry(level, title, body, todo, tags, org_id, nl)
+        entry = self._entry(level, title, text_body, todo, tags, org_id, nl)
         new_text = edits.insert_entry(snap.text, pos, entry)
-        self._verify(doc, new_text, None, lambda x: x.id == org_id and x.title == title,
-                     f"capture {title!r}", added=1)
+        self._verify(doc, new_text, None, lambda x: x.id == org_id and x.title == expected,
+                     f"capture {title!r}", added=added)
         return self._commit("capture", f"captured {title!r}", snap, new_text, "id:" + org_id)
 
-    def new_note(self, title: str, body: str = "", tags: list[str] | None = None) -> WriteResult:
-        """A new atomic note: its own file under the notes folder, with an ID."""
-        title = " ".join(title.split())
+    def new_note(self, title: str, body: str = "", tags: list[str] | None = None, *,
+                 model: bool = False) -> WriteResult:
+        """A new atomic note: its own file under the notes folder, with an ID.  Title and
+        body are written as text (see ``capture``)."""
+        title = neutralise_title(title)
         if not title:
             raise WriteError("a note needs a title")
+        tags = [t.strip(":") for t in (tags or []) if t.strip(":")]
+        for t in tags:
+            if not re.fullmatch(r"[\w@#%]+", t):
+                raise WriteError(f"{t!r} is not a valid Org tag (letters, digits, _@#%)")
         folder = self.settings.notes_dir.strip("/") or "."
         base = _slug(title)
         n = 1
@@ -312,12 +341,13 @@ class MemexWriter:
                 break
             n += 1
         snap = read_snapshot(self._path(rel))
-        tags = [t.strip(":") for t in (tags or []) if t.strip(":")]
+        body = model_body(body, 1) if model else neutralise_body(body)
+        added = 1 + (len(parse(body).headings) if model else 0)
         org_id = str(uuid.uuid4())
         head = f"#+TITLE: {title}\n" + (f"#+FILETAGS: :{':'.join(tags)}:\n" if tags else "") + "\n"
         text = head + self._entry(1, title, body, None, [], org_id, "\n")
-        self._verify(parse(""), text, None, lambda x: x.id == org_id, f"new note {title!r}",
-                     added=1)
+        self._verify(parse(head, str(snap.path)), text, None, lambda x: x.id == org_id,
+                     f"new note {title!r}", added=added)
         return self._commit("new-note", f"new note {rel}", snap, text, "id:" + org_id)
 
     def undo(self, count: int = 1, batch: str | None = None) -> list[WriteResult]:
