@@ -20,6 +20,7 @@ from .errors import GuardDenied, GuardError, ShellError, UnsafePathError
 from .paths import confine, is_inside
 from .policy import GuardPolicy, Verdict
 from .privacy import private_tags
+from .sandbox import status as sandbox_status
 from .shell import ShellResult, check_argv, normalise_command, run_shell
 
 __all__ = ["Guard"]
@@ -203,9 +204,17 @@ class Guard:
             if not is_inside(real, root_real):
                 outside.append(p)
         escalations = []
+        if scan.asks:
+            escalations.append("not known to be read-only: " + "; ".join(scan.asks))
         if outside:
             escalations.append("it names paths outside the memex: " + ", ".join(
                 repr(p) for p in dict.fromkeys(outside)))
+        box = sandbox_status(self.policy.shell)
+        if not box.available:
+            if self.policy.shell.sandbox == "required":
+                raise _Deny(f'refused shell: guard.shell.sandbox = "required" but '
+                            f"{box.detail}")
+            escalations.append(f"no OS sandbox, so every command asks: {box.detail}")
         rest = {k: v for k, v in args.items() if k not in ("argv", "command", "cwd")}
         return Action("shell", {**rest, "argv": argv, "cwd": str(cwd)}, action.origin), \
             escalations
