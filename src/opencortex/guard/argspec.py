@@ -170,7 +170,7 @@ def parse(args: list[str], g: Grammar, *,
                 value = args[i]
                 i += 1
             out.options.append(("--" + canon, value))
-            _judge(g, "--" + name if not note else "--" + name, opt, note, out)
+            _judge(g, "--" + name, opt, note, out)
             continue
         if g.numeric and a[1:].isdigit():
             out.options.append(("-NUM", a[1:]))

@@ -95,7 +95,8 @@ _GRAMMARS: dict[str, Grammar] = {
     "log": _LOG, "show": _log("show"), "whatchanged": _log("whatchanged"),
     "rev-list": _log("rev-list", "--objects --objects-edge --no-object-names --quiet "
                      "--disk-usage? --header --timestamp --use-bitmap-index "),
-    "shortlog": _log("shortlog", "-s --summary -e --email -w? --group= "),
+    "shortlog": _log("shortlog", "-n --numbered -s --summary -e --email -c --committer -w? "
+                     "--group= "),
     "diff": _g("diff", _DIFF + "--cached --staged --merge-base --no-index -1 -2 -3 "
                "--base --ours --theirs -0", _DIFF_ASK, _DIFF_DENY),
     "diff-tree": _g("diff-tree", _DIFF + "-r -t --root --stdin -m -s -v --no-commit-id "

@@ -9,13 +9,14 @@ here is never read-only, whatever the allowlist says.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from .argspec import Finding, Grammar, Parsed, grammar, parse
 from .gitargs import classify_git
 
 __all__ = ["GRAMMARS", "READ_ONLY_PROGRAMS", "WRAPPER_GRAMMARS", "classify", "exec_commands",
-           "globs_ok"]
+           "globs_ok", "grammars"]
 
 _HELP = "--help --version"
 
@@ -138,6 +139,15 @@ WRAPPER_GRAMMARS: dict[str, Grammar] = {
 READ_ONLY_PROGRAMS = frozenset([*GRAMMARS, "echo", "find", "git", "sed", "tar"])
 
 
+def grammars() -> dict[str, Grammar]:
+    """Every option table, by the words that start the command ("sort", "git log", ...)."""
+    from .gitargs import _GRAMMARS as git
+
+    out = {**GRAMMARS, "sed": _SED, "tar": _TAR}
+    out.update({g.name: g for g in git.values()})
+    return out
+
+
 def globs_ok(name: str) -> bool:
     """Can a shell glob among this program's words be let through (no harmful option)?"""
     g = GRAMMARS.get(name)
@@ -219,9 +229,9 @@ def _find(args: list[str]) -> list[Finding]:
             out.append(Finding("ask", f"find {a}: runs {' '.join(args[i:j][:1]) or 'a program'}"
                                " on every file found"))
             i = j + 1
-        elif a.startswith("-newer") and len(a) == 8:
-            i += 1  # -newerXY reference
-        elif a in _FIND_ARG1:
+        elif a in _FIND_ARG1 or re.fullmatch(r"-newer[aBcmt][aBcmt]", a):
+            if i >= len(args):
+                out.append(Finding("ask", f"find {a}: value missing"))
             i += 1
         elif a in _FIND_ARG0:
             continue

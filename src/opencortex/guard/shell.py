@@ -519,6 +519,10 @@ def _script(script: str, sp: ShellPolicy, scan: ShellCheck, depth: int) -> None:
     if depth > _MAX_DEPTH:
         scan.refuse("script nests too deeply to check")
         return
+    subst = [t for t in ("`", "$(", "<(", ">(") if t in script]
+    if subst:
+        scan.ask(f"the shell puts the output of a command ({' '.join(subst)}) into the "
+                 "words that run, so they cannot be checked")
     flat = script
     for tok in ("`", "$(", "<(", ">(", "\n", "\r"):
         flat = flat.replace(tok, " ; ")
