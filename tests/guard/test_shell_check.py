@@ -126,6 +126,8 @@ def test_shell_syntax_needs_allow_shell(guard: Guard, open_guard: Guard, command
     assert d.action.args["argv"] == ["/bin/sh", "-c", command]
     if ">" in command:  # a redirection that writes is never read-only
         assert d.verdict == "ask" and "redirection > log.org writes" in d.reason, d.reason
+    elif "$(" in command:  # was "allow": a substituted output can become any option
+        assert d.verdict == "ask" and "output of a command" in d.reason, d.reason
     elif SANDBOX.available:
         assert d.verdict == "allow", d.reason
 

@@ -347,9 +347,8 @@ def _sed_script(s: str) -> str | None:
                 i += 1
             continue
         if c in "rR":
-            while i < n and s[i] != "\n":
-                i += 1
-            continue
+            return f"script {s!r}: the {c} command reads the file it names, which the " \
+                "path check cannot see"
         if c in "wW":
             return f"script {s!r}: the {c} command writes to a file"
         if c == "e":

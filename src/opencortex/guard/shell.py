@@ -312,6 +312,8 @@ def _pathish(arg: str) -> str | None:
     v = arg
     if arg.startswith("-") and "=" in arg:
         v = arg.split("=", 1)[1]
+    elif (m := re.match(r"-[A-Za-z0-9]+([/~].*)", arg, re.S)) is not None:
+        v = m.group(1)  # a value stuck to a short option: grep -f/etc/shadow
     elif re.fullmatch(r"(?:of|if)=.*", arg, re.S):
         v = arg[3:]
     if v.startswith(("/", "~", "$HOME", "${HOME}")) or ".." in v.split("/"):
