@@ -12,6 +12,7 @@ is not known to be read-only, so it is a finding; an abbreviation is never read-
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -85,7 +86,7 @@ def grammar(name: str, ro: str = "", *, ask: Mapping[str, str] | None = None,
             for tok in spec.split():
                 arg: Arg = "req" if tok.endswith("=") else "opt" if tok.endswith("?") else "no"
                 nm = tok.rstrip("=?")
-                opt = Opt(kind, arg, why)  # type: ignore[arg-type]
+                opt = _opt(kind, arg, why)  # type: ignore[arg-type]
                 if nm.startswith("--"):
                     long[nm[2:]] = opt
                 elif nm.startswith("-") and len(nm) == 2:
@@ -93,6 +94,11 @@ def grammar(name: str, ro: str = "", *, ask: Mapping[str, str] | None = None,
                 else:
                     raise ValueError(f"bad option spelling {tok!r} in {name}")
     return Grammar(name, short, long, **flags)
+
+
+@functools.cache
+def _opt(kind: Kind, arg: Arg, why: str) -> Opt:
+    return Opt(kind, arg, why)
 
 
 def worst(findings: Iterable[Finding]) -> Kind:

@@ -10,11 +10,12 @@ subcommands that are not read-only anyway, abbreviated or not.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from .argspec import Finding, Grammar, Parsed, grammar, parse
 
-__all__ = ["EXEC_LONG", "GIT_SUBCOMMANDS", "classify_git"]
+__all__ = ["EXEC_LONG", "GIT_SUBCOMMANDS", "classify_git", "git_grammars"]
 
 _RUNS = "makes git run the program it names"
 EXEC_LONG = ("upload-pack", "receive-pack", "exec", "exec-path", "open-files-in-pager",
@@ -90,9 +91,16 @@ def _log(name: str, extra: str = "") -> Grammar:
               numeric=True)
 
 
-_LOG = _log("log")
-_GRAMMARS: dict[str, Grammar] = {
-    "log": _LOG, "show": _log("show"), "whatchanged": _log("whatchanged"),
+@functools.cache
+def git_grammars() -> dict[str, Grammar]:
+    """The tables, built on first use (keeps importing the guard cheap)."""
+    return _build()
+
+
+def _build() -> dict[str, Grammar]:
+    log = _log("log")
+    return {
+    "log": log, "show": _log("show"), "whatchanged": _log("whatchanged"),
     "rev-list": _log("rev-list", "--objects --objects-edge --no-object-names --quiet "
                      "--disk-usage? --header --timestamp --use-bitmap-index "),
     "shortlog": _log("shortlog", "-n --numbered -s --summary -e --email -c --committer -w? "
@@ -192,7 +200,7 @@ _GRAMMARS: dict[str, Grammar] = {
          "--get-color --get-colorbool": "changes the git configuration, whose settings "
          "(core.fsmonitor, core.pager, alias.*) can run programs later",
          "-e --edit": "opens an editor"}),
-}
+    }
 GIT_SUBCOMMANDS = frozenset(["log", "show", "whatchanged", "rev-list", "shortlog", "diff",
                              "diff-tree", "diff-index", "diff-files", "status", "grep",
                              "blame", "ls-files", "ls-tree", "rev-parse", "describe",
@@ -240,7 +248,7 @@ def classify_git(args: list[str]) -> list[Finding]:
     handler = _HANDLERS.get(sub)
     if handler is not None:
         return out + handler(rest)
-    g = _GRAMMARS.get(sub)
+    g = git_grammars().get(sub)
     if g is None:
         out.append(Finding("ask", f"git {sub}: not a git subcommand known to be read-only "
                            "(it may write, reach the network, or be an alias)"))
@@ -275,7 +283,7 @@ def _exec_scan(sub: str, args: list[str], out: list[Finding]) -> None:
 
 
 def _parse_as(key: str, args: list[str]) -> Parsed:
-    return parse(args, _GRAMMARS[key])
+    return parse(args, git_grammars()[key])
 
 
 def _listing(sub: str, flags: tuple[str, ...]) -> Callable[[list[str]], list[Finding]]:
@@ -317,7 +325,7 @@ def _reflog(args: list[str]) -> list[Finding]:
         args = args[1:]
     elif args and not args[0].startswith("-") and args[0] in ("expire", "delete", "exists"):
         return [Finding("ask", f"git reflog {args[0]}: changes the reflog")]
-    return parse(args, _LOG).findings
+    return parse(args, git_grammars()["log"]).findings
 
 
 _CONFIG_READ = {"--get": (1, 2), "--get-all": (1, 2), "--get-regexp": (1, 2),

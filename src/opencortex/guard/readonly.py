@@ -141,10 +141,10 @@ READ_ONLY_PROGRAMS = frozenset([*GRAMMARS, "echo", "find", "git", "sed", "tar"])
 
 def grammars() -> dict[str, Grammar]:
     """Every option table, by the words that start the command ("sort", "git log", ...)."""
-    from .gitargs import _GRAMMARS as git
+    from .gitargs import git_grammars
 
     out = {**GRAMMARS, "sed": _SED, "tar": _TAR}
-    out.update({g.name: g for g in git.values()})
+    out.update({g.name: g for g in git_grammars().values()})
     return out
 
 
