@@ -273,6 +273,14 @@ def test_bypass_does_not_execute_through_the_pipeline(piped, tmp_path: Path,
     assert not (home / ".gitconfig").exists()
 
 
+def test_the_pipeline_shows_why_it_asks(piped) -> None:
+    k, _ = piped
+    out = k.ask("run git diff --no-index --output=gtd.org a.org b.org")
+    assert "Needs your approval" in out[0] and "--output: writes the diff" in out[0], out
+    assert "not known to be read-only" in out[0]
+    assert k.memex.root.joinpath("gtd.org").read_text() == "* TODO Call Sam\n"
+
+
 @needs_sandbox
 def test_read_only_commands_run_through_the_pipeline(piped) -> None:
     k, _ = piped

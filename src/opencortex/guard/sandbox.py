@@ -38,6 +38,8 @@ class SandboxStatus:
     bwrap: str | None
     detail: str
     """Why not (and how to fix it), or what is used."""
+    sized: bool = True
+    """This bwrap knows ``--size`` (0.7+): the sandbox's /tmp is capped at TMP_BYTES."""
 
 
 def status(policy: ShellPolicy) -> SandboxStatus:
@@ -54,11 +56,15 @@ def _probe(path: tuple[str, ...]) -> SandboxStatus:
     if exe is None:
         return SandboxStatus(False, None, f"bubblewrap (bwrap) not found; {FIX}")
     true = shutil.which("true", path=os.pathsep.join(path)) or "/bin/true"
-    try:
-        r = subprocess.run([exe, *_base_args(), "--", true], capture_output=True, timeout=10,
-                           env={"PATH": os.pathsep.join(path)}, check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return SandboxStatus(False, exe, f"{exe} does not start ({e}); {FIX}")
+    sized = True
+    for sized in (True, False):
+        try:
+            r = subprocess.run([exe, *_base_args(sized), "--", true], capture_output=True,
+                               timeout=10, env={"PATH": os.pathsep.join(path)}, check=False)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return SandboxStatus(False, exe, f"{exe} does not start ({e}); {FIX}")
+        if not (r.returncode and b"--size" in r.stderr):
+            break  # an old bwrap without --size: try once more without the cap
     if r.returncode != 0:
         err = r.stderr.decode("utf-8", "replace").strip().splitlines()
         return SandboxStatus(False, exe, f"{exe} cannot create a sandbox here "
@@ -66,24 +72,25 @@ def _probe(path: tuple[str, ...]) -> SandboxStatus:
                              "unprivileged user namespaces (sysctl "
                              "kernel.unprivileged_userns_clone=1, or a container allowed "
                              "to create namespaces)")
-    return SandboxStatus(True, exe, f"bubblewrap {exe}: read-only filesystem, no network")
+    return SandboxStatus(True, exe, f"bubblewrap {exe}: read-only filesystem, no network",
+                         sized)
 
 
-def _base_args() -> list[str]:
+def _base_args(sized: bool = True) -> list[str]:
     return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--size", str(TMP_BYTES), "--tmpfs", "/tmp", "--dir", HOME,
+            *(["--size", str(TMP_BYTES)] if sized else []), "--tmpfs", "/tmp", "--dir", HOME,
             "--unshare-all", "--die-with-parent", "--new-session"]
 
 
 def wrap(bwrap: str, argv: Sequence[str], exe: str, cwd: str | os.PathLike[str],
          memex_root: str | os.PathLike[str] | None, *,
-         home: str | os.PathLike[str] | None = None) -> list[str]:
+         home: str | os.PathLike[str] | None = None, sized: bool = True) -> list[str]:
     """The bwrap command line that runs ``argv`` (program ``exe``) in ``cwd``, boxed in.
 
     ``home`` (default: the real $HOME) is hidden behind an empty tmpfs; ``memex_root`` is
     bound back read-only on top, so it stays visible wherever it lives.
     """
-    out = [bwrap, *_base_args()[:-3]]
+    out = [bwrap, *_base_args(sized)[:-3]]
     if Path("/run").is_dir():
         out += ["--tmpfs", "/run"]
     real_home = Path(home if home is not None else os.path.expanduser("~"))

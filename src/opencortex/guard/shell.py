@@ -708,7 +708,7 @@ def run_shell(argv: Sequence[str], policy: ShellPolicy | GuardPolicy, cwd: str |
     if sandbox:
         assert box.bwrap is not None
         env.update({"HOME": _sandbox.HOME, "TMPDIR": "/tmp"})
-        run = _sandbox.wrap(box.bwrap, argv, exe, where, memex_root)
+        run = _sandbox.wrap(box.bwrap, argv, exe, where, memex_root, sized=box.sized)
         prog = box.bwrap
     start = time.monotonic()
     try:
