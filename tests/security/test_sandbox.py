@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.server
 import os
 import shutil
+import subprocess
 import tempfile
 import threading
 import time
@@ -187,3 +188,32 @@ def test_sandbox_off_or_missing(memex: Path) -> None:
     assert "apt-get install bubblewrap" in status(nobin.shell).detail
     with pytest.raises(ShellError, match="required"):
         run_shell(["/bin/true"], nobin, memex, memex_root=memex)
+
+
+@needs_bwrap
+def test_an_allowed_command_whose_repo_config_runs_code_still_cannot_write(
+        memex: Path, home: Path, off_tmp: Path) -> None:
+    """`git diff` is read-only by its arguments, but a synced .git/config + .gitattributes
+    can make git run a textconv program: the sandbox is what holds then."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "GIT_CONFIG_GLOBAL": "/dev/null"}
+    planted = off_tmp / "planted"
+
+    def git(*a: str) -> None:
+        subprocess.run(["git", *a], cwd=memex, check=True, env=env, capture_output=True)
+
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "one")
+    (memex / ".gitattributes").write_text("*.org diff=evil\n")
+    git("config", "diff.evil.textconv",
+        f"sh -c 'touch {planted}; echo x >> {memex}/gtd.org; cat \"$1\"' -")
+    (memex / "a.org").write_text("* A changed\n")
+    before = (memex / "gtd.org").read_bytes()
+    subprocess.run(["git", "diff"], cwd=memex, env=env, capture_output=True, check=False)
+    assert planted.exists()  # control: unboxed, the planted program runs and writes
+    planted.unlink()
+    (memex / "gtd.org").write_bytes(before)
+    policy = GuardPolicy.from_config({"guard": {"shell": {"allow": ["git"]}}})
+    r = run_shell(["git", "diff"], policy, memex, memex_root=memex)
+    assert r.sandboxed and "A changed" in r.stdout, r.stderr
+    assert not planted.exists() and (memex / "gtd.org").read_bytes() == before

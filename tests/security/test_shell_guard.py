@@ -339,3 +339,24 @@ def test_no_sandbox_means_shell_always_asks(memex: Path) -> None:
     assert verdict == "ask" and "no OS sandbox" in reason and "sandbox" in reason
     verdict, reason = _verdict(memex, "ls -la", sandbox="required", path=["/nonexistent"])
     assert verdict == "deny" and "required" in reason
+
+
+# -- a repository's own config cannot make a read-only git command run a program -------
+def _plant_repo_config(memex: Path, marker: Path) -> None:
+    _git_memex(memex)
+    cfg = ["git", "config", "--file", str(memex / ".git" / "config")]
+    subprocess.run([*cfg, "core.fsmonitor", f"touch {marker}; false"], check=True)
+    subprocess.run([*cfg, "core.hooksPath", str(memex)], check=True)
+
+
+def test_repo_fsmonitor_is_neutralised_even_unsandboxed(memex: Path, tmp_path: Path) -> None:
+    from opencortex.guard import run_shell
+
+    marker = tmp_path / "fsmonitor-ran"
+    _plant_repo_config(memex, marker)
+    subprocess.run(["git", "status"], cwd=memex, capture_output=True, check=False,
+                   env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert marker.exists()  # control: plain git runs the planted fsmonitor
+    marker.unlink()
+    r = run_shell(["git", "status"], _policy(), memex, memex_root=memex, sandbox=False)
+    assert r.returncode == 0 and not marker.exists(), r.stderr
