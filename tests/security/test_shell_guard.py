@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from opencortex.guard import Action, Guard, GuardPolicy, check_argv
 from opencortex.guard.gitargs import EXEC_LONG
@@ -360,3 +362,24 @@ def test_repo_fsmonitor_is_neutralised_even_unsandboxed(memex: Path, tmp_path: P
     marker.unlink()
     r = run_shell(["git", "status"], _policy(), memex, memex_root=memex, sandbox=False)
     assert r.returncode == 0 and not marker.exists(), r.stderr
+
+
+# -- the parser never crashes, hangs, or lets unknown words through -------------------
+_WORDS = ["-", "--", "-n", "-5", "--out", "--output=x", "-O", "-c", "x=y", "log", "diff",
+          "status", "s/a/b/w f", "1e", "{", "}", ";", "-exec", "+", "tvf", "-f", "a.org",
+          "--upl", "-u", "config", "get", "--get", "grep", "-Ox", "=", "--=", "-=", "\\"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(prog=st.sampled_from(["git", "find", "sed", "tar", "sort", "ls", "rg", "date", "uniq",
+                             "grep", "head", "env", "timeout"]),
+       args=st.lists(st.one_of(st.sampled_from(_WORDS), st.text(max_size=12)), max_size=8))
+def test_random_arguments_are_judged_not_crashed(prog: str, args: list[str]) -> None:
+    args = [a for a in args if "\x00" not in a]
+    scan = check_argv([prog, *args], _policy())  # never raises, always ends
+    assert scan.deny is None or scan.deny.startswith(("refused", "'", "command"))
+    assert all(isinstance(a, str) and a for a in scan.asks)
+    if "--output=x" in args and prog in ("git", "sort") and args[0] != "--output=x":
+        before = args[:args.index("--output=x")]
+        if "--" not in before and not any(b.startswith("-") for b in before):
+            assert not scan.read_only  # an option position: --output is never read-only
