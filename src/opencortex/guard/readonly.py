@@ -128,8 +128,10 @@ _TAR = grammar("tar", (
 
 WRAPPER_GRAMMARS: dict[str, Grammar] = {
     # wrappers judged by what they run; only these options of their own are known
-    "env": grammar("env", "-i --ignore-environment -u= --unset= -0 --null -C= --chdir= -v "
-                   "--debug", permute=False),
+    "env": grammar("env", "-0 --null -C= --chdir= -v --debug", permute=False,
+                   ask={"-i --ignore-environment -u= --unset=": "removes variables the guard "
+                        "sets so that a repository's own config cannot start programs "
+                        "(GIT_CONFIG_*, PAGER)"}),
     "nice": grammar("nice", "-n= --adjustment=", permute=False),
     "timeout": grammar("timeout", "-s= --signal= -k= --kill-after= --preserve-status "
                        "--foreground -v --verbose", permute=False),

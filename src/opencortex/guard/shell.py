@@ -312,8 +312,8 @@ def _pathish(arg: str) -> str | None:
     v = arg
     if arg.startswith("-") and "=" in arg:
         v = arg.split("=", 1)[1]
-    elif (m := re.match(r"-[A-Za-z0-9]+([/~].*)", arg, re.S)) is not None:
-        v = m.group(1)  # a value stuck to a short option: grep -f/etc/shadow
+    elif (m := re.match(r"-[A-Za-z0-9]+?([/~.].*)", arg, re.S)) is not None:
+        v = m.group(1)  # a value stuck to a short option: grep -f/etc/shadow, env -C..
     elif re.fullmatch(r"(?:of|if)=.*", arg, re.S):
         v = arg[3:]
     if v.startswith(("/", "~", "$HOME", "${HOME}")) or ".." in v.split("/"):
@@ -525,6 +525,9 @@ def _script(script: str, sp: ShellPolicy, scan: ShellCheck, depth: int) -> None:
     if subst:
         scan.ask(f"the shell puts the output of a command ({' '.join(subst)}) into the "
                  "words that run, so they cannot be checked")
+    if "\\\n" in script:
+        scan.ask("a backslash-newline joins two lines into one word in the shell, so the "
+                 "words that run cannot be checked")
     flat = script
     for tok in ("`", "$(", "<(", ">(", "\n", "\r"):
         flat = flat.replace(tok, " ; ")
@@ -580,7 +583,9 @@ def _script(script: str, sp: ShellPolicy, scan: ShellCheck, depth: int) -> None:
                         f"run: {_short(script)!r}")
 
 
-_EXPANDS = re.compile(r"\$[A-Za-z_{(0-9@*#?$!-]|\{[^{}]*,[^{}]*\}")
+# any "$" (parameters, $'..' ANSI-C and $".." locale quoting, arithmetic) and brace
+# expansion ({a,b} and sequences {a..c}): the shell rewrites such words, shlex does not
+_EXPANDS = re.compile(r"\$|\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _GLOB = re.compile(r"[*?\[]")
 
 

@@ -1,0 +1,176 @@
+"""Issue 12, shell: red-team findings against the allow-by-argument guard.  Each test is an
+attack that got "allow" (or hid itself in the approval text) before its fix; the fix makes
+the unknown ask instead of patching the one spelling."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from opencortex.guard import Action, Guard, GuardPolicy
+from opencortex.guard.sandbox import status
+
+SANDBOX = status(GuardPolicy().shell)
+needs_sandbox = pytest.mark.skipif(
+    not SANDBOX.available, reason=f"needs the OS sandbox: {SANDBOX.detail}")
+PROGRAMS = ["ls", "rg", "git", "date", "cat", "echo", "wc", "head", "tail", "grep", "find",
+            "sed", "sort", "uniq", "tar", "env", "nice", "timeout", "nohup", "command"]
+
+
+def _policy(**shell: object) -> GuardPolicy:
+    return GuardPolicy.from_config({"guard": {"tools": {"shell": "allow"}, "shell": {
+        "allow": PROGRAMS, **shell}}})
+
+
+@pytest.fixture
+def memex(tmp_path: Path) -> Path:
+    root = tmp_path / "memex"
+    root.mkdir()
+    (root / "a.org").write_text("* A\nalpha\n", encoding="utf-8")
+    return root
+
+
+def _check(memex: Path, command: str | list[str], **shell: object):
+    key = "command" if isinstance(command, str) else "argv"
+    return Guard(_policy(**shell), memex_root=memex).check(
+        Action("shell", {key: command}, "shell"))
+
+
+# -- 1. words the shell reads differently from the checker (allow_shell) ---------------
+SHELL_QUOTING = [
+    # bash's ANSI-C quoting: the checker saw the literal word "$\x2d\x2dpre=..."
+    r"bash -c 'rg $'\''\x2d\x2dpre=/usr/bin/id'\'' alpha .'",
+    r"ls; rg $'\055\055pre=/usr/bin/id' alpha .",
+    r"ls; git diff $'\x2d\x2doutput=a.org'",
+    # $"..." (locale translation) is plain text to bash
+    'ls; rg $"--pre=/usr/bin/id" alpha .',
+    # backslash-newline joins two words in the shell, the checker saw two commands
+    "ls; git diff \"--out\\\nput=a.org\"",
+    "ls; rg \"-\\\n-pre=/usr/bin/id\" alpha .",
+    # sequence brace expansion
+    "ls; echo {a..c}",
+]
+
+
+@pytest.mark.parametrize("command", SHELL_QUOTING)
+def test_shell_quoting_the_checker_does_not_read_asks(memex: Path, command: str) -> None:
+    d = _check(memex, command, allow_shell=True)
+    assert d.verdict != "allow", d.reason
+
+
+@needs_sandbox
+def test_ansi_c_quoted_pre_does_not_run(memex: Path, tmp_path: Path) -> None:
+    """Proof through the pipeline: before the fix this ran /usr/bin/id through rg --pre."""
+    g = Guard(_policy(allow_shell=True), memex_root=memex)
+    a = Action("shell", {"command": r"bash -c 'rg $'\''\x2d\x2dpre=/usr/bin/id'\'' alpha .'"},
+               "shell")
+    d = g.check(a)
+    assert d.needs_approval and "expands" in d.reason
+
+
+# -- 2. values stuck to short options that leave the memex -----------------------------
+@pytest.mark.parametrize("command", [
+    "env -C.. cat a.org", "env -C../.. cat etc/passwd", "date -f../x", "head -c../x",
+    "env -C.. git log", "tar -tf a.tar -C..",
+])
+def test_stuck_dotdot_values_are_paths(memex: Path, command: str) -> None:
+    d = _check(memex, command)
+    assert d.verdict != "allow", d.reason
+
+
+# -- 3. env can strip the variables that neutralise a repository's own config ----------
+@pytest.mark.parametrize("command", [
+    "env -i git status", "env -u GIT_CONFIG_COUNT git status",
+    "env --unset=GIT_CONFIG_COUNT git log", "env --ignore-environment git log",
+    "env -iu X git log",
+])
+def test_env_cannot_drop_the_safety_variables(memex: Path, command: str) -> None:
+    d = _check(memex, command)
+    assert d.verdict != "allow", d.reason
+
+
+# -- 4. symlinks in the memex that point outside it -----------------------------------
+def test_a_named_symlink_to_outside_asks(memex: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret\n")
+    (memex / "notes.org").symlink_to(secret)
+    (memex / "dir").symlink_to(tmp_path)
+    for cmd in ("cat notes.org", "head -n1 notes.org", "rg s3cret dir",
+                "grep --file=notes.org a.org", "git diff --no-index a.org notes.org"):
+        d = _check(memex, cmd)
+        assert d.verdict != "allow", (cmd, d.reason)
+        assert "outside the memex" in d.reason
+    assert _check(memex, "cat a.org").verdict == "allow"
+
+
+@pytest.mark.parametrize("command", [
+    "rg -L x", "rg --follow x", "grep -R x .", "grep --dereference-recursive x .",
+    "find -L . -name x", "find . -follow -name x",
+])
+def test_following_symlinks_while_walking_asks(memex: Path, command: str) -> None:
+    d = _check(memex, command)
+    assert d.verdict != "allow", d.reason
+
+
+# -- 5. the approval text cannot hide what runs ----------------------------------------
+@pytest.mark.parametrize("word", [
+    "a.org\x1b[2K\r\x1b[1Acat a.org",       # erase the line, show something else
+    "a.org\u202e gro.txt",                   # right-to-left override
+    "a.org\u200b",                           # zero-width space
+    "a.org\n\n\n\n\n\n",                     # push the rest off the screen
+])
+def test_the_approval_text_shows_control_characters(memex: Path, word: str) -> None:
+    pol = GuardPolicy.from_config({"guard": {"tools": {"shell": "ask"}}})
+    d = Guard(pol, memex_root=memex).check(Action("shell", {"argv": ["cat", word]}, "shell"))
+    assert d.needs_approval
+    assert all(c.isprintable() or c == " " for c in d.reason), repr(d.reason)
+
+
+# -- 6. git options that make git start gpg / a configured command ---------------------
+@pytest.mark.parametrize("command", [
+    "git log --format=%G?", "git log --pretty=format:%GS", "git show -s --format=%GK",
+    "git log --pretty=tformat:%GG", "git log --alternate-refs",
+])
+def test_git_formats_that_run_gpg_ask(memex: Path, command: str) -> None:
+    d = _check(memex, command)
+    assert d.verdict != "allow", d.reason
+
+
+@needs_sandbox
+def test_a_planted_gpg_program_does_not_run(memex: Path, tmp_path: Path) -> None:
+    """Even approved, %G? in a repository whose config names a gpg.program runs gpg from
+    the environment's setting (which is `false`), not the planted one."""
+    from opencortex.guard.shell import run_shell
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_GLOBAL": "/dev/null"}
+    marker = memex / "ran.txt"
+
+    def git(*a: str) -> None:
+        subprocess.run(["git", *a], cwd=memex, check=True, env=env, capture_output=True)
+
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "one")
+    # a commit object with a (fake) signature, so log asks gpg to verify it
+    head = subprocess.run(["git", "cat-file", "commit", "HEAD"], cwd=memex, env=env,
+                          capture_output=True, text=True, check=True).stdout
+    body = head.replace("\n\n", "\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n"
+                        " x\n -----END PGP SIGNATURE-----\n\n", 1)
+    sha = subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--stdin"], cwd=memex,
+                         env=env, input=body, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    git("update-ref", "HEAD", sha)
+    script = tmp_path / "evil.sh"
+    script.write_text(f"#!/bin/sh\necho RAN-PLANTED-GPG\ntouch {marker}\n")
+    os.chmod(script, 0o755)
+    git("config", "gpg.program", str(script))
+    r = subprocess.run(["git", "log", "--format=%G?"], cwd=memex, env=env,
+                       capture_output=True, text=True, check=False)
+    assert marker.exists()  # control: unguarded, the planted program runs
+    marker.unlink()
+    policy = GuardPolicy.from_config({"guard": {"shell": {"allow": ["git"]}}})
+    r = run_shell(["git", "log", "--format=%G?"], policy, memex, memex_root=memex,
+                  sandbox=False)
+    assert not marker.exists(), r.stdout + r.stderr
