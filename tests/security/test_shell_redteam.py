@@ -108,9 +108,11 @@ def test_a_named_symlink_to_outside_asks(memex: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", [
     "rg -L x", "rg --follow x", "grep -R x .", "grep --dereference-recursive x .",
-    "find -L . -name x", "find . -follow -name x",
+    "find -L . -name x", "find . -follow -name x", "ls -LR .",
+    # file names read from a memex file are paths the path check never sees
+    "sort --files0-from=a.org", "wc --files0-from=a.org", "find -files0-from a.org",
 ])
-def test_following_symlinks_while_walking_asks(memex: Path, command: str) -> None:
+def test_following_symlinks_or_reading_names_from_a_file_asks(memex: Path, command: str) -> None:
     d = _check(memex, command)
     assert d.verdict != "allow", d.reason
 

@@ -203,6 +203,7 @@ class Guard:
             real = Path(os.path.realpath(cwd / q))
             if not is_inside(real, root_real):
                 outside.append(p)
+        outside += _links_out(scan.words, cwd, root_real)
         escalations = []
         if scan.asks:
             escalations.append("not known to be read-only: " + "; ".join(scan.asks))
@@ -291,6 +292,22 @@ def private_host(host: str) -> bool:
         ip = ip.ipv4_mapped
     return bool(ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_reserved
                 or ip.is_multicast or ip.is_unspecified)
+
+
+def _links_out(words: Iterable[str], cwd: Path, root: Path) -> list[str]:
+    """Words that name an existing file (relative to ``cwd``) whose real path, through a
+    symlink, lies outside the memex: ``cat notes.org`` where notes.org -> ~/.ssh/id_rsa."""
+    out = []
+    for w in dict.fromkeys(words):
+        if not w or w.startswith(("/", "~", "$")) or len(w) > 4096:
+            continue  # absolute/home paths are judged by the path check itself
+        p = cwd / w
+        try:
+            if os.path.lexists(p) and not is_inside(Path(os.path.realpath(p)), root):
+                out.append(w)
+        except (OSError, ValueError):
+            out.append(w)
+    return out
 
 
 def _refused(tool: str, reason: str) -> str:

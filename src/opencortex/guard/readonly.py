@@ -19,6 +19,8 @@ __all__ = ["GRAMMARS", "READ_ONLY_PROGRAMS", "WRAPPER_GRAMMARS", "classify", "ex
            "globs_ok", "grammars"]
 
 _HELP = "--help --version"
+_FOLLOW = "follows symbolic links, which can lead outside the memex"
+_NAMES = "reads the names of the files to open from a file, which the path check cannot see"
 
 GRAMMARS: dict[str, Grammar] = {
     "cat": grammar("cat", "-A --show-all -b --number-nonblank -e -E --show-ends -n --number "
@@ -30,13 +32,14 @@ GRAMMARS: dict[str, Grammar] = {
         "--format= --full-time -g --group-directories-first -G --no-group -h "
         "--human-readable --si -H --dereference-command-line "
         "--dereference-command-line-symlink-to-dir --hide= --hyperlink? --indicator-style= "
-        "-i --inode -I= --ignore= -k --kibibytes -l -L --dereference -m -n "
+        "-i --inode -I= --ignore= -k --kibibytes -l -m -n "
         "--numeric-uid-gid -N --literal -o -p -q --hide-control-chars --show-control-chars "
         "-Q --quote-name --quoting-style= -r --reverse -R --recursive -s --size -S --sort= "
         "--time= --time-style= -t -T= --tabsize= -u -U -v -w= --width= -x -X -Z --context "
-        "--zero -1 " + _HELP), globs_ok=True),
-    "wc": grammar("wc", "-c --bytes -m --chars -l --lines --files0-from= -L "
-                  "--max-line-length -w --words --total= " + _HELP, globs_ok=True),
+        "--zero -1 " + _HELP), ask={"-L --dereference": _FOLLOW}),
+    "wc": grammar("wc", "-c --bytes -m --chars -l --lines -L "
+                  "--max-line-length -w --words --total= " + _HELP,
+                  ask={"--files0-from=": _NAMES}),
     "head": grammar("head", "-c= --bytes= -n= --lines= -q --quiet --silent -v --verbose -z "
                     "--zero-terminated " + _HELP, numeric=True, globs_ok=True),
     "tail": grammar("tail", "-c= --bytes= -n= --lines= -q --quiet --silent -v --verbose -z "
@@ -51,9 +54,10 @@ GRAMMARS: dict[str, Grammar] = {
         "--with-filename -h --no-filename --label= -n --line-number -T --initial-tab -Z "
         "--null -z --null-data -A= --after-context= -B= --before-context= -C= --context= "
         "-a --text --binary-files= -D= --devices= -d= --directories= --exclude= "
-        "--exclude-from= --exclude-dir= -I --include= -r --recursive -R "
-        "--dereference-recursive --line-buffered -U --binary --no-group-separator "
-        "--group-separator= -V " + _HELP), numeric=True, globs_ok=True),
+        "--exclude-from= --exclude-dir= -I --include= -r --recursive "
+        "--line-buffered -U --binary --no-group-separator "
+        "--group-separator= -V " + _HELP), numeric=True,
+        ask={"-R --dereference-recursive": _FOLLOW}),
     "rg": grammar("rg", (
         "-e= --regexp= -f= --file= -A= --after-context= -B= --before-context= -C= "
         "--context= -c --count --count-matches --color= --colors= --column --no-column -l "
@@ -65,7 +69,7 @@ GRAMMARS: dict[str, Grammar] = {
         "--type-add= --type-clear= -u --unrestricted -. --hidden --no-hidden --no-ignore "
         "--no-ignore-vcs --no-ignore-parent --no-ignore-dot --no-ignore-global "
         "--no-ignore-exclude --no-ignore-files --ignore-file= --ignore-file-case-insensitive "
-        "-L --follow --no-follow -m= --max-count= -d= --max-depth= --maxdepth= "
+        "--no-follow -m= --max-count= -d= --max-depth= --maxdepth= "
         "--max-filesize= -o --only-matching -r= --replace= -p --pretty -j= --threads= "
         "--json --no-json -z --search-zip --no-search-zip -0 --null --null-data -U "
         "--multiline --no-multiline --multiline-dotall -P --pcre2 --no-pcre2 --engine= "
@@ -78,6 +82,7 @@ GRAMMARS: dict[str, Grammar] = {
         "--hyperlink-format= --include-zero --no-pcre2-unicode --field-context-separator= "
         "--field-match-separator= --context-separator= --no-context-separator -h --help "
         "-V --version"),
+        ask={"-L --follow": _FOLLOW},
         deny={"--pre= --hostname-bin=": "runs the program it names (on every file searched)"},
         abbrev=False),
     "date": grammar("date", "-d= --date= --debug -f= --file= -I? --iso-8601? -R --rfc-email "
@@ -93,8 +98,9 @@ GRAMMARS: dict[str, Grammar] = {
         "--reverse --sort= -V --version-sort --batch-size= -c --check? -C -k= --key= -m "
         "--merge -s --stable -S= --buffer-size= -t= --field-separator= -T= "
         "--temporary-directory= -u --unique -z --zero-terminated --parallel= "
-        "--files0-from= --debug " + _HELP),
-        ask={"-o= --output=": "writes its output to the named file"},
+        "--debug " + _HELP),
+        ask={"-o= --output=": "writes its output to the named file",
+             "--files0-from=": _NAMES},
         deny={"--compress-program=": "runs the program it names"}),
     "uniq": grammar("uniq", "-c --count -d --repeated -D --all-repeated? -f= --skip-fields= "
                     "--group? -i --ignore-case -s= --skip-chars= -u --unique -z "
@@ -190,10 +196,10 @@ _FIND_ARG1 = frozenset(
     "-name -iname -path -ipath -wholename -iwholename -regex -iregex -regextype -type "
     "-xtype -size -mtime -mmin -atime -amin -ctime -cmin -newer -anewer -cnewer -used "
     "-perm -user -group -uid -gid -links -inum -samefile -lname -ilname -maxdepth "
-    "-mindepth -fstype -context -printf -files0-from".split())
+    "-mindepth -fstype -context -printf".split())
 _FIND_ARG0 = frozenset(
     "-empty -executable -readable -writable -nouser -nogroup -depth -mount -xdev -noleaf "
-    "-follow -daystart -ignore_readdir_race -noignore_readdir_race -warn -nowarn -print "
+    "-daystart -ignore_readdir_race -noignore_readdir_race -warn -nowarn -print "
     "-print0 -ls -prune -quit -true -false -not -and -or -a -o -help --help -version "
     "--version".split())
 _FIND_WRITES = frozenset(["-fprint", "-fprint0", "-fls"])
@@ -205,6 +211,8 @@ def _find(args: list[str]) -> list[Finding]:
     while i < len(args):  # find's own options come before the starting points
         a = args[i]
         if a in ("-H", "-L", "-P") or (a.startswith("-O") and a[2:].isdigit()):
+            if a == "-L":
+                out.append(Finding("ask", f"find -L: {_FOLLOW}"))
             i += 1
         elif a == "-D":
             i += 2
@@ -221,6 +229,11 @@ def _find(args: list[str]) -> list[Finding]:
         if a == "-delete":
             out.append(Finding("deny", "find -delete deletes every file it matches; use a "
                                "memex write instead"))
+        elif a == "-follow":
+            out.append(Finding("ask", f"find -follow: {_FOLLOW}"))
+        elif a == "-files0-from":
+            out.append(Finding("ask", f"find -files0-from: {_NAMES}"))
+            i += 1
         elif a in _FIND_WRITES or a == "-fprintf":
             out.append(Finding("ask", f"find {a}: writes to the file it names"))
             i += 2 if a == "-fprintf" else 1

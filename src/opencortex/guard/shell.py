@@ -131,6 +131,9 @@ class ShellCheck:
     deny: str | None = None
     paths: list[str] = field(default_factory=list)
     programs: list[str] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)
+    """Every argument word of every command (and values after ``=``): the caller checks
+    the ones that name an existing file for symlinks that lead outside the memex."""
     asks: list[str] = field(default_factory=list)
     """Why the command is not known to be read-only (each shown to the person); empty =
     every program, option and redirection was recognised as read-only."""
@@ -393,6 +396,12 @@ def _command(words: list[str], sp: ShellPolicy, scan: ShellCheck, *, depth: int,
     if name in ("kill", "pkill") and "-1" in args[1:]:
         scan.refuse(f"refused: kill -1 signals every process; never run: {shown!r}")
     _read_only(prog, name, args, sp, scan, depth, shown, under)
+    for a in args:
+        scan.words.append(a)
+        if a.startswith("-") and "=" in a:
+            scan.words.append(a.split("=", 1)[1])
+        elif a.startswith("-") and not a.startswith("--") and len(a) > 2:
+            scan.words.append(a[2:])  # a value stuck to a short option: -fnotes.org
     for a in args:
         p = _pathish(a)
         if p is not None:
