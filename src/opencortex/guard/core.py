@@ -11,6 +11,7 @@ import ipaddress
 import os
 import shlex
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -59,8 +60,14 @@ class Guard:
 
     # ------------------------------------------------------------------ public
     def check(self, action: Action, context: GuardContext | None = None) -> Decision:
-        """allow / ask / deny for ``action``; ``Decision.action`` is what must run."""
-        return self._evaluate(action, context or GuardContext())
+        """allow / ask / deny for ``action``; ``Decision.action`` is what must run.
+
+        The reason is shown to the person as is: control and invisible characters in it
+        (a terminal escape, a right-to-left override, a newline in an argument) are
+        written as escapes, so the approval text cannot hide part of the command.
+        """
+        d = self._evaluate(action, context or GuardContext())
+        return replace(d, reason=visible(d.reason))
 
     def last_mile(self, action: Action, *, approved: Action | Decision | Pending | None = None,
                   context: GuardContext | None = None) -> Decision:
@@ -70,7 +77,11 @@ class Guard:
         queue for "ask" actions); the action must still be exactly that.  An "ask" action
         without ``approved`` is refused.
         """
-        ctx = context or GuardContext()
+        d = self._last_mile(action, approved, context or GuardContext())
+        return replace(d, reason=visible(d.reason))
+
+    def _last_mile(self, action: Action, approved: Action | Decision | Pending | None,
+                   ctx: GuardContext) -> Decision:
         d = self._evaluate(action, ctx)
         if d.denied:
             return Decision("deny", f"last-mile check: {d.reason}", d.action)
@@ -308,6 +319,16 @@ def _links_out(words: Iterable[str], cwd: Path, root: Path) -> list[str]:
         except (OSError, ValueError):
             out.append(w)
     return out
+
+
+def visible(text: str) -> str:
+    """``text`` with every non-printable character (C0/C1 controls, bidi overrides,
+    zero-width and other format characters, line separators) written as an escape."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else
+                   (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+                    if ord(c) < 0x10000 else f"\\U{ord(c):08x}") for c in text)
 
 
 def _refused(tool: str, reason: str) -> str:
