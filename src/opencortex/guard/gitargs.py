@@ -65,7 +65,7 @@ _REV = (
     "--regexp-ignore-case --basic-regexp -E --extended-regexp -F --fixed-strings -P "
     "--perl-regexp --merges --no-merges --min-parents= --max-parents= --no-min-parents "
     "--no-max-parents --first-parent --exclude-first-parent-only --not --all --branches? "
-    "--tags? --remotes? --glob= --exclude= --reflog --alternate-refs --single-worktree "
+    "--tags? --remotes? --glob= --exclude= --reflog --single-worktree "
     "--ignore-missing --bisect --stdin --cherry-mark --cherry-pick --left-only "
     "--right-only --cherry -g --walk-reflogs --merge --boundary --simplify-by-decoration "
     "--show-pulls --full-history --dense --sparse --simplify-merges --ancestry-path? "
@@ -78,7 +78,8 @@ _REV = (
     "--no-mailmap --use-mailmap --no-use-mailmap --full-diff --log-size -L= -c --cc -m "
     "--diff-merges= --no-diff-merges --combined-all-paths -t --remerge-diff --count "
     "--no-show-signature ")
-_REV_ASK = {"--show-signature": "runs gpg to verify signatures"}
+_REV_ASK = {"--show-signature": "runs gpg to verify signatures",
+            "--alternate-refs": "runs core.alternateRefsCommand from the git configuration"}
 
 
 def _g(name: str, ro: str, ask: dict[str, str] | None = None,
@@ -243,6 +244,11 @@ def classify_git(args: list[str]) -> list[Finding]:
     if i >= len(args):
         return out
     sub, rest = args[i], args[i + 1:]
+    for a in rest:
+        if "%G" in a:
+            out.append(Finding("ask", f"git {sub} {a}: the %G placeholders run gpg to verify "
+                               "signatures"))
+            break
     if sub in _DENY_SUB:
         return [*out, Finding("deny", f"git {sub}: {_DENY_SUB[sub]}")]
     handler = _HANDLERS.get(sub)

@@ -632,7 +632,11 @@ _PASS_ENV = re.compile(r"HOME|USER|LOGNAME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR")
 
 
 _GIT_SAFE = (("core.fsmonitor", "false"), ("core.hooksPath", "/dev/null"),
-             ("core.pager", "cat"), ("log.showSignature", "false"))
+             ("core.pager", "cat"), ("log.showSignature", "false"),
+             # a repository's own config cannot choose the program git verifies with
+             ("gpg.program", "false"), ("gpg.openpgp.program", "false"),
+             ("gpg.x509.program", "false"), ("gpg.ssh.program", "false"),
+             ("core.alternateRefsCommand", "true"), ("core.sshCommand", "false"))
 
 
 def minimal_env(policy: ShellPolicy | GuardPolicy, parent: Mapping[str, str] | None = None,
