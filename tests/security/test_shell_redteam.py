@@ -176,3 +176,16 @@ def test_a_planted_gpg_program_does_not_run(memex: Path, tmp_path: Path) -> None
     r = run_shell(["git", "log", "--format=%G?"], policy, memex, memex_root=memex,
                   sandbox=False)
     assert not marker.exists(), r.stdout + r.stderr
+
+
+def test_a_long_command_cannot_push_the_reason_out_of_view(memex: Path) -> None:
+    """Approval UIs cut long texts (a chat message, a TUI line): the reason comes first and
+    each part of it is short, so the dangerous option is named near the start."""
+    filler = ["a.org"] * 2000
+    for argv in (["git", "diff", *filler, "--output=a.org"],
+                 ["git", "diff", "--" + "x" * 5000, "--output=a.org"],
+                 ["sort", "--" + "y" * 5000, "-o", "a.org", "a.org"]):
+        d = _check(memex, argv)
+        assert d.needs_approval
+        head = d.reason[:700]
+        assert "--output" in head or "sort -o:" in head, head

@@ -180,7 +180,7 @@ class Guard:
                             f"{summary}", normal)
         why = "; ".join(escalations) if escalations else (
             f'guard.tools."{tool}" = "ask"; set it to "allow" to skip asking')
-        return Decision("ask", f"{tool} needs your approval: {summary} ({why})", normal)
+        return Decision("ask", f"{tool} needs your approval ({why}): {summary}", normal)
 
     # ------------------------------------------------------------------ tools
     def _shell(self, action: Action, ctx: GuardContext,
@@ -217,10 +217,12 @@ class Guard:
         outside += _links_out(scan.words, cwd, root_real)
         escalations = []
         if scan.asks:
-            escalations.append("not known to be read-only: " + "; ".join(scan.asks))
+            # each reason capped, so one huge word cannot push the others out of view
+            escalations.append("not known to be read-only: " + "; ".join(
+                _cap(a) for a in scan.asks))
         if outside:
             escalations.append("it names paths outside the memex: " + ", ".join(
-                repr(p) for p in dict.fromkeys(outside)))
+                _cap(repr(p), 120) for p in dict.fromkeys(outside)))
         box = sandbox_status(self.policy.shell)
         if not box.available:
             if self.policy.shell.sandbox == "required":
@@ -319,6 +321,10 @@ def _links_out(words: Iterable[str], cwd: Path, root: Path) -> list[str]:
         except (OSError, ValueError):
             out.append(w)
     return out
+
+
+def _cap(text: str, n: int = 240) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def visible(text: str) -> str:
