@@ -189,3 +189,18 @@ def test_a_long_command_cannot_push_the_reason_out_of_view(memex: Path) -> None:
         assert d.needs_approval
         head = d.reason[:700]
         assert "--output" in head or "sort -o:" in head, head
+
+
+# -- 7. long inputs cannot stall the guard (it runs inside the daemon's request) --------
+@pytest.mark.parametrize("command", [
+    "rm -rf " + "/." * 7990,          # was 25 s: a backstop regex and _rootish were O(n^2)
+    "cat " + "a/" * 7990,
+    "curl " + "a/" * 7990,
+    "f(){ " + "f|" * 7990,
+    "ls; echo " + "'a'" * 5300,
+])
+def test_long_commands_are_judged_quickly(memex: Path, command: str) -> None:
+    import time
+    t = time.monotonic()
+    d = _check(memex, command, allow_shell=True)
+    assert time.monotonic() - t < 3.0, d.verdict

@@ -106,7 +106,7 @@ _TEXT_DENY: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"(?<![\w-]){_DL}\b[^|\n]{{0,4000}}\|&?\s*(?:\S*/)?"
                 rf"(?:(?:sudo|env|exec|nohup|command|time|nice)\s+(?:-\S*\s+)*)*{_INT}(?![\w.-])"),
      "piping a download into an interpreter"),
-    (re.compile(rf"(?<![\w-])(?:\S*/)?{_INT}(?![\w.-])[^\n]{{0,400}}?(?:<\(|\$\(|`)\s*"
+    (re.compile(rf"(?<![\w-]){_INT}(?![\w.-])[^\n]{{0,400}}?(?:<\(|\$\(|`)\s*"
                 rf"(?:\S*/)?{_DL}\b"),
      "running a download through an interpreter"),
 ]
@@ -274,11 +274,15 @@ def _rootish(target: str) -> bool:
     t = target.strip().strip("\"'")
     t = re.sub(r"^\$\{?HOME\}?", "~", t)
     t = re.sub(r"/+", "/", t)
-    while True:
-        new = re.sub(r"(?:/\.\*|/\*|/\.|/)$", "", t)
-        if new == t:
+    end = len(t)
+    while True:  # strip trailing "/", "/.", "/*", "/.*" (linear: no regex per step)
+        for suffix in ("/.*", "/*", "/.", "/"):
+            if t.endswith(suffix, 0, end):
+                end -= len(suffix)
+                break
+        else:
             break
-        t = new
+    t = t[:end]
     if t in ("", "~", ".", "..", "*", ".*", "./*", "~*"):
         return True
     if re.fullmatch(r"~[^/]*", t) or re.fullmatch(r"/[^/]+", t):
