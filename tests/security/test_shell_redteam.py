@@ -204,3 +204,22 @@ def test_long_commands_are_judged_quickly(memex: Path, command: str) -> None:
     t = time.monotonic()
     d = _check(memex, command, allow_shell=True)
     assert time.monotonic() - t < 3.0, d.verdict
+
+
+# -- 8. the sandbox: only the capped /tmp is writable ----------------------------------
+@needs_sandbox
+def test_only_the_capped_tmp_is_writable_in_the_sandbox(memex: Path, tmp_path: Path) -> None:
+    """/run, the hidden home and the new /dev (its /dev/shm) were writable tmpfs without a
+    size cap: a command could fill the machine's memory past the 64 MB /tmp cap."""
+    from opencortex.guard import sandbox
+    from opencortex.guard.shell import minimal_env
+    home = tmp_path / "home"
+    home.mkdir()
+    script = (f"for d in /dev/shm /dev /run {home} /tmp; do touch $d/probe 2>/dev/null && "
+              "echo W $d; done; echo x > /dev/null && echo null-ok")
+    argv = sandbox.wrap(SANDBOX.bwrap, ["sh", "-c", script], "/bin/sh", memex, memex,
+                        home=home, sized=SANDBOX.sized)
+    env = minimal_env(GuardPolicy().shell)
+    r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=memex,
+                       timeout=30, check=False)
+    assert r.stdout.split("\n") == ["W /tmp", "null-ok", ""], r.stdout + r.stderr

@@ -91,11 +91,14 @@ def wrap(bwrap: str, argv: Sequence[str], exe: str, cwd: str | os.PathLike[str],
     bound back read-only on top, so it stays visible wherever it lives.
     """
     out = [bwrap, *_base_args(sized)[:-3]]
+    hide: list[str] = []
     if Path("/run").is_dir():
-        out += ["--tmpfs", "/run"]
+        hide.append("/run")
     real_home = Path(home if home is not None else os.path.expanduser("~"))
     if real_home.is_absolute() and real_home.is_dir() and len(real_home.parts) > 1:
-        out += ["--tmpfs", str(real_home)]
+        hide.append(str(real_home))
+    for h in hide:
+        out += ["--tmpfs", h]
     keep = [Path(memex_root).resolve()] if memex_root is not None else []
     keep.append(Path(cwd).resolve())
     prog = Path(exe).resolve()
@@ -103,6 +106,11 @@ def wrap(bwrap: str, argv: Sequence[str], exe: str, cwd: str | os.PathLike[str],
         keep.append(prog)  # an allowlisted tool under the hidden home stays runnable
     for k in dict.fromkeys(keep):
         out += ["--ro-bind", str(k), str(k)]
+    # the tmpfs that only hide things (/run, the home) and the new /dev (its /dev/shm) have
+    # no size cap: read-only, so /tmp (capped) is the one place a command can write
+    for hidden in hide:
+        out += ["--remount-ro", hidden]
+    out += ["--remount-ro", "/dev"]
     out += ["--unshare-all", "--die-with-parent", "--new-session",
             "--chdir", str(Path(cwd).resolve()), "--", exe, *argv[1:]]
     return out
