@@ -104,6 +104,10 @@ def test_a_named_symlink_to_outside_asks(memex: Path, tmp_path: Path) -> None:
         assert d.verdict != "allow", (cmd, d.reason)
         assert "outside the memex" in d.reason
     assert _check(memex, "cat a.org").verdict == "allow"
+    # a glob in a shell string expands to the symlink
+    d = _check(memex, "ls; cat *.org", allow_shell=True)
+    assert d.verdict != "allow" and "notes.org" in d.reason, d.reason
+    assert _check(memex, "ls; cat a.*", allow_shell=True).verdict == "allow"
 
 
 @pytest.mark.parametrize("command", [

@@ -7,7 +7,9 @@ edited argv, an action nobody approved) is refused.
 
 from __future__ import annotations
 
+import glob
 import ipaddress
+import itertools
 import os
 import shlex
 from collections.abc import Callable, Iterable
@@ -27,6 +29,8 @@ from .shell import ShellResult, check_argv, normalise_command, run_shell
 __all__ = ["Guard"]
 
 _REMOTE_TOOLS = frozenset({"web", "websearch"})
+_MAX_GLOB = 2000
+"""Files a glob is expanded to when checking for symlinks that lead out of the memex."""
 
 
 class _Deny(Exception):
@@ -314,12 +318,18 @@ def _links_out(words: Iterable[str], cwd: Path, root: Path) -> list[str]:
     for w in dict.fromkeys(words):
         if not w or w.startswith(("/", "~", "$")) or len(w) > 4096:
             continue  # absolute/home paths are judged by the path check itself
-        p = cwd / w
-        try:
-            if os.path.lexists(p) and not is_inside(Path(os.path.realpath(p)), root):
+        names = [w]
+        if any(c in w for c in "*?["):  # a shell glob: the files it would expand to
+            names += list(itertools.islice(glob.iglob(w, root_dir=cwd), _MAX_GLOB))
+        for n in names:
+            p = cwd / n
+            try:
+                if os.path.lexists(p) and not is_inside(Path(os.path.realpath(p)), root):
+                    out.append(w if n == w else f"{w} (matches {n})")
+                    break
+            except (OSError, ValueError):
                 out.append(w)
-        except (OSError, ValueError):
-            out.append(w)
+                break
     return out
 
 
