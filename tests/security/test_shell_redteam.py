@@ -227,3 +227,47 @@ def test_only_the_capped_tmp_is_writable_in_the_sandbox(memex: Path, tmp_path: P
     r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=memex,
                        timeout=30, check=False)
     assert r.stdout.split("\n") == ["W /tmp", "null-ok", ""], r.stdout + r.stderr
+
+
+# -- 9. a synced repository whose own config names drivers ------------------------------
+def _git(cwd: Path, *a: str) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "GIT_CONFIG_GLOBAL": "/dev/null"}
+    subprocess.run(["git", *a], cwd=cwd, check=True, env=env, capture_output=True)
+
+
+@needs_sandbox
+@pytest.mark.parametrize("key,value", [
+    ("diff.evil.textconv", "sh -c 'id' -"), ("diff.external", "sh -c id"),
+    ("filter.evil.clean", "sh -c id"), ("diff.evil.command", "sh -c id"),
+    ("include.path", "../../elsewhere.cfg"),
+])
+def test_a_repository_config_that_names_programs_asks(memex: Path, key: str,
+                                                      value: str) -> None:
+    """git diff / status / log -p run diff.external, textconv and filter programs named by
+    the repository itself: the environment cannot pin names it does not know, so asks."""
+    _git(memex, "init", "-q")
+    for cmd in ("git diff", "git status", "git log -p", "git blame a.org"):
+        assert _check(memex, cmd).verdict == "allow", cmd  # a plain repository: allowed
+    _git(memex, "config", key, value)
+    sub = memex / "sub"
+    sub.mkdir()
+    for cmd in ("git diff", "git status", "git log -p", "git blame a.org",
+                "git -C sub diff", "git --git-dir=.git log -p"):
+        d = _check(memex, cmd)
+        assert d.verdict == "ask" and key.split(".")[-1] in d.reason, (cmd, d.reason)
+    # from inside a subdirectory (git walks up) and through -C from elsewhere in the memex
+    d = Guard(_policy(), memex_root=memex).check(
+        Action("shell", {"command": "git diff", "cwd": "sub"}, "shell"))
+    assert d.verdict == "ask", d.reason
+
+
+@needs_sandbox
+def test_a_config_planted_between_check_and_run_is_refused(memex: Path) -> None:
+    _git(memex, "init", "-q")
+    g = Guard(_policy(), memex_root=memex)
+    a = Action("shell", {"command": "git diff"}, "shell")
+    d = g.check(a)
+    assert d.allowed
+    _git(memex, "config", "diff.external", "sh -c id")
+    with pytest.raises(Exception, match="now needs approval"):
+        g.run_shell(a, approved=d)

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from .action import Action, Decision, GuardContext, is_untrusted_origin
 from .approvals import ApprovalQueue, Pending
 from .errors import GuardDenied, GuardError, ShellError, UnsafePathError
+from .gitrepo import configured_programs
 from .paths import confine, is_inside
 from .policy import GuardPolicy, Verdict
 from .privacy import private_tags
@@ -101,6 +102,12 @@ class Guard:
             if isinstance(approved, Decision) and approved.denied:
                 return Decision("deny", f"last-mile check: it was denied earlier "
                                 f"({approved.reason})", d.action)
+            if isinstance(approved, Decision) and approved.allowed and d.needs_approval:
+                # allowed when checked, but something changed (a repository's config, a
+                # symlink): now it needs the person, and nobody approved it
+                return Decision("deny", f"last-mile check: {_summary(d.action)!r} was allowed "
+                                f"when checked but now needs approval ({d.reason}); refused",
+                                d.action)
             expected = approved if isinstance(approved, Action) else approved.action
             e = self._evaluate(expected, ctx)
             if e.denied or e.action != d.action:
@@ -220,6 +227,12 @@ class Guard:
                 outside.append(p)
         outside += _links_out(scan.words, cwd, root_real)
         escalations = []
+        if "git" in scan.programs:
+            progs = configured_programs([cwd, *_dirs(scan.words, cwd)])
+            if progs:
+                escalations.append("the repository's own git config names programs git "
+                                   "may run (" + ", ".join(_cap(p, 160) for p in progs[:5])
+                                   + ")")
         if scan.asks:
             # each reason capped, so one huge word cannot push the others out of view
             escalations.append("not known to be read-only: " + "; ".join(
@@ -330,6 +343,22 @@ def _links_out(words: Iterable[str], cwd: Path, root: Path) -> list[str]:
             except (OSError, ValueError):
                 out.append(w)
                 break
+    return out
+
+
+def _dirs(words: Iterable[str], cwd: Path, limit: int = 64) -> list[Path]:
+    """Existing directories among the words (``git -C sub``, ``--git-dir sub/.git``)."""
+    out = []
+    for w in list(dict.fromkeys(words))[:limit * 4]:
+        if not w or len(w) > 1024:
+            continue
+        try:
+            if (cwd / w).is_dir():
+                out.append(cwd / w)
+        except (OSError, ValueError):
+            continue
+        if len(out) >= limit:
+            break
     return out
 
 
