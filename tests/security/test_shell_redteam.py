@@ -271,3 +271,13 @@ def test_a_config_planted_between_check_and_run_is_refused(memex: Path) -> None:
     _git(memex, "config", "diff.external", "sh -c id")
     with pytest.raises(Exception, match="now needs approval"):
         g.run_shell(a, approved=d)
+
+
+@needs_sandbox
+def test_a_submodule_config_that_names_programs_asks(memex: Path) -> None:
+    _git(memex, "init", "-q")
+    mod = memex / ".git" / "modules" / "notes"
+    mod.mkdir(parents=True)
+    (mod / "config").write_text("[diff]\n\texternal = sh -c id\n")
+    d = _check(memex, "git diff --submodule=diff")
+    assert d.verdict == "ask" and "modules" in d.reason, d.reason

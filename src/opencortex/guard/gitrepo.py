@@ -10,6 +10,7 @@ run that program, so such a command is not known to be read-only: it asks.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,6 +19,7 @@ __all__ = ["configured_programs"]
 
 _MAX_CONFIG = 1 << 20
 _MAX_UP = 64
+_MAX_MODULES = 200
 _KEY = re.compile(r"^\s*(textconv|external|clean|smudge|process|command|driver|path)\s*=",
                   re.I | re.M)
 _SECTION = re.compile(r"^\s*\[\s*([A-Za-z0-9.-]+)", re.M)
@@ -65,16 +67,19 @@ def configured_programs(starts: Iterable[Path]) -> list[str]:
             if g in seen:
                 continue
             seen.add(g)
-            cfg = g / "config"
-            try:
-                if not cfg.is_file():
+            # the submodules' own configs too: --recurse-submodules, --submodule=diff and
+            # status run git inside them
+            subs = itertools.islice(g.glob("modules/**/config"), _MAX_MODULES)
+            for cfg in [g / "config", *subs]:
+                try:
+                    if not cfg.is_file():
+                        continue
+                    with cfg.open("rb") as f:
+                        text = f.read(_MAX_CONFIG).decode("utf-8", "replace")
+                except OSError:
+                    found.append(f"{cfg} (unreadable)")
                     continue
-                with cfg.open("rb") as f:
-                    text = f.read(_MAX_CONFIG).decode("utf-8", "replace")
-            except OSError:
-                found.append(f"{cfg} (unreadable)")
-                continue
-            found += _risky(text, cfg)
+                found += _risky(text, cfg)
     return list(dict.fromkeys(found))
 
 
