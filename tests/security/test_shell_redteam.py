@@ -239,7 +239,7 @@ def _git(cwd: Path, *a: str) -> None:
 @pytest.mark.parametrize("key,value", [
     ("diff.evil.textconv", "sh -c 'id' -"), ("diff.external", "sh -c id"),
     ("filter.evil.clean", "sh -c id"), ("diff.evil.command", "sh -c id"),
-    ("include.path", "../../elsewhere.cfg"),
+    ("include.path", "../../elsewhere.cfg"), ("core.worktree", "/"),
 ])
 def test_a_repository_config_that_names_programs_asks(memex: Path, key: str,
                                                       value: str) -> None:

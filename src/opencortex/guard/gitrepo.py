@@ -3,7 +3,8 @@
 The environment pins what it can (core.fsmonitor, core.pager, gpg.program, ... in
 ``shell.minimal_env``), but drivers are named per repository: ``diff.external``,
 ``diff.<driver>.textconv`` / ``.command``, ``filter.<driver>.clean`` / ``.smudge`` /
-``.process``, ``merge.<driver>.driver``, and ``include`` sections that pull in more.  A
+``.process``, ``merge.<driver>.driver``, ``include`` sections that pull in more, and
+``core.worktree`` (which makes ``git diff`` read files from anywhere).  A
 synced ``.git/config`` with any of them makes ``git diff`` / ``git log -p`` / ``git status``
 run that program, so such a command is not known to be read-only: it asks.
 """
@@ -20,8 +21,8 @@ __all__ = ["configured_programs"]
 _MAX_CONFIG = 1 << 20
 _MAX_UP = 64
 _MAX_MODULES = 200
-_KEY = re.compile(r"^\s*(textconv|external|clean|smudge|process|command|driver|path)\s*=",
-                  re.I | re.M)
+_KEY = re.compile(r"^\s*(textconv|external|clean|smudge|process|command|driver|path"
+                  r"|worktree)\s*=", re.I | re.M)
 _SECTION = re.compile(r"^\s*\[\s*([A-Za-z0-9.-]+)", re.M)
 _RISKY_SECTIONS = ("diff", "filter", "merge", "include", "includeif")
 
@@ -94,7 +95,10 @@ def _risky(text: str, cfg: Path) -> list[str]:
             sec = name
         top = sec.split(".", 1)[0]
         key = m.group(1).lower()
-        if top in _RISKY_SECTIONS and (key != "path" or top.startswith("include")) and (
+        if key == "worktree":  # core.worktree: git reads "the work tree" from anywhere
+            if sec == "core":
+                out.append(f"core.worktree in {cfg}")
+        elif top in _RISKY_SECTIONS and (key != "path" or top.startswith("include")) and (
                 key != "external" or top == "diff"):
             out.append(f"{sec}.{key} in {cfg}")
     return out
