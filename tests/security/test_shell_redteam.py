@@ -281,3 +281,18 @@ def test_a_submodule_config_that_names_programs_asks(memex: Path) -> None:
     (mod / "config").write_text("[diff]\n\texternal = sh -c id\n")
     d = _check(memex, "git diff --submodule=diff")
     assert d.verdict == "ask" and "modules" in d.reason, d.reason
+
+
+def test_a_git_pointer_to_a_repository_outside_the_memex_asks(memex: Path,
+                                                             tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    _git(elsewhere, "init", "-q")
+    sub = memex / "sub"
+    sub.mkdir()
+    (sub / ".git").write_text(f"gitdir: {elsewhere / '.git'}\n")
+    (memex / "linked").mkdir()
+    (memex / "linked" / ".git").symlink_to(elsewhere / ".git")
+    for cmd in ("git -C sub log", "git -C linked status"):
+        d = _check(memex, cmd)
+        assert d.verdict != "allow" and "outside the memex" in d.reason, (cmd, d.reason)

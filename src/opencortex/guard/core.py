@@ -228,7 +228,7 @@ class Guard:
         outside += _links_out(scan.words, cwd, root_real)
         escalations = []
         if "git" in scan.programs:
-            progs = configured_programs([cwd, *_dirs(scan.words, cwd)])
+            progs = configured_programs([cwd, *_dirs(scan.words, cwd)], root_real)
             if progs:
                 escalations.append("the repository's own git config names programs git "
                                    "may run (" + ", ".join(_cap(p, 160) for p in progs[:5])

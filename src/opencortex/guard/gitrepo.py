@@ -27,15 +27,16 @@ _SECTION = re.compile(r"^\s*\[\s*([A-Za-z0-9.-]+)", re.M)
 _RISKY_SECTIONS = ("diff", "filter", "merge", "include", "includeif")
 
 
-def _git_dirs(start: Path) -> Iterable[Path]:
-    """The git directories git would use from ``start`` (walking up, as discovery does)."""
+def _git_dirs(start: Path) -> Iterable[tuple[Path, Path]]:
+    """(where found, git directory) that git would use from ``start`` (walking up, as
+    discovery does)."""
     d = start
     for _ in range(_MAX_UP):
         if (d / "HEAD").is_file() and (d / "objects").is_dir():
-            yield d  # a bare repository / a git dir named directly (--git-dir)
+            yield d, d  # a bare repository / a git dir named directly (--git-dir)
         dot = d / ".git"
         if dot.is_dir():
-            yield dot
+            yield d, dot.resolve()
             return
         if dot.is_file():
             try:
@@ -45,11 +46,11 @@ def _git_dirs(start: Path) -> Iterable[Path]:
             m = re.match(r"gitdir:\s*(.+)", text)
             if m:
                 g = (d / m.group(1).strip()).resolve()
-                yield g
+                yield d, g
                 common = g / "commondir"
                 if common.is_file():
                     try:
-                        yield (g / common.read_text(encoding="utf-8").strip()).resolve()
+                        yield d, (g / common.read_text(encoding="utf-8").strip()).resolve()
                     except OSError:
                         pass
             return
@@ -58,13 +59,17 @@ def _git_dirs(start: Path) -> Iterable[Path]:
         d = d.parent
 
 
-def configured_programs(starts: Iterable[Path]) -> list[str]:
+def configured_programs(starts: Iterable[Path], root: Path | None = None) -> list[str]:
     """``section.key`` names in the repositories' configs that can make git run a program
-    (empty: none, or no repository)."""
+    (empty: none, or no repository); with ``root`` (the resolved memex), also a ``.git``
+    inside it that is a pointer or symlink to a git directory outside it."""
     found: list[str] = []
     seen: set[Path] = set()
     for s in starts:
-        for g in _git_dirs(s):
+        for where, g in _git_dirs(s):
+            if root is not None and _inside(where.resolve(), root) and not _inside(g, root):
+                found.append(f"{where / '.git'} leads to a git directory outside the "
+                             f"memex ({g})")
             if g in seen:
                 continue
             seen.add(g)
@@ -82,6 +87,10 @@ def configured_programs(starts: Iterable[Path]) -> list[str]:
                     continue
                 found += _risky(text, cfg)
     return list(dict.fromkeys(found))
+
+
+def _inside(p: Path, root: Path) -> bool:
+    return p == root or root in p.parents
 
 
 def _risky(text: str, cfg: Path) -> list[str]:
