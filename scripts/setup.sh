@@ -7,6 +7,7 @@ need=()
 command -v emacs >/dev/null 2>&1 || need+=(emacs-nox)   # tests compare our writes with Emacs
 command -v rg >/dev/null 2>&1 || need+=(ripgrep)        # the sparse scan
 command -v git >/dev/null 2>&1 || need+=(git)
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)  # the OS sandbox for shell commands
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${need[*]} (apt)" >&2

@@ -5,6 +5,11 @@ from pathlib import Path
 import pytest
 
 from opencortex.guard import Guard, GuardPolicy
+from opencortex.guard.sandbox import status
+
+SANDBOX = status(GuardPolicy().shell)
+needs_sandbox = pytest.mark.skipif(
+    not SANDBOX.available, reason=f"an 'allow' verdict needs the OS sandbox: {SANDBOX.detail}")
 
 
 @pytest.fixture

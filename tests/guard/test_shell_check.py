@@ -15,7 +15,7 @@ from opencortex.guard import (
     normalise_command,
 )
 
-from .conftest import policy
+from .conftest import SANDBOX, needs_sandbox, policy
 
 DANGEROUS = [
     "rm -rf /", "rm  -rf   /", "/bin/rm -rf /", "/usr/bin/rm -rf /", "rm -r -f /", "rm -fr /",
@@ -97,9 +97,10 @@ def test_dangerous_argv_lists(memex: Path, argv: list[str]) -> None:
 SAFE = ["ls -la", "ls", "git log --oneline -5", "git status", "rg TODO", "rg -n 'call sam'",
         "grep -rn TODO .", "cat inbox.org", "wc -l inbox.org", "head -n 3 inbox.org",
         "date +%F", "echo hello world", "find . -name '*.org'", "tail -n 1 notes/a.org",
-        "/usr/bin/ls -la", "git config --get user.name", "rm -rf notes/old"]
+        "/usr/bin/ls -la", "git config --get user.name"]
 
 
+@needs_sandbox
 @pytest.mark.parametrize("command", SAFE)
 def test_safe_commands_follow_the_tool_verdict(memex: Path, command: str) -> None:
     allow = policy(tools={"shell": "allow"}, allow=[*GuardPolicy().shell.allow, "rm"])
@@ -108,14 +109,27 @@ def test_safe_commands_follow_the_tool_verdict(memex: Path, command: str) -> Non
     assert _check(Guard(ask, memex_root=memex), command) == "ask"
 
 
-@pytest.mark.parametrize("command", ["ls | wc -l", "rg TODO | head -3", "git log > log.org",
-                                     "ls && date", "echo $(date)"])
+def test_writing_commands_ask_even_when_shell_is_allowed(memex: Path) -> None:
+    # was "allow" under the old denylist: an allowlisted program is not a read-only one
+    allow = policy(tools={"shell": "allow"}, allow=[*GuardPolicy().shell.allow, "rm"])
+    d = Guard(allow, memex_root=memex).check(Action("shell", {"command": "rm -rf notes/old"},
+                                                    "shell"))
+    assert d.verdict == "ask" and "rm has no read-only table" in d.reason
+
+
+@pytest.mark.parametrize("command", ["ls | wc -l", "rg TODO | head -3", "ls && date",
+                                     "echo $(date)", "git log > log.org"])
 def test_shell_syntax_needs_allow_shell(guard: Guard, open_guard: Guard, command: str) -> None:
     d = guard.check(Action("shell", {"command": command}, "shell"))
     assert d.verdict == "deny" and "allow_shell" in d.reason
     d = open_guard.check(Action("shell", {"command": command}, "shell"))
-    assert d.verdict == "allow", d.reason
     assert d.action.args["argv"] == ["/bin/sh", "-c", command]
+    if ">" in command:  # a redirection that writes is never read-only
+        assert d.verdict == "ask" and "redirection > log.org writes" in d.reason, d.reason
+    elif "$(" in command:  # was "allow": a substituted output can become any option
+        assert d.verdict == "ask" and "output of a command" in d.reason, d.reason
+    elif SANDBOX.available:
+        assert d.verdict == "allow", d.reason
 
 
 def test_allow_shell_still_checks_every_inner_command(open_guard: Guard) -> None:
@@ -141,6 +155,7 @@ def test_wrapper_itself_must_be_allowlisted(memex: Path) -> None:
     assert _check(g, "nice cat x") == "deny"  # the wrapped program too
 
 
+@needs_sandbox
 def test_program_paths(memex: Path, tmp_path: Path) -> None:
     g = Guard(policy(tools={"shell": "allow"}), memex_root=memex)
     assert _check(g, ["/bin/ls"]) == "allow"
@@ -151,7 +166,8 @@ def test_program_paths(memex: Path, tmp_path: Path) -> None:
     assert _check(g, ["notes/ls"]) == "deny"
     tool = str(tmp_path / "bin" / "mytool")
     g = Guard(policy(tools={"shell": "allow"}, allow=[tool]), memex_root=memex)
-    assert _check(g, [tool, "x"]) == "allow"
+    d = g.check(Action("shell", {"argv": [tool, "x"]}, "shell"))  # was "allow" (denylist)
+    assert d.verdict == "ask" and "no read-only table" in d.reason
     assert _check(g, ["mytool"]) == "deny"  # the bare name is not the allowlisted path
 
 
@@ -165,12 +181,14 @@ def test_normalise_command() -> None:
             normalise_command(bad, p)  # type: ignore[arg-type]
 
 
+@needs_sandbox
 def test_argv_list_metacharacters_are_plain_arguments(memex: Path) -> None:
     # no shell runs an argv list, so ';' inside an argument is just text
     g = Guard(policy(tools={"shell": "allow"}), memex_root=memex)
     assert _check(g, ["rg", "a;b|c", "notes"]) == "allow"
 
 
+@needs_sandbox
 def test_paths_outside_memex_escalate_to_ask(memex: Path) -> None:
     g = Guard(policy(tools={"shell": "allow"}), memex_root=memex)
     for cmd in ["cat ~/.ssh/id_rsa", "cat /etc/passwd", "ls ..", "cat ../x",

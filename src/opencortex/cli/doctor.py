@@ -82,6 +82,8 @@ def doctor(memex: str | None, index: str | None, json_: bool) -> None:
     def human() -> None:
         for c in checks:
             mark = click.style("ok ", fg="green") if c["ok"] else click.style("!! ", fg="red")
+            if c.get("warn"):
+                mark = click.style("?? ", fg="yellow")
             click.echo(f"{mark}{c['check']:<12} {c['detail']}")
             if "fix" in c:
                 click.echo(f"   fix: {c['fix']}")
@@ -273,6 +275,20 @@ def _agent_checks(s) -> list[dict]:
         pol = GuardPolicy.from_config(s.data)
         out.append(_check("guard", True, f"shell: {pol.verdict_for('shell')}, web: "
                           f"{pol.verdict_for('web')}, allowlist {len(pol.shell.allow)} programs"))
+        out.append(_sandbox_check(pol))
     except Exception as e:
         out.append(_check("guard", False, str(e), "fix the [guard] table of the config"))
     return out
+
+
+def _sandbox_check(pol) -> dict:
+    """bubblewrap for shell commands: without it nothing fails, but every command asks."""
+    from ..guard.sandbox import FIX, status
+
+    box = status(pol.shell)
+    if box.available:
+        return _check("sandbox", True, f"{box.detail}; shell commands run boxed in")
+    return {"check": "sandbox", "ok": True, "warn": True,
+            "detail": f"shell commands always ask: {box.detail}",
+            "fix": ('set guard.shell.sandbox = "auto"' if pol.shell.sandbox == "off"
+                    else FIX if box.bwrap is None else box.detail)}

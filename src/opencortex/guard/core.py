@@ -7,25 +7,32 @@ edited argv, an action nobody approved) is refused.
 
 from __future__ import annotations
 
+import glob
 import ipaddress
+import itertools
 import os
 import shlex
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from .action import Action, Decision, GuardContext, is_untrusted_origin
 from .approvals import ApprovalQueue, Pending
 from .errors import GuardDenied, GuardError, ShellError, UnsafePathError
+from .gitrepo import configured_programs
 from .paths import CODE_DIR, confine, in_code_dir, is_inside
 from .policy import GuardPolicy, Verdict
 from .privacy import private_tags
+from .sandbox import status as sandbox_status
 from .shell import ShellResult, check_argv, normalise_command, run_shell
 from .trust import MAX_SHOWN, approval_text, sha256
 
 __all__ = ["Guard"]
 
 _REMOTE_TOOLS = frozenset({"web", "websearch"})
+_MAX_GLOB = 2000
+"""Files a glob is expanded to when checking for symlinks that lead out of the memex."""
 
 
 class _Deny(Exception):
@@ -60,8 +67,14 @@ class Guard:
 
     # ------------------------------------------------------------------ public
     def check(self, action: Action, context: GuardContext | None = None) -> Decision:
-        """allow / ask / deny for ``action``; ``Decision.action`` is what must run."""
-        return self._evaluate(action, context or GuardContext())
+        """allow / ask / deny for ``action``; ``Decision.action`` is what must run.
+
+        The reason is shown to the person as is: control and invisible characters in it
+        (a terminal escape, a right-to-left override, a newline in an argument) are
+        written as escapes, so the approval text cannot hide part of the command.
+        """
+        d = self._evaluate(action, context or GuardContext())
+        return replace(d, reason=visible(d.reason))
 
     def last_mile(self, action: Action, *, approved: Action | Decision | Pending | None = None,
                   context: GuardContext | None = None) -> Decision:
@@ -71,7 +84,11 @@ class Guard:
         queue for "ask" actions); the action must still be exactly that.  An "ask" action
         without ``approved`` is refused.
         """
-        ctx = context or GuardContext()
+        d = self._last_mile(action, approved, context or GuardContext())
+        return replace(d, reason=visible(d.reason))
+
+    def _last_mile(self, action: Action, approved: Action | Decision | Pending | None,
+                   ctx: GuardContext) -> Decision:
         d = self._evaluate(action, ctx)
         if d.denied:
             return Decision("deny", f"last-mile check: {d.reason}", d.action)
@@ -87,6 +104,12 @@ class Guard:
             if isinstance(approved, Decision) and approved.denied:
                 return Decision("deny", f"last-mile check: it was denied earlier "
                                 f"({approved.reason})", d.action)
+            if isinstance(approved, Decision) and approved.allowed and d.needs_approval:
+                # allowed when checked, but something changed (a repository's config, a
+                # symlink): now it needs the person, and nobody approved it
+                return Decision("deny", f"last-mile check: {_summary(d.action)!r} was allowed "
+                                f"when checked but now needs approval ({d.reason}); refused",
+                                d.action)
             expected = approved if isinstance(approved, Action) else approved.action
             e = self._evaluate(expected, ctx)
             if e.denied or e.action != d.action:
@@ -170,7 +193,7 @@ class Guard:
                             f"{summary}", normal)
         why = "; ".join(escalations) if escalations else (
             f'guard.tools."{tool}" = "ask"; set it to "allow" to skip asking')
-        return Decision("ask", f"{tool} needs your approval: {summary} ({why})", normal)
+        return Decision("ask", f"{tool} needs your approval ({why}): {summary}", normal)
 
     # ------------------------------------------------------------------ tools
     def _shell(self, action: Action, ctx: GuardContext,
@@ -204,10 +227,27 @@ class Guard:
             real = Path(os.path.realpath(cwd / q))
             if not is_inside(real, root_real):
                 outside.append(p)
+        outside += _links_out(scan.words, cwd, root_real)
         escalations = []
+        if "git" in scan.programs:
+            progs = configured_programs([cwd, *_dirs(scan.words, cwd)], root_real)
+            if progs:
+                escalations.append("the repository's own git config names programs git "
+                                   "may run (" + ", ".join(_cap(p, 160) for p in progs[:5])
+                                   + ")")
+        if scan.asks:
+            # each reason capped, so one huge word cannot push the others out of view
+            escalations.append("not known to be read-only: " + "; ".join(
+                _cap(a) for a in scan.asks))
         if outside:
             escalations.append("it names paths outside the memex: " + ", ".join(
-                repr(p) for p in dict.fromkeys(outside)))
+                _cap(repr(p), 120) for p in dict.fromkeys(outside)))
+        box = sandbox_status(self.policy.shell)
+        if not box.available:
+            if self.policy.shell.sandbox == "required":
+                raise _Deny(f'refused shell: guard.shell.sandbox = "required" but '
+                            f"{box.detail}")
+            escalations.append(f"no OS sandbox, so every command asks: {box.detail}")
         rest = {k: v for k, v in args.items() if k not in ("argv", "command", "cwd")}
         return Action("shell", {**rest, "argv": argv, "cwd": str(cwd)}, action.origin), \
             escalations
@@ -328,6 +368,58 @@ def private_host(host: str) -> bool:
         ip = ip.ipv4_mapped
     return bool(ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_reserved
                 or ip.is_multicast or ip.is_unspecified)
+
+
+def _links_out(words: Iterable[str], cwd: Path, root: Path) -> list[str]:
+    """Words that name an existing file (relative to ``cwd``) whose real path, through a
+    symlink, lies outside the memex: ``cat notes.org`` where notes.org -> ~/.ssh/id_rsa."""
+    out = []
+    for w in dict.fromkeys(words):
+        if not w or w.startswith(("/", "~", "$")) or len(w) > 4096:
+            continue  # absolute/home paths are judged by the path check itself
+        names = [w]
+        if any(c in w for c in "*?["):  # a shell glob: the files it would expand to
+            names += list(itertools.islice(glob.iglob(w, root_dir=cwd), _MAX_GLOB))
+        for n in names:
+            p = cwd / n
+            try:
+                if os.path.lexists(p) and not is_inside(Path(os.path.realpath(p)), root):
+                    out.append(w if n == w else f"{w} (matches {n})")
+                    break
+            except (OSError, ValueError):
+                out.append(w)
+                break
+    return out
+
+
+def _dirs(words: Iterable[str], cwd: Path, limit: int = 64) -> list[Path]:
+    """Existing directories among the words (``git -C sub``, ``--git-dir sub/.git``)."""
+    out = []
+    for w in list(dict.fromkeys(words))[:limit * 4]:
+        if not w or len(w) > 1024:
+            continue
+        try:
+            if (cwd / w).is_dir():
+                out.append(cwd / w)
+        except (OSError, ValueError):
+            continue
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _cap(text: str, n: int = 240) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def visible(text: str) -> str:
+    """``text`` with every non-printable character (C0/C1 controls, bidi overrides,
+    zero-width and other format characters, line separators) written as an escape."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else
+                   (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+                    if ord(c) < 0x10000 else f"\\U{ord(c):08x}") for c in text)
 
 
 def _refused(tool: str, reason: str) -> str:

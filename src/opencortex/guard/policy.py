@@ -17,6 +17,9 @@ Config shape (TOML)::
     timeout = 20                       # seconds; the whole process group is killed after
     max_output = 65536                 # bytes kept per stream; the rest is cut and flagged
     path = ["/usr/local/bin", "/usr/bin", "/bin"]   # where programs are looked up
+    sandbox = "auto"                   # "auto": bubblewrap when it works (else shell always
+                                       # asks); "required": refuse commands without it;
+                                       # "off": never sandbox (shell always asks)
 
     [guard.web]
     allow_private_hosts = false        # true = web may fetch localhost / LAN addresses
@@ -46,6 +49,8 @@ __all__ = [
 ]
 
 Verdict = Literal["allow", "ask", "deny"]
+SandboxMode = Literal["auto", "required", "off"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("auto", "required", "off")
 VERDICTS: tuple[Verdict, ...] = ("allow", "ask", "deny")
 
 DEFAULT_TOOLS: Mapping[str, Verdict] = MappingProxyType({
@@ -75,6 +80,8 @@ class ShellPolicy:
     max_output: int = 65536
     path: tuple[str, ...] = DEFAULT_BIN_DIRS
     """Directories programs are looked up in (also the child's PATH)."""
+    sandbox: SandboxMode = "auto"
+    """Run commands under bubblewrap (see guard/sandbox.py); without it shell always asks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,14 +118,20 @@ class GuardPolicy:
                     f'guard.tools."{name}" must be "allow", "ask" or "deny", got {v!r}')
             tools[str(name)] = v
         sh = _table(g, "shell")
-        _known(sh, {"allow", "allow_shell", "timeout", "max_output", "path"}, "guard.shell")
+        _known(sh, {"allow", "allow_shell", "timeout", "max_output", "path", "sandbox"},
+               "guard.shell")
         d = ShellPolicy()
+        mode = sh.get("sandbox", d.sandbox)
+        if mode not in SANDBOX_MODES:
+            raise ConfigError(f'guard.shell.sandbox must be "auto", "required" or "off", '
+                              f"got {mode!r}")
         shell = ShellPolicy(
             allow=_strings(sh, "allow", d.allow, "guard.shell.allow"),
             allow_shell=_flag(sh, "allow_shell", d.allow_shell, "guard.shell.allow_shell"),
             timeout=_number(sh, "timeout", d.timeout, "guard.shell.timeout"),
             max_output=int(_number(sh, "max_output", d.max_output, "guard.shell.max_output")),
             path=_strings(sh, "path", d.path, "guard.shell.path"),
+            sandbox=mode,
         )
         if any(not p.startswith("/") for p in shell.path):
             raise ConfigError("guard.shell.path entries must be absolute directories")

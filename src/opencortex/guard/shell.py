@@ -23,9 +23,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import sandbox as _sandbox
+from .argspec import parse
 from .errors import ShellError, UnsafePathError
 from .paths import confine
 from .policy import GuardPolicy, ShellPolicy
+from .readonly import WRAPPER_GRAMMARS, classify, exec_commands, globs_ok
 from .secrets import redact
 
 __all__ = [
@@ -103,7 +106,7 @@ _TEXT_DENY: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"(?<![\w-]){_DL}\b[^|\n]{{0,4000}}\|&?\s*(?:\S*/)?"
                 rf"(?:(?:sudo|env|exec|nohup|command|time|nice)\s+(?:-\S*\s+)*)*{_INT}(?![\w.-])"),
      "piping a download into an interpreter"),
-    (re.compile(rf"(?<![\w-])(?:\S*/)?{_INT}(?![\w.-])[^\n]{{0,400}}?(?:<\(|\$\(|`)\s*"
+    (re.compile(rf"(?<![\w-]){_INT}(?![\w.-])[^\n]{{0,400}}?(?:<\(|\$\(|`)\s*"
                 rf"(?:\S*/)?{_DL}\b"),
      "running a download through an interpreter"),
 ]
@@ -128,10 +131,24 @@ class ShellCheck:
     deny: str | None = None
     paths: list[str] = field(default_factory=list)
     programs: list[str] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)
+    """Every argument word of every command (and values after ``=``): the caller checks
+    the ones that name an existing file for symlinks that lead outside the memex."""
+    asks: list[str] = field(default_factory=list)
+    """Why the command is not known to be read-only (each shown to the person); empty =
+    every program, option and redirection was recognised as read-only."""
 
     def refuse(self, reason: str) -> None:
         if self.deny is None:
             self.deny = reason
+
+    def ask(self, reason: str) -> None:
+        if reason not in self.asks:
+            self.asks.append(reason)
+
+    @property
+    def read_only(self) -> bool:
+        return self.deny is None and not self.asks
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +162,8 @@ class ShellResult:
     timed_out: bool
     argv: tuple[str, ...] = ()
     duration: float = 0.0
+    sandboxed: bool = False
+    """It ran under bubblewrap (read-only filesystem, no network)."""
 
 
 # --------------------------------------------------------------------------- normalising
@@ -255,11 +274,15 @@ def _rootish(target: str) -> bool:
     t = target.strip().strip("\"'")
     t = re.sub(r"^\$\{?HOME\}?", "~", t)
     t = re.sub(r"/+", "/", t)
-    while True:
-        new = re.sub(r"(?:/\.\*|/\*|/\.|/)$", "", t)
-        if new == t:
+    end = len(t)
+    while True:  # strip trailing "/", "/.", "/*", "/.*" (linear: no regex per step)
+        for suffix in ("/.*", "/*", "/.", "/"):
+            if t.endswith(suffix, 0, end):
+                end -= len(suffix)
+                break
+        else:
             break
-        t = new
+    t = t[:end]
     if t in ("", "~", ".", "..", "*", ".*", "./*", "~*"):
         return True
     if re.fullmatch(r"~[^/]*", t) or re.fullmatch(r"/[^/]+", t):
@@ -296,6 +319,8 @@ def _pathish(arg: str) -> str | None:
     v = arg
     if arg.startswith("-") and "=" in arg:
         v = arg.split("=", 1)[1]
+    elif (m := re.match(r"-[A-Za-z0-9]+?([/~.].*)", arg, re.S)) is not None:
+        v = m.group(1)  # a value stuck to a short option: grep -f/etc/shadow, env -C..
     elif re.fullmatch(r"(?:of|if)=.*", arg, re.S):
         v = arg[3:]
     if v.startswith(("/", "~", "$HOME", "${HOME}")) or ".." in v.split("/"):
@@ -374,16 +399,13 @@ def _command(words: list[str], sp: ShellPolicy, scan: ShellCheck, *, depth: int,
             scan.refuse(f"refused: recursive {name} of {bad[0]!r}; never run: {shown!r}")
     if name in ("kill", "pkill") and "-1" in args[1:]:
         scan.refuse(f"refused: kill -1 signals every process; never run: {shown!r}")
-    if name == "find":
-        _find(args, sp, scan, depth, shown)
-    if name == "git":
-        _git(args, scan, shown)
-    if name == "rg" and any(a == "--pre" or a.startswith(("--pre=", "--pre-glob")) for a in args):
-        scan.refuse(f"refused: rg --pre runs a program on every file: {shown!r}")
-    if name in ("tar", "bsdtar") and any(
-            a.startswith(("--to-command", "--checkpoint-action", "--use-compress-program",
-                          "--info-script", "--new-volume-script")) or a == "-I" for a in args):
-        scan.refuse(f"refused: tar option that runs programs: {shown!r}")
+    _read_only(prog, name, args, sp, scan, depth, shown, under)
+    for a in args:
+        scan.words.append(a)
+        if a.startswith("-") and "=" in a:
+            scan.words.append(a.split("=", 1)[1])
+        elif a.startswith("-") and not a.startswith("--") and len(a) > 2:
+            scan.words.append(a[2:])  # a value stuck to a short option: -fnotes.org
     for a in args:
         p = _pathish(a)
         if p is not None:
@@ -392,6 +414,14 @@ def _command(words: list[str], sp: ShellPolicy, scan: ShellCheck, *, depth: int,
     # -- look through wrappers and inline scripts
     if name in _WRAPPERS:
         takes, positional = _WRAPPERS[name]
+        wg = WRAPPER_GRAMMARS.get(name)
+        if wg is None:
+            scan.ask(f"{name} runs another command in a way that is not checked as "
+                     "read-only")
+        else:
+            wp = parse(args, wg)
+            for f in wp.findings:
+                scan.ask(f.reason)
         if name == "env":
             if any(a in ("-S", "--split-string") or a.startswith("--split-string=")
                    or (a.startswith("-") and not a.startswith("--") and "S" in a)
@@ -439,6 +469,33 @@ def _command(words: list[str], sp: ShellPolicy, scan: ShellCheck, *, depth: int,
                     else why + "; inline shell scripts also need guard.shell.allow_shell = true")
 
 
+def _read_only(prog: str, name: str, args: list[str], sp: ShellPolicy, scan: ShellCheck,
+               depth: int, shown: str, under: str | None) -> None:
+    """Allow by argument: record why ``prog args`` is not known to be read-only."""
+    if "/" in prog:
+        d = posixpath.dirname(posixpath.normpath(prog))
+        std = set(sp.path) | {os.path.realpath(p) for p in sp.path}
+        if d not in std and os.path.realpath(d) not in std:
+            scan.ask(f"{prog} is not from the standard bin directories, so no read-only "
+                     "table applies to it")
+            return
+    if name in _WRAPPERS:
+        return  # judged with what it runs, below
+    if _is_shell(name):
+        if _shell_c(args) is None or len(args) != 2 or args[0] != "-c":
+            scan.ask(f"{name} {'runs a script file' if args else 'starts a shell'}, "
+                     "which cannot be checked")
+        return
+    for f in classify(name, args):
+        if f.kind == "deny":
+            scan.refuse(f"refused: {f.reason}: {shown!r}")
+        else:
+            scan.ask(f.reason)
+    if name == "find":
+        for cmd in exec_commands(args):
+            _command(cmd, sp, scan, depth=depth + 1, under="find")
+
+
 def _shell_c(args: list[str]) -> str | None:
     """The script of ``sh [-opts] -c SCRIPT``, or None if not an inline script."""
     i, has_c = 0, False
@@ -466,40 +523,6 @@ def _assignment(word: str, scan: ShellCheck, shown: str) -> None:
                     f"locale/colour variables may be set: {shown!r}")
 
 
-def _find(args: list[str], sp: ShellPolicy, scan: ShellCheck, depth: int, shown: str) -> None:
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a in ("-delete", "-fprint", "-fprint0", "-fprintf", "-fls"):
-            scan.refuse(f"refused: find {a} deletes or writes files; use a memex write "
-                        f"instead: {shown!r}")
-        if a in ("-exec", "-execdir", "-ok", "-okdir"):
-            j = i + 1
-            while j < len(args) and args[j] not in (";", "+"):
-                j += 1
-            _command(args[i + 1:j], sp, scan, depth=depth + 1, under="find")
-            i = j
-        i += 1
-
-
-def _git(args: list[str], scan: ShellCheck, shown: str) -> None:
-    for i, a in enumerate(args):
-        if a in ("-c", "--config-env", "--upload-pack", "--receive-pack", "--exec",
-                 "--exec-path", "filter-branch", "difftool", "mergetool", "instaweb",
-                 "daemon", "web--browse", "--open-files-in-pager") or a.startswith(
-                ("--config-env=", "--upload-pack=", "--receive-pack=", "--exec=",
-                 "--exec-path=", "ext::", "--open-files-in-pager=", "-O")):
-            scan.refuse(f"refused: git {a} can make git run arbitrary programs: {shown!r}")
-        if a == "foreach" or (a == "run" and "bisect" in args[:i]) or (
-                a in ("-x",) and "rebase" in args[:i]):
-            scan.refuse(f"refused: git {a} runs arbitrary commands: {shown!r}")
-    sub = next((a for a in args if not a.startswith("-")), None)
-    if sub == "config" and not any(a in ("--get", "--get-all", "--get-regexp", "--list", "-l",
-                                         "get") for a in args):
-        scan.refuse(f"refused: git config writes settings that can run programs later: "
-                    f"{shown!r}")
-
-
 _REDIRECT = re.compile(r"\d*(?:[<>]|&>)")
 
 
@@ -511,6 +534,13 @@ def _script(script: str, sp: ShellPolicy, scan: ShellCheck, depth: int) -> None:
     if depth > _MAX_DEPTH:
         scan.refuse("script nests too deeply to check")
         return
+    subst = [t for t in ("`", "$(", "<(", ">(") if t in script]
+    if subst:
+        scan.ask(f"the shell puts the output of a command ({' '.join(subst)}) into the "
+                 "words that run, so they cannot be checked")
+    if "\\\n" in script:
+        scan.ask("a backslash-newline joins two lines into one word in the shell, so the "
+                 "words that run cannot be checked")
     flat = script
     for tok in ("`", "$(", "<(", ">(", "\n", "\r"):
         flat = flat.replace(tok, " ; ")
@@ -538,6 +568,10 @@ def _script(script: str, sp: ShellPolicy, scan: ShellCheck, depth: int) -> None:
                                     "never run")
                     elif target not in _DEV_OK:
                         scan.paths.append(target)
+                    if (">" in t or t == "<>") and target != "/dev/null":
+                        scan.ask(f"the redirection {t} {target} writes to a file")
+                elif i + 1 >= len(tokens) and ">" in t:
+                    scan.ask(f"the redirection {t} has no target")
                 i += 2
                 continue
             segments.append((cur, t))
@@ -554,11 +588,30 @@ def _script(script: str, sp: ShellPolicy, scan: ShellCheck, depth: int) -> None:
             words = words[1:]
         names.append((_effective(words), op))
         if words:
+            _expansions(words, scan)
             _command(words, sp, scan, depth=depth + 1, under=None)
     for (a, op), (b, _) in itertools.pairwise(names):
         if op in ("|", "|&") and a in _DOWNLOADERS and _is_interp(b):
             scan.refuse(f"refused: piping a download ({a}) into an interpreter ({b}) is never "
                         f"run: {_short(script)!r}")
+
+
+# any "$" (parameters, $'..' ANSI-C and $".." locale quoting, arithmetic) and brace
+# expansion ({a,b} and sequences {a..c}): the shell rewrites such words, shlex does not
+_EXPANDS = re.compile(r"\$|\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_GLOB = re.compile(r"[*?\[]")
+
+
+def _expansions(words: list[str], scan: ShellCheck) -> None:
+    """In a shell script, words the shell rewrites at run time are not known words."""
+    prog = _effective(words)
+    for w in words:
+        if _EXPANDS.search(w):
+            scan.ask(f"the shell expands {w!r} at run time, so the words that run cannot "
+                     "be checked")
+        elif _GLOB.search(w) and not globs_ok(prog) and "--" not in words[:words.index(w)]:
+            scan.ask(f"the glob {w!r} could expand to a file name that {prog} reads as an "
+                     "option; put it after --")
 
 
 def _effective(words: list[str]) -> str:
@@ -582,6 +635,14 @@ _SECRETISH = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|
 _PASS_ENV = re.compile(r"HOME|USER|LOGNAME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR")
 
 
+_GIT_SAFE = (("core.fsmonitor", "false"), ("core.hooksPath", "/dev/null"),
+             ("core.pager", "cat"), ("log.showSignature", "false"),
+             # a repository's own config cannot choose the program git verifies with
+             ("gpg.program", "false"), ("gpg.openpgp.program", "false"),
+             ("gpg.x509.program", "false"), ("gpg.ssh.program", "false"),
+             ("core.alternateRefsCommand", "true"), ("core.sshCommand", "false"))
+
+
 def minimal_env(policy: ShellPolicy | GuardPolicy, parent: Mapping[str, str] | None = None,
                 extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The child's whole environment: locale, HOME/USER, our PATH, no pagers, no secrets.
@@ -595,6 +656,11 @@ def minimal_env(policy: ShellPolicy | GuardPolicy, parent: Mapping[str, str] | N
     env.setdefault("LANG", "C.UTF-8")
     env.update({"PATH": os.pathsep.join(sp.path), "TERM": "dumb", "PAGER": "cat",
                 "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "NO_COLOR": "1"})
+    # settings from the environment outrank every config file: a repository's own
+    # .git/config cannot make a read-only command start its fsmonitor, hooks or gpg
+    for n, (k, v) in enumerate(_GIT_SAFE):
+        env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = k, v
+    env["GIT_CONFIG_COUNT"] = str(len(_GIT_SAFE))
     for k, v in (extra or {}).items():
         if not _SECRETISH.search(k) and k not in ("PATH", "LD_PRELOAD", "LD_LIBRARY_PATH"):
             env[k] = v
@@ -624,10 +690,12 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 def run_shell(argv: Sequence[str], policy: ShellPolicy | GuardPolicy, cwd: str | os.PathLike[str],
               *, memex_root: str | os.PathLike[str] | None = None, stdin: str | None = None,
               extra_env: Mapping[str, str] | None = None, redact_output: bool = True,
-              timeout: float | None = None) -> ShellResult:
+              timeout: float | None = None, sandbox: bool | None = None) -> ShellResult:
     """Run ``argv`` without a shell, in its own process group, with ``cwd`` in the memex.
 
     Re-checks ``argv`` itself (allowlist + denylist) so no caller can skip the guard.
+    ``sandbox``: None = as ``guard.shell.sandbox`` says (bubblewrap when it works), True =
+    bubblewrap or ShellError, False = run directly (tests of the runner itself).
     The whole group is killed at the timeout or when output passes ``max_output`` bytes per
     stream (the text then ends with a note saying so).  Output is redacted by default.
     """
@@ -650,10 +718,24 @@ def run_shell(argv: Sequence[str], policy: ShellPolicy | GuardPolicy, cwd: str |
     exe = _resolve_program(argv[0], sp)
     limit = sp.timeout if timeout is None else timeout
     cap = sp.max_output
+    box = _sandbox.status(sp)
+    if sandbox is None:
+        if sp.sandbox == "required" and not box.available:
+            raise ShellError(f'guard.shell.sandbox = "required" but {box.detail}')
+        sandbox = box.available
+    elif sandbox and not box.available:
+        raise ShellError(f"no sandbox: {box.detail}")
+    env = minimal_env(sp, extra=extra_env)
+    run, prog = argv, exe
+    if sandbox:
+        assert box.bwrap is not None
+        env.update({"HOME": _sandbox.HOME, "TMPDIR": "/tmp"})
+        run = _sandbox.wrap(box.bwrap, argv, exe, where, memex_root, sized=box.sized)
+        prog = box.bwrap
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
-            argv, executable=exe, cwd=where, env=minimal_env(sp, extra=extra_env),
+            run, executable=prog, cwd=where, env=env,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
             close_fds=True)
@@ -727,4 +809,4 @@ def run_shell(argv: Sequence[str], policy: ShellPolicy | GuardPolicy, cwd: str |
     if timed_out:
         err += f"\n[timed out after {limit:g}s; the command and its children were killed]"
     return ShellResult(rc, out, err, truncated, timed_out, tuple(argv),
-                       time.monotonic() - start)
+                       time.monotonic() - start, bool(sandbox))

@@ -1,0 +1,113 @@
+"""Does a repository's own config name programs that read-only git commands would run?
+
+The environment pins what it can (core.fsmonitor, core.pager, gpg.program, ... in
+``shell.minimal_env``), but drivers are named per repository: ``diff.external``,
+``diff.<driver>.textconv`` / ``.command``, ``filter.<driver>.clean`` / ``.smudge`` /
+``.process``, ``merge.<driver>.driver``, ``include`` sections that pull in more, and
+``core.worktree`` (which makes ``git diff`` read files from anywhere).  A
+synced ``.git/config`` with any of them makes ``git diff`` / ``git log -p`` / ``git status``
+run that program, so such a command is not known to be read-only: it asks.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["configured_programs"]
+
+_MAX_CONFIG = 1 << 20
+_MAX_UP = 64
+_MAX_MODULES = 200
+_KEY = re.compile(r"^\s*(textconv|external|clean|smudge|process|command|driver|path"
+                  r"|worktree)\s*=", re.I | re.M)
+_SECTION = re.compile(r"^\s*\[\s*([A-Za-z0-9.-]+)", re.M)
+_RISKY_SECTIONS = ("diff", "filter", "merge", "include", "includeif")
+
+
+def _git_dirs(start: Path) -> Iterable[tuple[Path, Path]]:
+    """(where found, git directory) that git would use from ``start`` (walking up, as
+    discovery does)."""
+    d = start
+    for _ in range(_MAX_UP):
+        if (d / "HEAD").is_file() and (d / "objects").is_dir():
+            yield d, d  # a bare repository / a git dir named directly (--git-dir)
+        dot = d / ".git"
+        if dot.is_dir():
+            yield d, dot.resolve()
+            return
+        if dot.is_file():
+            try:
+                text = dot.read_text(encoding="utf-8", errors="replace")[:4096]
+            except OSError:
+                return
+            m = re.match(r"gitdir:\s*(.+)", text)
+            if m:
+                g = (d / m.group(1).strip()).resolve()
+                yield d, g
+                common = g / "commondir"
+                if common.is_file():
+                    try:
+                        yield d, (g / common.read_text(encoding="utf-8").strip()).resolve()
+                    except OSError:
+                        pass
+            return
+        if d.parent == d:
+            return
+        d = d.parent
+
+
+def configured_programs(starts: Iterable[Path], root: Path | None = None) -> list[str]:
+    """``section.key`` names in the repositories' configs that can make git run a program
+    (empty: none, or no repository); with ``root`` (the resolved memex), also a ``.git``
+    inside it that is a pointer or symlink to a git directory outside it."""
+    found: list[str] = []
+    seen: set[Path] = set()
+    for s in starts:
+        for where, g in _git_dirs(s):
+            if root is not None and _inside(where.resolve(), root) and not _inside(g, root):
+                found.append(f"{where / '.git'} leads to a git directory outside the "
+                             f"memex ({g})")
+            if g in seen:
+                continue
+            seen.add(g)
+            # the submodules' own configs too: --recurse-submodules, --submodule=diff and
+            # status run git inside them
+            subs = itertools.islice(g.glob("modules/**/config"), _MAX_MODULES)
+            for cfg in [g / "config", *subs]:
+                try:
+                    if not cfg.is_file():
+                        continue
+                    with cfg.open("rb") as f:
+                        text = f.read(_MAX_CONFIG).decode("utf-8", "replace")
+                except OSError:
+                    found.append(f"{cfg} (unreadable)")
+                    continue
+                found += _risky(text, cfg)
+    return list(dict.fromkeys(found))
+
+
+def _inside(p: Path, root: Path) -> bool:
+    return p == root or root in p.parents
+
+
+def _risky(text: str, cfg: Path) -> list[str]:
+    out = []
+    sections = [(m.start(), m.group(1).lower()) for m in _SECTION.finditer(text)]
+    for m in _KEY.finditer(text):
+        sec = ""
+        for pos, name in sections:
+            if pos > m.start():
+                break
+            sec = name
+        top = sec.split(".", 1)[0]
+        key = m.group(1).lower()
+        if key == "worktree":  # core.worktree: git reads "the work tree" from anywhere
+            if sec == "core":
+                out.append(f"core.worktree in {cfg}")
+        elif top in _RISKY_SECTIONS and (key != "path" or top.startswith("include")) and (
+                key != "external" or top == "diff"):
+            out.append(f"{sec}.{key} in {cfg}")
+    return out
