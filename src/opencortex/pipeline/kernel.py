@@ -311,8 +311,9 @@ class Kernel:
 
         now = dt.datetime.now()
         out = []
-        for n in self.memex.query("todo scheduled:today") + self.memex.query(
-                "todo deadline:today"):
+        # today and tomorrow: at 23:55 an item at 00:05 is due within the window
+        for n in self.memex.query("todo scheduled:+1") + self.memex.query(
+                "todo deadline:+1"):
             for raw in (n.scheduled, n.deadline):
                 if not raw:
                     continue
