@@ -7,8 +7,8 @@ A gateway never reads the index or calls the writer itself; it makes an
   ``private`` and ``@personal``; inherited and FILETAGS count) never reaches a client
   that is not trusted with private notes — not as a hit, a read, a link, a backlink,
   a piece of its parent's subtree, an agenda item or a recall candidate.  The local
-  CLI is the person and sees everything; other gateways only when listed in
-  ``[guard] trusted_clients`` (default: none).
+  CLI and the in-process TUI are the person and see everything; other gateways only
+  when listed in ``[guard] trusted_clients`` (default: none).
 - **policy**: effects (capture, append) are an ``memex.write`` action checked by the
   Guard — "deny" refuses, "ask" refuses with :class:`NeedsApproval` unless the client
   is the person, nothing is written without "allow".
@@ -34,7 +34,9 @@ __all__ = ["CLIENTS", "Access", "AccessDenied", "NeedsApproval"]
 
 CLIENTS = ("cli", "http", "mcp", "tui", "telegram")
 """Gateway names; ``cli`` is the person at their own terminal."""
-PERSON = frozenset({"cli"})
+PERSON = frozenset({"cli", "tui"})
+"""The person at their own terminal (the in-process TUI too): sees private notes, and
+their own command is the approval an "ask" write needs."""
 
 
 class AccessDenied(OpenCortexError):
@@ -59,6 +61,14 @@ class Access:
         self.guard = Guard(self.policy, memex_root=memex.root)
         self.sees_private = client in PERSON or client in memex.settings.trusted_clients
         self._lock = lock if lock is not None else threading.RLock()
+
+    @classmethod
+    def for_signal(cls, memex: Memex, meta: dict[str, Any]) -> Access:
+        """The Access of whoever sent a pipeline signal: ``meta["gateway"]`` is stamped by
+        the HTTP and Telegram gateways (never taken from the client); signals without one
+        come from the person's own terminal or the agent itself."""
+        gw = meta.get("gateway")
+        return cls(memex, gw if gw in ("http", "mcp", "telegram") else "cli")
 
     # -- privacy ---------------------------------------------------------------------
     def hidden(self, tags: Iterable[str]) -> bool:

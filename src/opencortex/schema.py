@@ -159,9 +159,9 @@ def line_number(value: Any, name: str = "line", lines: int | None = None) -> int
                               f"{_short(value)}")
     hi = min(lines, MAX_LINE) if lines is not None else MAX_LINE
     if not 1 <= value <= max(hi, 1):
-        raise ValidationError(f"{name} {value} is out of range: the file has "
-                              f"{lines} lines" if lines is not None else
-                              f"{name} {value} is out of range (1 to {MAX_LINE})")
+        raise ValidationError(f"{name} is {value}, out of range: the file has {lines} "
+                              "lines" if lines is not None else
+                              f"{name} is {value}, out of range (1 to {MAX_LINE})")
     return value
 
 
@@ -176,7 +176,7 @@ def node_ref(ref: Any, name: str = "ref") -> str:
         raise ValidationError(f"{name} is longer than 4096 characters")
     path, sep, tail = ref.strip().rpartition(":")
     if sep and path and not path.endswith(":") and tail.isascii() and tail.isdigit():
-        line_number(int(tail), f"the line in {name} {ref!r}"[:200])
+        line_number(int(tail), f"the line number in {ref[:100]!r}")
     return ref
 
 

@@ -206,7 +206,7 @@ async def run_chat(kernel: Any, text: str, session: str, source: str
             loop.call_soon_threadsafe(q.put_nowait, item)
 
     fut = kernel.submit({"payload": {"sensor": "user-input", "text": text},
-                         "meta": {"source": source, "session": session,
+                         "meta": {"source": source, "session": session, "gateway": "http",
                                   "reply": lambda t, d=None: put(("reply", (t, d))),
                                   "on_approval": lambda p: put(("approval", p))}})
     if fut is None:
@@ -265,6 +265,7 @@ async def events(request: Request) -> Response:
         raise HTTPException(422, str(e)) from None
     sig.meta.pop("reply", None)
     sig.meta.pop("on_approval", None)
+    sig.meta["gateway"] = "http"  # who sent it decides what it may see (opencortex.access)
     if sig.meta.get("source") == "system":
         sig.meta["source"] = "http"
     fut = request.app.state.kernel.submit(sig)
