@@ -165,6 +165,11 @@ class Access:
         engine.hide = self._hide
         return engine
 
+    def view(self) -> MemexView:
+        """The Memex read API (query, agenda, overdue, next_actions, resolve, ...) with
+        this client's privacy applied, for code written against a Memex (skills)."""
+        return MemexView(self)
+
     # -- effects ---------------------------------------------------------------------
     def _allow_write(self, path: str, what: str, text: str) -> str:
         """Guard.check a memex.write to ``path``: the confined relative path, or raise."""
@@ -206,6 +211,62 @@ class Access:
             node = self.resolve(ref)
             self._allow_write(node.file, "append", text)
             return self.memex.writer.append(node, text)
+
+
+class _StoreView:
+    """The store calls skills make to find nodes, filtered; everything else passes."""
+
+    def __init__(self, access: Access) -> None:
+        self._a = access
+
+    def nodes_by_ref(self, ref: str) -> list[Node]:
+        return self._a._visible(self._a.memex.store.nodes_by_ref(ref))
+
+    def nodes_by_keys(self, keys: list[str], with_body: bool = True) -> dict[str, Node]:
+        got = self._a.memex.store.nodes_by_keys(keys, with_body=with_body)
+        return {k: n for k, n in got.items() if not self._a.hidden(n.tags)}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._a.memex.store, name)
+
+
+class MemexView:
+    """A Memex as one client may see it (read side only; writes go through Access)."""
+
+    def __init__(self, access: Access) -> None:
+        self._a = access
+        self.settings = access.memex.settings
+        self.root = access.memex.root
+        self.store = _StoreView(access) if not access.sees_private else access.memex.store
+
+    def resolve(self, ref: str) -> Node:
+        return self._a.resolve(ref)
+
+    def query(self, expr: str, limit: int | None = None, order: str = "file",
+              today: dt.date | None = None, with_body: bool = False) -> list[Node]:
+        return self._a.query(expr, limit, order, today, with_body)
+
+    def agenda(self, today: dt.date | None = None, days: int = 7) -> dict[str, list[Node]]:
+        return self._a.agenda(today, days)
+
+    def overdue(self, today: dt.date | None = None) -> list[Node]:
+        return self._a._visible(self._a.memex.overdue(today))
+
+    def next_actions(self, project: str | None = None) -> list[Node]:
+        return self._a._visible(self._a.memex.next_actions(project))
+
+    def active_projects(self) -> list[Node]:
+        return self._a._visible(self._a.memex.active_projects())
+
+    def recently_done(self, limit: int = 10, days: int | None = None,
+                      today: dt.date | None = None) -> list[Node]:
+        return self._a._visible(self._a.memex.recently_done(limit, days, today))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("capture", "append", "set_todo", "schedule", "deadline", "tag",
+                    "set_property", "new_note", "writer", "undo", "index_text"):
+            raise AttributeError(f"{name}: a MemexView only reads; write through Access")
+        return getattr(self._a.memex, name)
 
 
 def _withheld(ref: str) -> str:
