@@ -153,6 +153,15 @@ class Access:
             return self._visible(self.memex.query(expr, limit, order, today, with_body))
 
     def agenda(self, today: dt.date | None = None, days: int = 7) -> dict[str, list[Node]]:
+        from .schema import org_year
+
+        if isinstance(days, bool) or not isinstance(days, int) or not 0 <= days <= 3660:
+            raise ValidationError(f"days must be a whole number from 0 to 3660, got {days!r}")
+        start = today or dt.date.today()
+        org_year(start.year, "today")
+        if start > dt.date(9999, 12, 31) - dt.timedelta(days=days + 1):
+            raise ValidationError(f"today {start} plus {days} days runs past Org's last "
+                                  "date (9999-12-31): pick an earlier day")
         with self._lock:
             view = self.memex.agenda(today=today, days=days)
         return {k: self._visible(v) for k, v in view.items()}

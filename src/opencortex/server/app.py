@@ -244,6 +244,10 @@ async def events(request: Request) -> Response:
     from ..pipeline.signal import ASYNC_SENSORS, SYNC_SENSORS, SignalError, inject
 
     body = await read_json(request)
+    raw = body.get("payload", body) if isinstance(body, dict) else None
+    if isinstance(raw, dict) and raw.get("text") is not None and \
+            not isinstance(raw["text"], str):
+        raise HTTPException(422, "payload.text must be a string")
     try:
         sig = inject(body)
     except SignalError as e:
@@ -256,12 +260,19 @@ async def events(request: Request) -> Response:
         raise HTTPException(422, "interrupt stops the whole daemon's intake: send SIGTERM "
                                  "to stop it instead")
     memex: Memex = request.app.state.memex
+    from ..errors import NodeNotFoundError
     from ..schema import ValidationError
     from .edge import check_event
 
+    def validate() -> None:
+        check_event(sig.sensor, p, sig.meta, memex.root)
+        if sig.sensor == "point-update" and p.get("id"):  # accepted means it will work
+            with request.app.state.kernel.memex_lock:
+                memex.resolve(p["id"])
+
     try:
-        await in_thread(lambda: check_event(sig.sensor, p, sig.meta, memex.root))
-    except ValidationError as e:
+        await in_thread(validate)
+    except (ValidationError, NodeNotFoundError) as e:
         raise HTTPException(422, str(e)) from None
     sig.meta.pop("reply", None)
     sig.meta.pop("on_approval", None)
