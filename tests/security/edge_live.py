@@ -82,8 +82,9 @@ def stop_live(handle: Any) -> None:
     m.close()
 
 
-@pytest.fixture
-def live_factory(tmp_path: Path) -> Iterator[Any]:
+def daemons(tmp_path: Path) -> Iterator[Any]:
+    """Body of each test module's ``live_factory`` fixture: ``make(memex, **options)``
+    starts a real daemon on a free loopback port; all are stopped afterwards."""
     started: list[Any] = []
 
     def make(memex: Path, **options: Any) -> Live:

@@ -8,13 +8,19 @@ import os
 import subprocess
 import sys
 import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from .edge_live import live_factory  # noqa: F401
+from .edge_live import daemons
+
+
+@pytest.fixture
+def live_factory(tmp_path: Path) -> Iterator[Any]:
+    yield from daemons(tmp_path)
 
 HUGE_LINE = "gtd.org:99999999999999999999"
 CLI = [sys.executable, "-c", "from opencortex.cli import main; main()"]

@@ -10,14 +10,19 @@ import json
 import os
 import sys
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from .edge_live import PRIVATE_ID, leaks, live_factory, plant, write_config  # noqa: F401
+from .edge_live import PRIVATE_ID, daemons, leaks, plant, write_config
+
+
+@pytest.fixture
+def live_factory(tmp_path: Path) -> Iterator[Any]:
+    yield from daemons(tmp_path)
 
 mcp = pytest.importorskip("mcp")
 
