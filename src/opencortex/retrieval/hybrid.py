@@ -201,11 +201,15 @@ class Retriever:
         if hide is None:
             ranked = ordered[:k]
             nodes = self.memex.store.nodes_by_keys([key for key, _ in ranked])
-        else:  # look further down so hidden hits do not leave the page short
-            wide = ordered[:max(k * 4, 50)]
-            nodes = self.memex.store.nodes_by_keys([key for key, _ in wide])
-            ranked = [(key, s) for key, s in wide
-                      if key in nodes and not hide(nodes[key])][:k]
+        else:  # look further down, a page at a time, so hidden hits leave no gap
+            ranked, nodes, i = [], {}, 0
+            while len(ranked) < k and i < len(ordered):
+                page = ordered[i:i + k + 4]
+                i += len(page)
+                got = self.memex.store.nodes_by_keys([key for key, _ in page])
+                nodes.update(got)
+                ranked += [(key, s) for key, s in page if key in got and not hide(got[key])]
+            ranked = ranked[:k]
         hits = []
         for key, score in ranked:
             n = nodes.get(key)
