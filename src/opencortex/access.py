@@ -181,14 +181,22 @@ class Access:
 
     # -- effects ---------------------------------------------------------------------
     def _allow_write(self, path: str, what: str, text: str) -> str:
-        """Guard.check a memex.write to ``path``: the confined relative path, or raise."""
-        from .guard import Action
+        """Guard.check a memex.write to ``path``: the confined relative path, or raise.
+        The person (CLI, TUI) gives the command themselves: only confinement applies."""
+        from .guard import Action, UnsafePathError
+
+        if self.client in PERSON:
+            try:
+                real = self.guard.confine(path)
+            except UnsafePathError as e:
+                raise AccessDenied(str(e)) from None
+            return real.relative_to(self.memex.root).as_posix()
 
         d = self.guard.check(Action("memex.write", {"path": path, "op": what,
                                                     "text": text}, origin=self.client))
         if d.denied:
             raise AccessDenied(d.reason)
-        if d.needs_approval and self.client not in PERSON:
+        if d.needs_approval:
             raise NeedsApproval(
                 f"{d.reason}. The {self.client} client cannot ask you, so nothing was "
                 f'written; capture it yourself, or set guard.tools."memex.write" = "allow" '
