@@ -35,6 +35,8 @@ DEFAULT_TIMEOUT = 60.0
 """Seconds a request may take before its first byte (routes that wait on the person:
 this plus the approval timeout)."""
 LONG_ROUTES = ("/v1/chat", "/v1/chat/completions")
+WATCH_EVERY = 0.25
+"""Seconds between checks of the request deadlines."""
 SEARCH_MODES = ("hybrid", "sparse", "dense")
 
 
@@ -91,6 +93,10 @@ class Gate:
         self.timeout = timeout
         self.long_timeout = long_timeout or timeout
         self.hosts = hosts
+        self._hosts_ok: set[tuple[Any, Any]] = set()
+        self._inflight: dict[asyncio.Task[Any], float] = {}
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._watchdog: asyncio.Future[None] | None = None
         """Extra Host names a loopback daemon answers (``--allow-host``)."""
         self.state: Any = getattr(app, "state", None)
         """The wrapped app's state (kernel, memex): serve() reaches the kernel through it."""
@@ -100,10 +106,14 @@ class Gate:
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
-        if not allowed_host(scope.get("server"), headers.get(b"host"), self.hosts):
-            await error(421, host_refusal(headers.get(b"host"), scope.get("server"))
-                        )(scope, receive, send)
-            return
+        host, server = headers.get(b"host"), scope.get("server")
+        server = tuple(server) if server is not None else None
+        if (host, server) not in self._hosts_ok:
+            if not allowed_host(server, host, self.hosts):
+                await error(421, host_refusal(host, server))(scope, receive, send)
+                return
+            if len(self._hosts_ok) < 64:  # the few names real clients send, remembered
+                self._hosts_ok.add((host, server))
         client = (scope.get("client") or ("?", 0))[0]
         wait = self.limiter.allow(client)
         if wait:
@@ -132,26 +142,46 @@ class Gate:
 
     async def _bounded(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Run the request; if no response has started within the timeout, cancel it and
-        answer 504 (a stream, once started, runs on)."""
+        answer 504 (a stream, once started, runs on).  One watchdog task checks the
+        deadlines, so a request costs a dict entry, not a timer."""
         limit = self.long_timeout if scope["path"] in LONG_ROUTES else self.timeout
+        task = asyncio.current_task()
+        assert task is not None
         started = False
+
+        async def send_(message: Any) -> None:
+            nonlocal started
+            if not started and message["type"] == "http.response.start":
+                started = True
+                self._inflight.pop(task, None)
+            await send(message)
+
+        self._inflight[task] = time.monotonic() + limit
+        if self._watchdog is None or self._watchdog.done():
+            self._watchdog = asyncio.ensure_future(self._watch())
         try:
-            async with asyncio.timeout(limit) as cm:
-
-                async def send_(message: Any) -> None:
-                    nonlocal started
-                    if message["type"] == "http.response.start":
-                        started = True
-                        cm.reschedule(None)
-                    await send(message)
-
-                await self.app(scope, receive, send_)
-        except TimeoutError:
-            if started:
+            await self.app(scope, receive, send_)
+        except asyncio.CancelledError:
+            if task not in self._expired:
                 raise
-            await error(504, f"the request took longer than {limit:g} s and was stopped; "
-                        "the daemon is still serving — try again, or check `opencortex "
-                        "doctor` if it keeps happening")(scope, receive, send)
+            self._expired.discard(task)
+            task.uncancel()
+            if not started:
+                await error(504, f"the request took longer than {limit:g} s and was "
+                            "stopped; the daemon is still serving — try again, or check "
+                            "`opencortex doctor` if it keeps happening")(scope, receive, send)
+        finally:
+            self._inflight.pop(task, None)
+
+    async def _watch(self) -> None:
+        while self._inflight:
+            await asyncio.sleep(WATCH_EVERY)
+            now = time.monotonic()
+            for task, deadline in list(self._inflight.items()):
+                if deadline <= now:
+                    self._inflight.pop(task, None)
+                    self._expired.add(task)
+                    task.cancel()
 
 
 async def read_json(request: Request) -> Any:
