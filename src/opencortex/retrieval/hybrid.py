@@ -204,7 +204,7 @@ class Retriever:
         else:  # look further down, a page at a time, so hidden hits leave no gap
             ranked, nodes, i = [], {}, 0
             while len(ranked) < k and i < len(ordered):
-                page = ordered[i:i + k + 4]
+                page = ordered[i:i + (k if i == 0 else k + 4)]
                 i += len(page)
                 got = self.memex.store.nodes_by_keys([key for key, _ in page])
                 nodes.update(got)
