@@ -65,6 +65,10 @@ class Settings:
     store_schema: str = "opencortex"
     """The PostgreSQL schema holding this memex's index ([store] schema,
     OPENCORTEX_STORE_SCHEMA): several memexes can share one database."""
+    trusted_clients: tuple[str, ...] = ()
+    """Gateways that may see private notes ([guard] trusted_clients,
+    OPENCORTEX_TRUSTED_CLIENTS=mcp,http): any of "mcp", "http", "telegram", "tui".  The
+    local CLI is the person and always may; nobody else by default."""
     data: dict = field(default_factory=dict)
     """The parsed config file (sections such as [llm] and [guard] are read by their owners)."""
     source: dict[str, str] = field(default_factory=dict)
@@ -162,6 +166,15 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
         s.archive_enabled = _bool(env["OPENCORTEX_ARCHIVE"], "OPENCORTEX_ARCHIVE")
     if env.get("OPENCORTEX_ARCHIVE_DIR"):
         s.archive_dir = Path(env["OPENCORTEX_ARCHIVE_DIR"]).expanduser()
+    trusted = (data.get("guard") or {}).get("trusted_clients")
+    if trusted is not None:
+        if not isinstance(trusted, list) or not all(isinstance(x, str) for x in trusted):
+            raise ConfigError('guard.trusted_clients must be a list of gateway names, e.g. '
+                              '["mcp"]')
+        s.trusted_clients = tuple(x.strip().lower() for x in trusted if x.strip())
+    if env.get("OPENCORTEX_TRUSTED_CLIENTS") is not None:
+        s.trusted_clients = tuple(x.strip().lower() for x in
+                                  env["OPENCORTEX_TRUSTED_CLIENTS"].split(",") if x.strip())
     if env.get("OPENCORTEX_MEMEX"):
         s.memex, s.source["memex"] = Path(env["OPENCORTEX_MEMEX"]).expanduser(), "env"
     if env.get("OPENCORTEX_INDEX"):

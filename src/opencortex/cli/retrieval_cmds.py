@@ -84,11 +84,11 @@ def search(query: str | None, mode: str | None, k: int, queries, filters: str | 
 def read(nodes: tuple[str, ...], depth: int, budget: int, memex: str | None,
          index: str | None, json_: bool) -> None:
     """Full text of NODES (subtrees), following their links within a token budget."""
-    from ..retrieval.deep_read import deep_read
+    from ..access import Access
 
     with open_memex(memex, index) as m:
         m.sync()
-        res = deep_read(m, list(nodes), depth=depth, budget=budget)
+        res = Access(m, "cli").read(list(nodes), depth=depth, budget=budget)
 
     def human() -> None:
         for n in res.nodes:

@@ -8,6 +8,8 @@ Settings: flags > the ``[server]`` table of config.toml > defaults, e.g.::
     rate = 20               # requests/s per client (0: no limit) ...
     burst = 100             # ... with bursts up to this
     approval_timeout = 3600 # how long an "ask" action waits for the person
+    request_timeout = 60    # seconds before a request that has not answered gets 504
+    allowed_hosts = []      # Host names answered besides 127.0.0.1/localhost/[::1]
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ def _opt(data: dict, key: str, flag: Any, default: Any) -> Any:
 @click.option("--port", type=int, default=None, help="Port (default 8765).")
 @click.option("--allow-remote", is_flag=True,
               help="Allow a non-loopback --host (anyone who can reach it needs the token).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Another Host name the daemon answers (besides 127.0.0.1, localhost "
+              "and [::1] at its port); repeatable; also [server] allowed_hosts.")
 @click.option("--heartbeat", type=float, default=None,
               help="Seconds between heartbeat signals (default 60; 0: none).")
 @click.option("--rate", type=float, default=None,
@@ -43,11 +48,12 @@ def _opt(data: dict, key: str, flag: Any, default: Any) -> Any:
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @common_options
-def serve(host: str | None, port: int | None, allow_remote: bool, heartbeat: float | None,
+def serve(host: str | None, port: int | None, allow_remote: bool,
+          allow_hosts: tuple[str, ...], heartbeat: float | None,
           rate: float | None, burst: float | None, approval_timeout: float | None,
           log_level: str, memex: str | None, index: str | None, json_: bool) -> None:
     """Run the daemon: HTTP API for Emacs, chat clients and OpenAI-compatible tools."""
-    from ..server.app import DEFAULT_MAX_BODY
+    from ..server.app import DEFAULT_MAX_BODY, DEFAULT_TIMEOUT
     from ..server.run import DEFAULT_HOST, DEFAULT_PORT
     from ..server.run import serve as run
 
@@ -63,7 +69,9 @@ def serve(host: str | None, port: int | None, allow_remote: bool, heartbeat: flo
             rate=float(_opt(d, "rate", rate, 20.0)),
             burst=float(_opt(d, "burst", burst, 100.0)),
             approval_timeout=float(_opt(d, "approval_timeout", approval_timeout, 3600.0)),
-            max_body=int(_opt(d, "max_body", None, DEFAULT_MAX_BODY)))
+            max_body=int(_opt(d, "max_body", None, DEFAULT_MAX_BODY)),
+            request_timeout=float(_opt(d, "request_timeout", None, DEFAULT_TIMEOUT)),
+            allowed_hosts=tuple(allow_hosts) or tuple(_opt(d, "allowed_hosts", None, ())))
 
 
 @click.command()

@@ -6,10 +6,18 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import Any
 
 import click
 
 from .output import common_options, emit, open_memex
+
+
+def _access(m: Any) -> Any:
+    """The person's door to the memex (confinement and validation; they see everything)."""
+    from ..access import Access
+
+    return Access(m, "cli")
 
 
 def _report(results: list, json_: bool) -> None:
@@ -64,7 +72,8 @@ def capture(text: tuple[str, ...], to: str | None, todo_: str | None, tags: tupl
     """Capture a new entry (with :ID: and :CREATED:)."""
     with open_memex(memex, index) as m:
         m.sync()
-        _report([m.capture(" ".join(text), to=to, todo=todo_, tags=list(tags))], json_)
+        _report([_access(m).capture(" ".join(text), to=to, todo=todo_, tags=list(tags))],
+                json_)
 
 
 @click.command()
@@ -140,7 +149,7 @@ def append(node: str, text: tuple[str, ...], memex: str | None, index: str | Non
     """Append text to the end of a node's own section."""
     with open_memex(memex, index) as m:
         m.sync()
-        _report([m.append(node, " ".join(text))], json_)
+        _report([_access(m).append(node, " ".join(text))], json_)
 
 
 @click.command("new-note")

@@ -364,10 +364,28 @@ def private_host(host: str) -> bool:
             ip = None
         if ip is None:
             return False
+    return not public_address(ip)
+
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def public_address(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Allow by argument: True only for an address ``ipaddress`` calls global (so not
+    loopback, private, link-local, shared 100.64/10, benchmarking, documentation,
+    reserved…) that is not multicast — checked again for every IPv4 address an IPv6 one
+    carries (mapped ::ffff:a.b.c.d, 6to4, Teredo, NAT64)."""
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return bool(ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_reserved
-                or ip.is_multicast or ip.is_unspecified)
+        return public_address(ip.ipv4_mapped)
+    checks: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = [ip]
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.sixtofour is not None:
+            checks.append(ip.sixtofour)
+        if ip.teredo is not None:
+            checks.extend(ip.teredo)
+        if ip in _NAT64:
+            checks.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return all(a.is_global and not a.is_multicast for a in checks)
 
 
 def _links_out(words: Iterable[str], cwd: Path, root: Path) -> list[str]:

@@ -110,7 +110,8 @@ class GuardPolicy:
         g = config.get("guard", {})
         if not isinstance(g, Mapping):
             raise ConfigError("[guard] must be a table")
-        _known(g, {"tools", "shell", "web", "privacy_tags", "remote_ok"}, "guard")
+        _known(g, {"tools", "shell", "web", "privacy_tags", "remote_ok", "trusted_clients"},
+               "guard")  # trusted_clients: read by config.py (Settings.trusted_clients)
         tools: dict[str, Verdict] = dict(DEFAULT_TOOLS)
         for name, v in _table(g, "tools").items():
             if v not in VERDICTS:

@@ -21,6 +21,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from .. import __version__
+from ..access import Access
 from ..errors import OpenCortexError
 from ..memex import Memex
 
@@ -59,6 +60,8 @@ class OpenCortexTools:
     def __init__(self, memex: Memex) -> None:
         self.memex = memex
         self._lock = threading.RLock()
+        self.access = Access(memex, "mcp", lock=self._lock)
+        """Every read and write goes through it (privacy, write policy, confinement)."""
 
     def _call(self, fn: Callable[[], _T], sync: bool = True) -> _T:
         with self._lock:
@@ -72,10 +75,8 @@ class OpenCortexTools:
     def search(self, query: str, k: int = 10, mode: str | None = None,
                filters: str | None = None) -> dict[str, Any]:
         """Ranked hits (sparse, dense or hybrid), without the ranking internals."""
-        from ..retrieval.hybrid import retriever_for
-
         def run() -> dict[str, Any]:
-            res = retriever_for(self.memex).search(query, mode, k, filters).to_dict()
+            res = self.access.search(query, mode, k, filters).to_dict()
             for h in res["hits"]:
                 h.pop("why", None)
             return res
@@ -84,9 +85,7 @@ class OpenCortexTools:
 
     def read(self, refs: list[str], depth: int = 1, budget: int = 4000) -> dict[str, Any]:
         """The nodes' full text, then what they link to, within ``budget`` tokens."""
-        from ..retrieval.deep_read import deep_read
-
-        return self._call(lambda: deep_read(self.memex, refs, depth, budget).to_dict())
+        return self._call(lambda: self.access.read(refs, depth, budget).to_dict())
 
     def agenda(self, days: int = 7, today: str | None = None) -> dict[str, Any]:
         """Scheduled and deadlines in the next ``days``, overdue items, next actions."""
@@ -96,7 +95,7 @@ class OpenCortexTools:
             raise ToolError(f"today={today!r}: use YYYY-MM-DD") from None
 
         def run() -> dict[str, Any]:
-            view = self.memex.agenda(today=day, days=days)
+            view = self.access.agenda(today=day, days=days)
             out: dict[str, Any] = {"today": (day or dt.date.today()).isoformat(),
                                    "days": days}
             out.update({k: [_node(n) for n in v] for k, v in view.items()})
@@ -109,7 +108,7 @@ class OpenCortexTools:
         """Write a new entry; its key, ID, file and line."""
 
         def run() -> dict[str, Any]:
-            res = self.memex.capture(text, to=to, todo=todo, tags=tags or None)
+            res = self.access.capture(text, to=to, todo=todo, tags=tags or None)
             out: dict[str, Any] = {"key": res.node, "file": res.file, "id": None,
                                    "line": None, "description": res.description,
                                    "journal_id": res.journal_id}
@@ -125,10 +124,10 @@ class OpenCortexTools:
     def recollect(self, message: str, session_id: str | None = None) -> dict[str, Any]:
         """One turn of a recall dialogue: the first call starts one (the caller invoked
         it), later calls pass the person's next utterance with the session_id."""
-        from ..recall.engine import Recall, RecallError
+        from ..recall.engine import RecallError
 
         def run() -> dict[str, Any]:
-            engine = Recall(self.memex)
+            engine = self.access.recall()
             try:
                 rnd = (engine.reply(session_id, message) if session_id
                        else engine.start(message, invoked=True))
@@ -141,18 +140,12 @@ class OpenCortexTools:
 
     def node_text(self, ref: str) -> str:
         """The Org text of a node (its whole subtree), read from the file."""
-        from ..retrieval.deep_read import deep_read
-
         with self._lock:
             try:
                 self.memex.sync()
-                res = deep_read(self.memex, [ref], depth=0, budget=10**9)
+                return self.access.node_text(ref)
             except OpenCortexError as e:
                 raise ResourceError(str(e)) from e
-        if not res.nodes:
-            reason = res.omitted[0]["reason"] if res.omitted else "not found"
-            raise ResourceError(f"node {ref!r}: {reason}")
-        return res.nodes[0].text
 
 
 def _tool(server: MCPServer, annotations: ToolAnnotations, title: str

@@ -8,6 +8,7 @@ so a reader never sees a half-synced file, and an interrupted sync changes nothi
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -46,9 +47,12 @@ class SyncSummary:
         return asdict(self)
 
 
-def iter_org_files(root: Path) -> Iterator[tuple[str, os.stat_result]]:
+def iter_org_files(root: Path, special: list[str] | None = None
+                   ) -> Iterator[tuple[str, os.stat_result]]:
     """(relative posix path, stat) of every .org file below root; hidden directories
-    (.git, caches), editor lock/autosave files and symlinked directories are skipped."""
+    (.git, caches), editor lock/autosave files and symlinked directories are skipped.
+    An ``.org`` name that is a FIFO, socket or device is never yielded (opening it could
+    block the sync forever): it is listed in ``special`` if given."""
     stack = [""]
     roots = str(root)
     while stack:
@@ -66,8 +70,15 @@ def iter_org_files(root: Path) -> Iterator[tuple[str, os.stat_result]]:
                 try:
                     if e.is_dir(follow_symlinks=False):
                         stack.append(r)
-                    elif name.endswith(".org") and e.is_file():
-                        yield r, e.stat()
+                    elif name.endswith(".org"):
+                        st = e.stat()
+                        if stat.S_ISREG(st.st_mode):
+                            yield r, st
+                        elif special is not None:
+                            from ..regular import kind_of
+
+                            special.append(f"{r}: skipped, a {kind_of(st.st_mode)} "
+                                           "(only regular files are read)")
                 except OSError:
                     continue
 
@@ -79,13 +90,13 @@ def load_file(abspath: str, relpath: str, known_hash: str | None) -> tuple[
     Returns (relpath, state, rows or None when unchanged/skipped, problem or None).
     """
     from ..org.parser import parse_bytes
+    from ..regular import read_regular
 
     try:
         st = os.stat(abspath)
         if st.st_size > MAX_FILE_BYTES:
             return relpath, None, None, f"{relpath}: skipped, {st.st_size} bytes > limit"
-        with open(abspath, "rb") as f:
-            data = f.read()
+        data = read_regular(abspath, MAX_FILE_BYTES)
     except OSError as e:
         return relpath, None, None, f"{relpath}: skipped, cannot read ({e.strerror})"
     h = content_hash(data)
@@ -128,15 +139,22 @@ def _sync(root: Path, store: IndexStore, progress: Progress | None, workers: int
           only: list[str] | None, t0: float) -> SyncSummary:
     out = SyncSummary()
     known = store.file_states()
+    special: list[str] = []
     if only is None:
-        on_disk = dict(iter_org_files(root))
+        on_disk = dict(iter_org_files(root, special))
     else:
         on_disk = {}
         for rel in only:
             try:
-                on_disk[rel] = (root / rel).stat()
+                st = (root / rel).stat()
             except OSError:
-                pass
+                continue
+            if stat.S_ISREG(st.st_mode):
+                on_disk[rel] = st
+            else:
+                special.append(f"{rel}: skipped, not a regular file")
+    out.skipped += len(special)
+    out.problems.extend(special)
     todo: list[tuple[str, str, str | None]] = []
     for rel, st in on_disk.items():
         k = known.get(rel)

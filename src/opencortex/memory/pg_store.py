@@ -430,7 +430,7 @@ class PgStore:
             rows = q(base + "n.key = %s ORDER BY n.id", (ref,)).fetchall()
         if not rows and ":" in ref:
             path, _, line = ref.rpartition(":")
-            if line.isdigit():
+            if line.isascii() and line.isdigit() and int(line) < 2**31:
                 rows = q(base + "f.path = %s AND n.line <= %s ORDER BY n.line DESC LIMIT 1",
                          (path, int(line))).fetchall()
         if not rows:

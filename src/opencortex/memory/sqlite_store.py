@@ -333,7 +333,7 @@ class SqliteStore:
             rows = q(base + "n.key = ?", (ref,)).fetchall()
         if not rows and ":" in ref:
             path, _, line = ref.rpartition(":")
-            if line.isdigit():
+            if line.isascii() and line.isdigit() and int(line) < 2**31:
                 rows = q(base + "f.path = ? AND n.line <= ? ORDER BY n.line DESC LIMIT 1",
                          (path, int(line))).fetchall()
         if not rows:

@@ -449,7 +449,7 @@ def parse_bytes(data: bytes, path: str | None = None) -> OrgDocument:
 
 def parse_file(path: str | os.PathLike[str]) -> OrgDocument:
     """Read and parse an Org file."""
+    from ..regular import read_regular
+
     p = os.fspath(path)
-    with open(p, "rb") as fh:
-        data = fh.read()
-    return parse_bytes(data, p)
+    return parse_bytes(read_regular(p), p)  # a FIFO raises OSError instead of blocking

@@ -15,6 +15,7 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,9 @@ class Recall:
         self.base_roots = self._base_roots(roots or [], cfg, defaults)
         self.state_dir = Path(state_dir or Path(settings.state_dir) / "recall")
         self.progress: Any = None  # called (done, total) while a refresh reads many files
+        self.hide: Callable[[Iterable[str]], bool] | None = None
+        """Set by ``opencortex.access`` for a client that may not see private notes:
+        note records whose tags it is true for are outside every boundary."""
 
     @property
     def gateway(self) -> Any:
@@ -360,6 +364,8 @@ class Recall:
             cue.time.start.timestamp(), cue.time.end.timestamp())
         scope, out_n, out_chars = index.scope(roots, window)
         scope -= index.present_ids(st.get("conversation"), st["created"])
+        if self.hide is not None:
+            scope -= _hidden_notes(index, memex, self.hide)
         terms = cue.terms
         deep = any(e["kind"] == "deep" for e in st["admitted"])
         hits = index.search(terms, scope) if terms else []
@@ -545,6 +551,15 @@ def _model_phrasing(gw: Any, cue: Cue, opened: list[Opened], story: list[dict[st
                                   [c.origin for c in claims])
     searched["model_claims_dropped"] = dropped
     return story
+
+
+def _hidden_notes(index: Any, memex: Any, hide: Callable[[Iterable[str]], bool]) -> set[int]:
+    """Record ids of the notes ``hide`` withholds (and of notes no longer indexed)."""
+    rows = list(index.q("SELECT id, session_id FROM rec_records WHERE kind = 'note'"))
+    if not rows:
+        return set()
+    nodes = memex.store.nodes_by_keys([k for _, k in rows], with_body=False)
+    return {i for i, k in rows if k not in nodes or hide(nodes[k].tags)}
 
 
 @functools.lru_cache(maxsize=4)

@@ -16,6 +16,7 @@ import math
 import os
 import re
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -99,6 +100,8 @@ class RefreshSummary:
     commits_added: int = 0
     notes_added: int = 0
     embedded: int = 0
+    skipped: int = 0
+    """FIFOs, sockets, devices in a transcript folder: never opened (they would block)."""
     failed: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -274,6 +277,10 @@ class RecordIndex:
             try:
                 st = os.stat(p)
             except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                s.skipped += 1
+                seen.discard(key)
                 continue
             if known.get(key) != (st.st_mtime_ns, st.st_size):
                 todo.append((key, st))

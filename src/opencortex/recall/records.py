@@ -138,9 +138,10 @@ class Snapshot:
 def snapshot(path: Path) -> Snapshot:
     """Read a file once, read-only; stat before and after so a file changing under us is
     noticed (the stat of the bytes we hashed is the one recorded). Raises OSError."""
+    from ..regular import read_regular
+
     before = os.stat(path)
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_regular(path)  # a FIFO or device raises instead of blocking
     after = os.stat(path)
     st = after if (after.st_mtime_ns, after.st_size) != (before.st_mtime_ns, before.st_size) \
         else before
@@ -158,6 +159,15 @@ def find_files(top: Path, pattern: str) -> list[Path]:
     for dirpath, _dirs, files in os.walk(top):
         out.extend(os.path.join(dirpath, f) for f in fnmatch.filter(files, pattern))
     return [Path(p) for p in sorted(out)]
+
+
+def is_entry(path: Path) -> bool:
+    """A non-directory entry that exists: discovery keeps FIFOs, sockets and devices so
+    the refresh can skip and count them (never open them)."""
+    try:
+        return path.exists() and not path.is_dir()
+    except OSError:
+        return False
 
 
 def jsonl_lines(data: bytes) -> Iterator[tuple[int, Any | None]]:

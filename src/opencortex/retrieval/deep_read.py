@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -122,19 +123,53 @@ def _find_in(doc: OrgDocument, keys: list[str], search: str) -> str | None:
     return None
 
 
-def deep_read(memex: Memex, refs: list[str], depth: int = 1, budget: int = 4000
-              ) -> ReadResult:
-    """Read ``refs`` in full, then what they link to, within ``budget`` tokens."""
+WITHHELD = "[a private entry is withheld here]\n"
+_Hide = Callable[[Iterable[str]], bool]
+
+
+def _visible_subtree(memex: Memex, doc: OrgDocument, keys: list[str], h: Heading,
+                     hide: _Hide) -> tuple[str, list[Heading]]:
+    """The subtree text of ``h`` with every hidden descendant cut out (a marker line in
+    its place), and the headings whose text remains."""
+    inner = [x for x in doc.headings[h.index + 1:] if x.start < h.subtree_end]
+    rows = memex.store.nodes_by_keys([keys[x.index] for x in inner], with_body=False)
+    parts: list[str] = []
+    kept = [h]
+    pos, cut_end = h.start, -1
+    for x in inner:
+        if x.start < cut_end:
+            continue
+        n = rows.get(keys[x.index])
+        if n is None or hide(n.tags):
+            parts.append(doc.text[pos:x.start])
+            parts.append(WITHHELD)
+            pos = cut_end = x.subtree_end
+        else:
+            kept.append(x)
+    parts.append(doc.text[pos:h.subtree_end])
+    return "".join(parts), kept
+
+
+def deep_read(memex: Memex, refs: list[str], depth: int = 1, budget: int = 4000, *,
+              hide: _Hide | None = None) -> ReadResult:
+    """Read ``refs`` in full, then what they link to, within ``budget`` tokens.
+
+    ``hide`` (given by ``opencortex.access`` for clients that may not see private notes):
+    a node whose tags it is true for is neither returned nor named (its title and key
+    stay out of ``omitted`` and backlinks), and its subtree is cut out of its parent's."""
     files = _Files(memex)
     queue: deque[tuple[str, int, str | None]] = deque()
     seen: set[str] = set()
+    out: list[ReadNode] = []
+    omitted: list[dict[str, Any]] = []
     for r in refs:
         n = memex.resolve(r)
+        if hide is not None and hide(n.tags):
+            omitted.append({"ref": r, "reason": "private: withheld from this client"})
+            continue
         if n.key not in seen:
             seen.add(n.key)
             queue.append((n.key, 0, None))
-    out: list[ReadNode] = []
-    omitted: list[dict[str, Any]] = []
     used = 0
     full = False
     while queue:
@@ -146,7 +181,14 @@ def deep_read(memex: Memex, refs: list[str], depth: int = 1, budget: int = 4000
             continue
         doc, keys = got
         h = doc.headings[keys.index(key)]
-        text = doc.text[h.start:h.subtree_end].rstrip() + "\n"
+        if hide is not None and hide(node.tags):
+            omitted.append({"reason": "private: withheld from this client", "depth": d})
+            continue
+        if hide is None:
+            text, kept = doc.text[h.start:h.subtree_end], None
+        else:
+            text, kept = _visible_subtree(memex, doc, keys, h, hide)
+        text = text.rstrip() + "\n"
         tokens = estimate_tokens(text)
         truncated = False
         if full or used + tokens > budget:
@@ -160,15 +202,22 @@ def deep_read(memex: Memex, refs: list[str], depth: int = 1, budget: int = 4000
                                 "reason": "token budget"})
                 continue
         used += tokens
-        back = [{"key": b.source_key, "title": b.source_title}
-                for b in memex.store.backlinks(key)]
+        links_in = memex.store.backlinks(key)
+        if hide is not None and links_in:
+            src = memex.store.nodes_by_keys([b.source_key for b in links_in if b.source_key],
+                                            with_body=False)
+            links_in = [b for b in links_in
+                        if b.source_key in src and not hide(src[b.source_key].tags)]
+        back = [{"key": b.source_key, "title": b.source_title} for b in links_in]
         out.append(ReadNode(key, node.id, node.file, node.line, [*node.outline, node.title],
                             node.title, d, via, tokens, text, truncated, back))
         if d >= depth:
             continue
         inside = {keys[x.index] for x in doc.headings[h.index:]
                   if x.start < h.subtree_end}  # already in this text
-        for link in _subtree_links(doc, h):
+        links = _subtree_links(doc, h) if kept is None else [
+            ln for x in kept for ln in x.links]
+        for link in links:
             target = _resolve(memex, files, node.file, doc, keys, link)
             if target and target not in seen and target not in inside:
                 seen.add(target)

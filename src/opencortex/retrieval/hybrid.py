@@ -4,6 +4,7 @@ one hop of link expansion from the top hits), as one Retriever over a Memex."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -139,9 +140,11 @@ class Retriever:
     # -- search ------------------------------------------------------------------
     def search(self, query: str, mode: str | None = None, k: int = 10,
                filters: str | None = None,
-               exclude_files: tuple[str, ...] = ()) -> SearchResult:
+               exclude_files: tuple[str, ...] = (),
+               hide: Callable[[Node], bool] | None = None) -> SearchResult:
         """``filters``: the structured part of ``opencortex query`` (``todo:NEXT
-        tags:work closed:-7`` …): only nodes matching it are ranked."""
+        tags:work closed:-7`` …): only nodes matching it are ranked.  ``hide``: nodes it
+        is true for are never returned (privacy, applied by ``opencortex.access``)."""
         notes: list[str] = []
         allowed: set[str] | None = None
         if filters and filters.strip():
@@ -194,8 +197,19 @@ class Retriever:
             for rank, (key, s) in enumerate(sparse or dense, 1):
                 scores[key] = s
                 why[key] = {name: rank}
-        ranked = sorted(scores.items(), key=lambda kv: -kv[1])[:k]
-        nodes = self.memex.store.nodes_by_keys([key for key, _ in ranked])
+        ordered = sorted(scores.items(), key=lambda kv: -kv[1])
+        if hide is None:
+            ranked = ordered[:k]
+            nodes = self.memex.store.nodes_by_keys([key for key, _ in ranked])
+        else:  # look further down, a page at a time, so hidden hits leave no gap
+            ranked, nodes, i = [], {}, 0
+            while len(ranked) < k and i < len(ordered):
+                page = ordered[i:i + (k if i == 0 else k + 4)]
+                i += len(page)
+                got = self.memex.store.nodes_by_keys([key for key, _ in page])
+                nodes.update(got)
+                ranked += [(key, s) for key, s in page if key in got and not hide(got[key])]
+            ranked = ranked[:k]
         hits = []
         for key, score in ranked:
             n = nodes.get(key)

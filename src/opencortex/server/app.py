@@ -1,7 +1,9 @@
 """The HTTP face of the kernel: a Starlette app that turns requests into signals.
 
-Gateways hold no agent logic: every route validates its input, then either submits a
-signal (events, chat) or reads the memex under the kernel's lock (search, nodes).
+Gateways hold no agent logic: every route validates its input (opencortex.schema), then
+either submits a signal (events, chat) or reads the memex through the guarded facade
+(opencortex.access: privacy, policy, confinement) under the kernel's lock.  The Gate in
+front checks the Host header, rate, token and body size, and bounds each request in time.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import hmac
 import json
 import time
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -25,10 +26,17 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
 from ..memex import Memex
+from .edge import allowed_host, host_refusal, in_thread
 
-__all__ = ["DEFAULT_MAX_BODY", "RateLimiter", "create_app"]
+__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_TIMEOUT", "RateLimiter", "create_app"]
 
 DEFAULT_MAX_BODY = 2 * 1024 * 1024
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a request may take before its first byte (routes that wait on the person:
+this plus the approval timeout)."""
+LONG_ROUTES = ("/v1/chat", "/v1/chat/completions")
+WATCH_EVERY = 0.25
+"""Seconds between checks of the request deadlines."""
 SEARCH_MODES = ("hybrid", "sparse", "dense")
 
 
@@ -75,11 +83,21 @@ class Gate:
     """Pure ASGI middleware (cheap, and safe for streaming responses): rate limit, then
     bearer token (all but ``GET /healthz``), then declared body size."""
 
-    def __init__(self, app: ASGIApp, token: str, limiter: RateLimiter, max_body: int) -> None:
+    def __init__(self, app: ASGIApp, token: str, limiter: RateLimiter, max_body: int, *,
+                 timeout: float = DEFAULT_TIMEOUT, long_timeout: float | None = None,
+                 hosts: tuple[str, ...] = ()) -> None:
         self.app = app
         self.token = token.encode()
         self.limiter = limiter
         self.max_body = max_body
+        self.timeout = timeout
+        self.long_timeout = long_timeout or timeout
+        self.hosts = hosts
+        self._hosts_ok: set[tuple[Any, Any]] = set()
+        self._inflight: dict[asyncio.Task[Any], float] = {}
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._watchdog: asyncio.Future[None] | None = None
+        """Extra Host names a loopback daemon answers (``--allow-host``)."""
         self.state: Any = getattr(app, "state", None)
         """The wrapped app's state (kernel, memex): serve() reaches the kernel through it."""
 
@@ -87,13 +105,21 @@ class Gate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        headers = dict(scope.get("headers") or [])
+        host, server = headers.get(b"host"), scope.get("server")
+        server = tuple(server) if server is not None else None
+        if (host, server) not in self._hosts_ok:
+            if not allowed_host(server, host, self.hosts):
+                await error(421, host_refusal(host, server))(scope, receive, send)
+                return
+            if len(self._hosts_ok) < 64:  # the few names real clients send, remembered
+                self._hosts_ok.add((host, server))
         client = (scope.get("client") or ("?", 0))[0]
         wait = self.limiter.allow(client)
         if wait:
             await error(429, "too many requests: slow down",
                         {"Retry-After": str(max(1, round(wait)))})(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
         if not (scope["path"] == "/healthz" and scope["method"] in ("GET", "HEAD")):
             auth = headers.get(b"authorization", b"")
             scheme, _, given = auth.partition(b" ")
@@ -112,7 +138,50 @@ class Gate:
             if too_big:
                 await error(413, f"body over {self.max_body} bytes")(scope, receive, send)
                 return
-        await self.app(scope, receive, send)
+        await self._bounded(scope, receive, send)
+
+    async def _bounded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Run the request; if no response has started within the timeout, cancel it and
+        answer 504 (a stream, once started, runs on).  One watchdog task checks the
+        deadlines, so a request costs a dict entry, not a timer."""
+        limit = self.long_timeout if scope["path"] in LONG_ROUTES else self.timeout
+        task = asyncio.current_task()
+        assert task is not None
+        started = False
+
+        async def send_(message: Any) -> None:
+            nonlocal started
+            if not started and message["type"] == "http.response.start":
+                started = True
+                self._inflight.pop(task, None)
+            await send(message)
+
+        self._inflight[task] = time.monotonic() + limit
+        if self._watchdog is None or self._watchdog.done():
+            self._watchdog = asyncio.ensure_future(self._watch())
+        try:
+            await self.app(scope, receive, send_)
+        except asyncio.CancelledError:
+            if task not in self._expired:
+                raise
+            self._expired.discard(task)
+            task.uncancel()
+            if not started:
+                await error(504, f"the request took longer than {limit:g} s and was "
+                            "stopped; the daemon is still serving — try again, or check "
+                            "`opencortex doctor` if it keeps happening")(scope, receive, send)
+        finally:
+            self._inflight.pop(task, None)
+
+    async def _watch(self) -> None:
+        while self._inflight:
+            await asyncio.sleep(WATCH_EVERY)
+            now = time.monotonic()
+            for task, deadline in list(self._inflight.items()):
+                if deadline <= now:
+                    self._inflight.pop(task, None)
+                    self._expired.add(task)
+                    task.cancel()
 
 
 async def read_json(request: Request) -> Any:
@@ -129,10 +198,14 @@ async def read_json(request: Request) -> Any:
     raw = b"".join(chunks)
     if not raw.strip():
         raise HTTPException(400, "empty body: send a JSON object")
+    from ..schema import ValidationError, loads, no_nul_anywhere
+
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise HTTPException(400, f"body is not valid JSON: {e}") from None
+        body = loads(raw)
+        no_nul_anywhere(body, "body")
+    except ValidationError as e:
+        raise HTTPException(400, f"body: {e}") from None
+    return body
 
 
 def _object(body: Any) -> dict[str, Any]:
@@ -163,7 +236,7 @@ async def run_chat(kernel: Any, text: str, session: str, source: str
             loop.call_soon_threadsafe(q.put_nowait, item)
 
     fut = kernel.submit({"payload": {"sensor": "user-input", "text": text},
-                         "meta": {"source": source, "session": session,
+                         "meta": {"source": source, "session": session, "gateway": "http",
                                   "reply": lambda t, d=None: put(("reply", (t, d))),
                                   "on_approval": lambda p: put(("approval", p))}})
     if fut is None:
@@ -201,6 +274,10 @@ async def events(request: Request) -> Response:
     from ..pipeline.signal import ASYNC_SENSORS, SYNC_SENSORS, SignalError, inject
 
     body = await read_json(request)
+    raw = body.get("payload", body) if isinstance(body, dict) else None
+    if isinstance(raw, dict) and raw.get("text") is not None and \
+            not isinstance(raw["text"], str):
+        raise HTTPException(422, "payload.text must be a string")
     try:
         sig = inject(body)
     except SignalError as e:
@@ -213,18 +290,20 @@ async def events(request: Request) -> Response:
         raise HTTPException(422, "interrupt stops the whole daemon's intake: send SIGTERM "
                                  "to stop it instead")
     memex: Memex = request.app.state.memex
-    if sig.sensor == "buffer-update" or (sig.sensor == "point-update" and "file" in p):
-        f = p.get("file")
-        if not isinstance(f, str) or not f.endswith(".org"):
-            raise HTTPException(422, f"{sig.sensor} needs payload.file, an .org path")
-        path = Path(f).expanduser()
-        path = (path if path.is_absolute() else memex.root / path).resolve()
-        if not path.is_relative_to(memex.root):
-            raise HTTPException(422, f"{f}: not inside the memex ({memex.root})")
-    if sig.sensor == "buffer-update" and not isinstance(p.get("text", ""), str):
-        raise HTTPException(422, "buffer-update needs payload.text, a string")
-    if sig.sensor == "point-update" and not (p.get("id") or p.get("file")):
-        raise HTTPException(422, "point-update needs payload.id or payload.file")
+    from ..errors import NodeNotFoundError
+    from ..schema import ValidationError
+    from .edge import check_event
+
+    def validate() -> None:
+        check_event(sig.sensor, p, sig.meta, memex.root)
+        if sig.sensor == "point-update" and p.get("id"):  # accepted means it will work
+            with request.app.state.kernel.memex_lock:
+                memex.resolve(p["id"])
+
+    try:
+        await in_thread(validate)
+    except (ValidationError, NodeNotFoundError) as e:
+        raise HTTPException(422, str(e)) from None
     if sig.meta.get("session") not in (None, "internal"):
         from ..sessions.ids import SessionIdError, validate_session_id
 
@@ -234,6 +313,7 @@ async def events(request: Request) -> Response:
             raise HTTPException(422, f"meta.{e}") from None
     sig.meta.pop("reply", None)
     sig.meta.pop("on_approval", None)
+    sig.meta["gateway"] = "http"  # who sent it decides what it may see (opencortex.access)
     if sig.meta.get("source") == "system":
         sig.meta["source"] = "http"
     fut = request.app.state.kernel.submit(sig)
@@ -329,7 +409,6 @@ def _int_param(request: Request, name: str, default: int, lo: int, hi: int) -> i
 
 
 async def search(request: Request) -> Response:
-    from ..retrieval.hybrid import retriever_for
 
     q = request.query_params.get("q", "").strip()
     if not q:
@@ -338,29 +417,24 @@ async def search(request: Request) -> Response:
     mode = request.query_params.get("mode", "hybrid")
     if mode not in SEARCH_MODES:
         raise HTTPException(400, f"mode must be one of {', '.join(SEARCH_MODES)}")
-    kernel = request.app.state.kernel
-
-    def run() -> dict[str, Any]:
-        with kernel.memex_lock:
-            return retriever_for(request.app.state.memex).search(q, mode, k).to_dict()
-
-    return JSON(await run_in_threadpool(run))
+    access = request.app.state.access
+    if "\x00" in q:
+        raise HTTPException(400, "q contains a NUL byte: remove it")
+    return JSON(await in_thread(lambda: access.search(q, mode, k).to_dict()))
 
 
 async def node(request: Request) -> Response:
     from ..errors import NodeNotFoundError
-    from ..retrieval.deep_read import deep_read
+    from ..schema import ValidationError, node_ref
 
     ref = request.path_params["ref"]
     budget = _int_param(request, "budget", 16_000, 1, 1_000_000)
-    kernel = request.app.state.kernel
-
-    def run() -> Any:
-        with kernel.memex_lock:
-            return deep_read(request.app.state.memex, [ref], 0, budget).to_dict()
-
+    access = request.app.state.access
     try:
-        res = await run_in_threadpool(run)
+        node_ref(ref, "the node reference")
+        res = await in_thread(lambda: access.read([ref], 0, budget).to_dict())
+    except ValidationError as e:
+        raise HTTPException(400, str(e)) from None
     except NodeNotFoundError as e:
         raise HTTPException(404, str(e)) from None
     if not res["nodes"]:
@@ -371,7 +445,7 @@ async def node(request: Request) -> Response:
 async def recall(request: Request) -> Response:
     """One round of a recall: ``{"cue", "sources"?, "invoked"?}`` starts one,
     ``{"session", "reply"}`` continues it (the same engine as the CLI, chat and MCP)."""
-    from ..recall.engine import Recall, RecallError, parse_source
+    from ..recall.engine import RecallError, parse_source
 
     body = await read_json(request)
     if not isinstance(body, dict):
@@ -386,17 +460,17 @@ async def recall(request: Request) -> Response:
                                  "KIND:PATH strings")
     if session is None and not (cue or "").strip():
         raise HTTPException(400, "give a cue to start a recall, or session + reply")
-    kernel = request.app.state.kernel
+    access = request.app.state.access
 
     def run() -> dict[str, Any]:
-        with kernel.memex_lock:
-            engine = Recall(request.app.state.memex, [parse_source(x) for x in sources])
+        with access.locked():
+            engine = access.recall([parse_source(x) for x in sources])
             rnd = (engine.reply(session, reply) if session is not None
                    else engine.start(cue or "", invoked=bool(body.get("invoked", True))))
             return {**rnd.to_dict(), "text": rnd.render()}
 
     try:
-        return JSON(await run_in_threadpool(run))
+        return JSON(await in_thread(run))
     except RecallError as e:
         status = 404 if "no recall session" in str(e) else 400
         raise HTTPException(status, str(e)) from None
@@ -437,12 +511,17 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
                heartbeat: float = 60.0, watch: float = 2.0, approval_timeout: float = 3600.0,
                rate: float = 20.0, burst: float = 100.0, max_body: int = DEFAULT_MAX_BODY,
                workers: int = 4, shutdown_timeout: float = 30.0,
-               on_stop: Callable[[], None] | None = None) -> Gate:
+               on_stop: Callable[[], None] | None = None,
+               request_timeout: float = DEFAULT_TIMEOUT,
+               allowed_hosts: tuple[str, ...] = ()) -> Gate:
     """The ASGI app over ``memex``.  Without ``kernel`` one is built (and shut down with
     the app).  ``heartbeat`` seconds between heartbeat signals (0: none); ``rate``/``burst``
     the per-client token bucket (rate 0: no limit).  ``watch`` seconds between checks of
     the memex's files (mtime/size stat walk): a change re-indexes at once, without waiting
-    for the heartbeat (0: heartbeat only)."""
+    for the heartbeat (0: heartbeat only).  ``request_timeout``: seconds before a request
+    that has not started answering gets 504 (chat routes: plus ``approval_timeout``);
+    ``allowed_hosts``: Host names a loopback daemon answers besides its own address."""
+    from ..access import Access
     from .openai_compat import chat_completions, models
 
     if token is None:
@@ -525,4 +604,6 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
     app.state.memex = memex
     app.state.kernel = kernel
     app.state.max_body = max_body
-    return Gate(app, token, RateLimiter(rate, burst), max_body)
+    app.state.access = Access(memex, "http", lock=kernel.memex_lock)
+    return Gate(app, token, RateLimiter(rate, burst), max_body, timeout=request_timeout,
+                long_timeout=request_timeout + approval_timeout, hosts=tuple(allowed_hosts))

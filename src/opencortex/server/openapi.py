@@ -19,7 +19,10 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
 
 
 _ERR = _json(_ref("Error"), "Error")
-_ERRORS = {"400": _ERR, "401": _ERR, "413": _ERR, "422": _ERR, "429": _ERR}
+_ERRORS = {"400": _ERR, "401": _ERR, "413": _ERR, "421": _ERR, "422": _ERR, "429": _ERR,
+           "504": _ERR}
+"""400: not JSON, nested deeper than 64 levels, a NUL byte, a number out of range;
+421: a Host header that is not this loopback daemon; 504: no answer within the timeout."""
 _SSE = {"description": "Server-Sent Events",
         "content": {"text/event-stream": {"schema": {"type": "string"}}}}
 
@@ -38,7 +41,12 @@ def spec() -> dict[str, Any]:
         "Signal": {"type": "object", "description": "A raw signal: the short form "
                    "{sensor, ...payload} or {payload: {sensor, ...}, meta: {...}}",
                    "properties": {"sensor": {"type": "string"}, "file": {"type": "string"},
-                                  "text": {"type": "string"}, "payload": obj, "meta": obj}},
+                                  "text": {"type": "string"},
+                                  "id": {"type": "string", "description": "point-update: an "
+                                         "indexed node (else 422)"},
+                                  "line": {"type": "integer", "minimum": 1, "description":
+                                           "point-update: a line the file has (else 422)"},
+                                  "payload": obj, "meta": obj}},
         "ChatRequest": {"type": "object", "required": ["message"],
                         "properties": {"message": {"type": "string"},
                                        "session": {"type": "string",
@@ -141,7 +149,8 @@ def spec() -> dict[str, Any]:
             "summary": "One node in full (ID, FILE::Outline, FILE:LINE or exact title)",
             "operationId": "getNode",
             "parameters": [{"name": "ref", "in": "path", "required": True,
-                            "schema": {"type": "string"}},
+                            "schema": {"type": "string"}, "description": "FILE:LINE "
+                            "takes a line from 1 to 2147483647 (else 400)"},
                            {"name": "budget", "in": "query",
                             "schema": {"type": "integer", "default": 16000}}],
             "responses": {"200": _json(obj, "The node"), "404": _ERR, **_ERRORS}}},

@@ -5,6 +5,7 @@ captures, allowed commands — and says plainly when a request needs a model."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .base import Action, Context, Proposal, Rejection, Skill
 
@@ -53,11 +54,17 @@ def _cite(n: object) -> str:
 
 
 # -- notes: answer from the memex, with citations ---------------------------------
-def _notes_offline(ctx: Context) -> Proposal:
-    from ..retrieval.hybrid import retriever_for
+def _access(ctx: Context) -> Any:
+    """The guarded facade for whoever sent this signal (private notes withheld from
+    untrusted gateways)."""
+    from ..access import Access
 
-    res = retriever_for(ctx.memex).search(_arg(ctx, "query") or ctx.text, k=6,
-                                          exclude_files=RECORD_FOLDERS)
+    return Access.for_signal(ctx.memex, ctx.signal.meta)
+
+
+def _notes_offline(ctx: Context) -> Proposal:
+    res = _access(ctx).search(_arg(ctx, "query") or ctx.text, k=6,
+                              exclude_files=RECORD_FOLDERS)
     res.hits = [h for h in res.hits if not _ADDRESSED.search(h.title)][:5]
     ctx.extra["retrieved"] = {h.key for h in res.hits}
     if not res.hits:
@@ -96,9 +103,8 @@ def _notes_neuro(ctx: Context) -> str:
     """The prompt: retrieved notes quoted as untrusted data; for a remote model, notes
     carrying a privacy tag (inherited tags included) are left out entirely."""
     from ..guard import GuardPolicy, filter_private, quote_untrusted
-    from ..retrieval.hybrid import retriever_for
 
-    res = retriever_for(ctx.memex).search(ctx.text, k=5, exclude_files=RECORD_FOLDERS)
+    res = _access(ctx).search(ctx.text, k=5, exclude_files=RECORD_FOLDERS)
     hits = res.hits
     if ctx.extra.get("remote_model"):
         nodes = ctx.memex.store.nodes_by_keys([h.key for h in hits], with_body=False)
@@ -115,7 +121,7 @@ def _notes_neuro(ctx: Context) -> str:
 
 # -- agenda ----------------------------------------------------------------------
 def _agenda_offline(ctx: Context) -> Proposal:
-    view = ctx.memex.agenda()
+    view = _access(ctx).agenda()
     parts = []
     for title, key in (("Overdue", "overdue"), ("Scheduled (7 days)", "scheduled"),
                        ("Deadlines (7 days)", "deadlines"), ("Next actions", "next")):

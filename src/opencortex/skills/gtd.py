@@ -426,7 +426,9 @@ def _offline(ctx: Context) -> Proposal:
     args = _args(ctx) or {"op": "agenda"}
     op = str(args.get("op") or "agenda").lower()
     now = now_of(ctx)
-    m = ctx.memex
+    from ..access import Access
+
+    m: Any = Access.for_signal(ctx.memex, ctx.signal.meta).view()  # privacy of the sender
     if op not in OPS:
         return {"action": "reply", "text": f"Unknown GTD operation {op!r}; one of "
                 f"{', '.join(OPS)}."}

@@ -19,9 +19,9 @@ _OPEN_STATES = ("presented", "asked", "offered")
 
 
 def _engine(ctx: Context) -> Any:
-    from ..recall.engine import Recall
+    from ..access import Access
 
-    return Recall(ctx.memex)
+    return Access.for_signal(ctx.memex, ctx.signal.meta).recall()  # the sender's privacy
 
 
 def _conversation_file(ctx: Context) -> Path:

@@ -219,7 +219,7 @@ class TelegramGateway:
             on_approval(p)
 
         fut = self.kernel.submit({"payload": {"sensor": "chat-message", "text": text},
-                                  "meta": {"source": "telegram",
+                                  "meta": {"source": "telegram", "gateway": "telegram",
                                            "session": f"telegram-{chat_id}",
                                            "reply": reply, "on_approval": note}})
         if fut is None:

@@ -71,10 +71,10 @@ class LocalBackend:
         fut.result()
 
     def search(self, query: str, k: int = 10) -> dict[str, Any]:
-        from ..retrieval.hybrid import retriever_for
+        from ..access import Access
 
-        with self.kernel.memex_lock:
-            return retriever_for(self.memex).search(query, "hybrid", k).to_dict()
+        return Access(self.memex, "tui", lock=self.kernel.memex_lock).search(
+            query, "hybrid", k).to_dict()
 
     def resolve(self, ident: str, approved: bool) -> None:
         from ..guard.errors import ApprovalError
@@ -85,9 +85,10 @@ class LocalBackend:
             raise BackendError(str(e)) from None
 
     def locate(self, ref: str) -> str | None:
+        from ..access import Access
+
         try:
-            with self.kernel.memex_lock:
-                n = self.memex.resolve(ref)
+            n = Access(self.memex, "tui", lock=self.kernel.memex_lock).resolve(ref)
         except Exception:
             return None
         return f"{n.file}:{n.line}"

@@ -52,8 +52,12 @@ class Snapshot:
 def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
     p = Path(path)
     try:
-        with open(p, "rb") as f:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the write
+        with open(fd, "rb") as f:
             st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise WriteError(f"cannot write {p}: it is not a regular file (a FIFO, "
+                                 "socket or device); only regular files are edited")
             data = f.read()
     except FileNotFoundError:
         return Snapshot(p, None)
@@ -74,8 +78,12 @@ def _check_unchanged(expected: Snapshot) -> None:
         raise ConflictError(str(p), "it was created by someone else")
     if st.st_mtime_ns == expected.mtime_ns and st.st_size == expected.size:
         return
-    with open(p, "rb") as f:
-        now = f.read()
+    from ..regular import read_regular
+
+    try:
+        now = read_regular(p)
+    except OSError:
+        raise ConflictError(str(p), "it is no longer a regular file") from None
     if now != expected.data:
         raise ConflictError(str(p))
 

@@ -20,6 +20,7 @@ from ..records import (
     Snapshot,
     Turn,
     head_line,
+    is_entry,
     shell_handle,
 )
 from ..records import guarded as _guarded
@@ -45,7 +46,7 @@ def discover(roots: list[Path] | None = None, depth: int = 3) -> list[Path]:
 
     def walk(d: Path, level: int) -> None:
         f = d / FILENAME
-        if f.is_file():
+        if is_entry(f):
             found.append(f)
         if level >= depth:
             return
@@ -59,7 +60,7 @@ def discover(roots: list[Path] | None = None, depth: int = 3) -> list[Path]:
 
     for root in roots if roots is not None else default_roots():
         root = Path(root)
-        if root.is_file():
+        if is_entry(root):
             found.append(root)
         elif root.is_dir():
             walk(root, 0)

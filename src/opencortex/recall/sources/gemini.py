@@ -18,6 +18,7 @@ from ..records import (
     failed_record,
     guarded,
     head_line,
+    is_entry,
     jsonl_lines,
     parse_time,
     shell_handle,
@@ -45,7 +46,7 @@ def discover(roots: list[Path] | None = None) -> list[Path]:
         dirs = [root] if root.name == "chats" else sorted((root / "tmp").glob("*/chats"))
         for d in dirs:
             if d.is_dir():
-                found.extend(sorted(p for p in d.rglob("*") if p.is_file()
+                found.extend(sorted(p for p in d.rglob("*") if is_entry(p)
                                     and p.suffix in (".json", ".jsonl")))
     return found
 

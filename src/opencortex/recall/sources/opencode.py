@@ -22,6 +22,7 @@ from ..records import (
     failed_record,
     guarded,
     head_line,
+    is_entry,
     parse_time,
     shell_handle,
 )
@@ -44,8 +45,8 @@ def discover(roots: list[Path] | None = None) -> list[Path]:
     found = []
     for root in roots if roots is not None else default_roots():
         root = Path(root)
-        db = root if root.is_file() else root / DB_NAME
-        if db.is_file():
+        db = root if is_entry(root) else root / DB_NAME
+        if is_entry(db):
             found.append(db)
     return found
 

@@ -9,7 +9,7 @@ import os
 import re
 from pathlib import Path
 
-from ..records import Origin, Receipt, Record, Snapshot, Turn, guarded, head_line
+from ..records import Origin, Receipt, Record, Snapshot, Turn, guarded, head_line, is_entry
 
 __all__ = ["EXTRACTOR", "SOURCE", "default_roots", "discover", "read", "unescape_block"]
 
@@ -47,7 +47,7 @@ def discover(roots: list[Path] | None = None) -> list[Path]:
     for root in roots if roots is not None else default_roots():
         d = Path(root) / "sessions"
         if d.is_dir():
-            found.extend(sorted(p for p in d.glob("*/*/*.org") if p.is_file()))
+            found.extend(sorted(p for p in d.glob("*/*/*.org") if is_entry(p)))
     return found
 
 

@@ -1,0 +1,308 @@
+"""The one guarded door to a memex for every gateway: CLI, HTTP, MCP, TUI, Telegram.
+
+A gateway never reads the index or calls the writer itself; it makes an
+:class:`Access` for its client and asks it.  Here, and only here:
+
+- **privacy**: a node carrying a privacy tag (``[guard] privacy_tags``, default
+  ``private`` and ``@personal``; inherited and FILETAGS count) never reaches a client
+  that is not trusted with private notes — not as a hit, a read, a link, a backlink,
+  a piece of its parent's subtree, an agenda item or a recall candidate.  The local
+  CLI and the in-process TUI are the person and see everything; other gateways only
+  when listed in ``[guard] trusted_clients`` (default: none).
+- **policy**: effects (capture, append) are an ``memex.write`` action checked by the
+  Guard — "deny" refuses, "ask" refuses with :class:`NeedsApproval` unless the client
+  is the person, nothing is written without "allow".
+- **confinement**: write targets are resolved inside the memex by the Guard.
+- **validation**: node references and numbers are checked before the store sees them
+  (:mod:`opencortex.schema`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from .errors import NodeNotFoundError, OpenCortexError
+from .memex import Memex
+from .memory.nodes import Node
+from .schema import ValidationError, node_ref
+
+__all__ = ["CLIENTS", "Access", "AccessDenied", "NeedsApproval"]
+
+CLIENTS = ("cli", "http", "mcp", "tui", "telegram")
+"""Gateway names; ``cli`` is the person at their own terminal."""
+PERSON = frozenset({"cli", "tui"})
+"""The person at their own terminal (the in-process TUI too): sees private notes, and
+their own command is the approval an "ask" write needs."""
+
+
+class AccessDenied(OpenCortexError):
+    """The guard refused an effect (policy deny, a path outside the memex)."""
+
+
+class NeedsApproval(AccessDenied):
+    """The policy says "ask" and this client cannot ask the person: nothing was written."""
+
+
+class Access:
+    """What one client may read and do in one memex; every method applies the guard."""
+
+    def __init__(self, memex: Memex, client: str, *, lock: Any = None) -> None:
+        from .guard import Guard, GuardPolicy
+
+        if client not in CLIENTS:
+            raise ValueError(f"unknown client {client!r}: one of {', '.join(CLIENTS)}")
+        self.memex = memex
+        self.client = client
+        self.policy = GuardPolicy.from_config(memex.settings.data)
+        self.guard = Guard(self.policy, memex_root=memex.root)
+        self.sees_private = client in PERSON or client in memex.settings.trusted_clients
+        self._private = frozenset(self.policy.privacy_tags)
+        self._lock = lock if lock is not None else threading.RLock()
+
+    @classmethod
+    def for_signal(cls, memex: Memex, meta: dict[str, Any]) -> Access:
+        """The Access of whoever sent a pipeline signal: ``meta["gateway"]`` is stamped by
+        the HTTP and Telegram gateways (never taken from the client); signals without one
+        come from the person's own terminal or the agent itself."""
+        gw = meta.get("gateway")
+        return cls(memex, gw if gw in ("http", "mcp", "telegram") else "cli")
+
+    # -- privacy ---------------------------------------------------------------------
+    def hidden(self, tags: Iterable[str]) -> bool:
+        """True when material with these tags (all of them: inherited too) is withheld.
+        Same answer as ``guard.is_private`` (``:a:b:`` strings, padded or cased tags),
+        with a set lookup per clean tag since this runs for every hit."""
+        if self.sees_private:
+            return False
+        if isinstance(tags, str):
+            tags = [tags]
+        for t in tags:
+            if not isinstance(t, str):
+                continue
+            words = [t] if t.isalnum() or t.replace("@", "").replace("_", "").isalnum() \
+                else t.replace(":", " ").split()
+            if any(w.casefold() in self._private for w in words):
+                return True
+        return False
+
+    def _hide_node(self, n: Node) -> bool:
+        return self.hidden(n.tags)
+
+    def _visible(self, nodes: Iterable[Node]) -> list[Node]:
+        return [n for n in nodes if not self.hidden(n.tags)]
+
+    @property
+    def _hide(self) -> Any:
+        return None if self.sees_private else self.hidden
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        with self._lock:
+            yield
+
+    # -- reads -----------------------------------------------------------------------
+    def sync(self) -> Any:
+        with self._lock:
+            return self.memex.sync()
+
+    def search(self, query: str, mode: str | None = None, k: int = 10,
+               filters: str | None = None, exclude_files: tuple[str, ...] = ()) -> Any:
+        """Ranked hits (a SearchResult) without the nodes this client may not see."""
+        from .retrieval.hybrid import retriever_for
+        from .schema import no_nul
+
+        no_nul(query, "the query")
+        with self._lock:
+            return retriever_for(self.memex).search(
+                query, mode, k, filters, exclude_files,
+                hide=None if self.sees_private else self._hide_node)
+
+    def resolve(self, ref: str) -> Node:
+        """The one node ``ref`` names; a withheld node is "not found" (never named)."""
+        node_ref(ref)
+        with self._lock:
+            n = self.memex.resolve(ref)
+        if self.hidden(n.tags):
+            raise NodeNotFoundError(_withheld(ref))
+        return n
+
+    def read(self, refs: list[str], depth: int = 1, budget: int = 4000) -> Any:
+        """Deep read (a ReadResult) with withheld nodes and subtrees cut out; asking only
+        for withheld nodes is NodeNotFoundError."""
+        from .retrieval.deep_read import deep_read
+
+        for r in refs:
+            node_ref(r)
+        with self._lock:
+            res = deep_read(self.memex, refs, depth, budget, hide=self._hide)
+        if refs and not res.nodes and all("ref" in o for o in res.omitted):
+            raise NodeNotFoundError(_withheld(refs[0]))
+        return res
+
+    def node_text(self, ref: str) -> str:
+        """The Org text of one node's subtree (withheld parts cut out)."""
+        res = self.read([ref], depth=0, budget=10**9)
+        if not res.nodes:
+            reason = res.omitted[0]["reason"] if res.omitted else "not found"
+            raise NodeNotFoundError(f"node {ref!r}: {reason}")
+        return res.nodes[0].text
+
+    def node_at(self, file: str, line: int) -> Node | None:
+        from .schema import line_number
+
+        line_number(line)
+        with self._lock:
+            n = self.memex.node_at(file, line)
+        return None if n is None or self.hidden(n.tags) else n
+
+    def query(self, expr: str, limit: int | None = None, order: str = "file",
+              today: dt.date | None = None, with_body: bool = False) -> list[Node]:
+        with self._lock:
+            return self._visible(self.memex.query(expr, limit, order, today, with_body))
+
+    def agenda(self, today: dt.date | None = None, days: int = 7) -> dict[str, list[Node]]:
+        from .schema import org_year
+
+        if isinstance(days, bool) or not isinstance(days, int) or not 0 <= days <= 3660:
+            raise ValidationError(f"days must be a whole number from 0 to 3660, got {days!r}")
+        start = today or dt.date.today()
+        org_year(start.year, "today")
+        if start > dt.date(9999, 12, 31) - dt.timedelta(days=days + 1):
+            raise ValidationError(f"today {start} plus {days} days runs past Org's last "
+                                  "date (9999-12-31): pick an earlier day")
+        with self._lock:
+            view = self.memex.agenda(today=today, days=days)
+        return {k: self._visible(v) for k, v in view.items()}
+
+    def recall(self, roots: list[Any] | None = None) -> Any:
+        """A Recall engine whose boundary leaves out the notes this client may not see."""
+        from .recall.engine import Recall
+
+        engine = Recall(self.memex, roots)
+        engine.hide = self._hide
+        return engine
+
+    def view(self) -> MemexView:
+        """The Memex read API (query, agenda, overdue, next_actions, resolve, ...) with
+        this client's privacy applied, for code written against a Memex (skills)."""
+        return MemexView(self)
+
+    # -- effects ---------------------------------------------------------------------
+    def _allow_write(self, path: str, what: str, text: str) -> str:
+        """Guard.check a memex.write to ``path``: the confined relative path, or raise.
+        The person (CLI, TUI) gives the command themselves: only confinement applies."""
+        from .guard import Action, UnsafePathError
+
+        if self.client in PERSON:
+            try:
+                real = self.guard.confine(path)
+            except UnsafePathError as e:
+                raise AccessDenied(str(e)) from None
+            return real.relative_to(self.memex.root).as_posix()
+
+        d = self.guard.check(Action("memex.write", {"path": path, "op": what,
+                                                    "text": text}, origin=self.client))
+        if d.denied:
+            raise AccessDenied(d.reason)
+        if d.needs_approval:
+            raise NeedsApproval(
+                f"{d.reason}. The {self.client} client cannot ask you, so nothing was "
+                f'written; capture it yourself, or set guard.tools."memex.write" = "allow" '
+                "in config.toml to let clients write without asking")
+        return str(d.action.args["path"])
+
+    def capture(self, text: str, to: str | None = None, todo: str | None = None,
+                tags: list[str] | None = None) -> Any:
+        """A new entry (a WriteResult) in ``to`` (a file or a node; default the inbox),
+        after the guard allowed a memex.write to that file."""
+        from .schema import no_nul
+
+        no_nul(text, "text")
+        with self._lock:
+            if to and to.endswith(".org") and "::" not in to:
+                no_nul(to, "to")
+                target = self._allow_write(to, "capture", text)
+                return self.memex.writer.capture(text, target=target, todo=todo, tags=tags)
+            parent = self.resolve(to) if to else None
+            self._allow_write(parent.file if parent else self.memex.settings.capture_target,
+                              "capture", text)
+            return self.memex.writer.capture(text, todo=todo, tags=tags, parent=parent)
+
+    def append(self, ref: str, text: str) -> Any:
+        from .schema import no_nul
+
+        no_nul(text, "text")
+        with self._lock:
+            node = self.resolve(ref)
+            self._allow_write(node.file, "append", text)
+            return self.memex.writer.append(node, text)
+
+
+class _StoreView:
+    """The store calls skills make to find nodes, filtered; everything else passes."""
+
+    def __init__(self, access: Access) -> None:
+        self._a = access
+
+    def nodes_by_ref(self, ref: str) -> list[Node]:
+        return self._a._visible(self._a.memex.store.nodes_by_ref(ref))
+
+    def nodes_by_keys(self, keys: list[str], with_body: bool = True) -> dict[str, Node]:
+        got = self._a.memex.store.nodes_by_keys(keys, with_body=with_body)
+        return {k: n for k, n in got.items() if not self._a.hidden(n.tags)}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._a.memex.store, name)
+
+
+class MemexView:
+    """A Memex as one client may see it (read side only; writes go through Access)."""
+
+    def __init__(self, access: Access) -> None:
+        self._a = access
+        self.settings = access.memex.settings
+        self.root = access.memex.root
+        self.store = _StoreView(access) if not access.sees_private else access.memex.store
+
+    def resolve(self, ref: str) -> Node:
+        return self._a.resolve(ref)
+
+    def query(self, expr: str, limit: int | None = None, order: str = "file",
+              today: dt.date | None = None, with_body: bool = False) -> list[Node]:
+        return self._a.query(expr, limit, order, today, with_body)
+
+    def agenda(self, today: dt.date | None = None, days: int = 7) -> dict[str, list[Node]]:
+        return self._a.agenda(today, days)
+
+    def overdue(self, today: dt.date | None = None) -> list[Node]:
+        return self._a._visible(self._a.memex.overdue(today))
+
+    def next_actions(self, project: str | None = None) -> list[Node]:
+        return self._a._visible(self._a.memex.next_actions(project))
+
+    def active_projects(self) -> list[Node]:
+        return self._a._visible(self._a.memex.active_projects())
+
+    def recently_done(self, limit: int = 10, days: int | None = None,
+                      today: dt.date | None = None) -> list[Node]:
+        return self._a._visible(self._a.memex.recently_done(limit, days, today))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("capture", "append", "set_todo", "schedule", "deadline", "tag",
+                    "set_property", "new_note", "writer", "undo", "index_text"):
+            raise AttributeError(f"{name}: a MemexView only reads; write through Access")
+        return getattr(self._a.memex, name)
+
+
+def _withheld(ref: str) -> str:
+    return (f"no node matches {ref!r} that this client may see (private notes are withheld "
+            "from it; see [guard] trusted_clients)")
+
+
+def bad_input(e: Exception) -> bool:
+    """True for the errors that mean "the client sent something wrong" (a 4xx)."""
+    return isinstance(e, ValidationError | NodeNotFoundError | AccessDenied)

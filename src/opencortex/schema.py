@@ -1,0 +1,198 @@
+"""Validation at the edge: input from clients is checked here before anything acts on it.
+
+One tiny helper instead of a dependency: :func:`loads` parses JSON with a nesting limit
+(checked by a scan *before* ``json.loads`` could recurse), :func:`check` validates a
+decoded value against a small schema (types, required keys, ranges, lengths, no NUL),
+and :func:`node_ref` / :func:`line_number` keep numbers inside what the index can hold.
+Every failure is a :class:`ValidationError` whose message says what to fix.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import OpenCortexError
+
+__all__ = ["MAX_DEPTH", "MAX_LINE", "Field", "ValidationError", "check", "line_number",
+           "loads", "no_nul", "no_nul_anywhere", "node_ref", "org_year"]
+
+MAX_DEPTH = 64
+"""Deepest JSON nesting a client may send (real payloads use 3 or 4 levels)."""
+MAX_LINE = 2**31 - 1
+"""Largest line number a node reference may carry (the index stores 32-bit lines)."""
+ORG_YEARS = (1, 9999)
+"""Years an Org timestamp can name (Emacs' own range for time stamps)."""
+
+
+class ValidationError(OpenCortexError):
+    """Input that does not fit the schema; the message names the field and the fix."""
+
+
+def json_depth(raw: bytes | str, limit: int = MAX_DEPTH) -> int:
+    """The nesting depth of a JSON text, counting brackets outside strings; stops (and
+    returns ``limit + 1``) as soon as it is exceeded, so a 100k-deep body costs little."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    depth = deepest = 0
+    in_str = esc = False
+    for b in data:
+        if in_str:
+            if esc:
+                esc = False
+            elif b == 0x5C:  # backslash
+                esc = True
+            elif b == 0x22:
+                in_str = False
+        elif b == 0x22:
+            in_str = True
+        elif b in (0x5B, 0x7B):
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    return deepest
+        elif b in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
+
+
+def loads(raw: bytes | str, limit: int = MAX_DEPTH) -> Any:
+    """``json.loads`` that refuses nesting deeper than ``limit`` (ValidationError)."""
+    if json_depth(raw, limit) > limit:
+        raise ValidationError(f"the JSON nests deeper than {limit} levels: send a flatter "
+                              "document")
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValidationError(f"not valid JSON: {e}") from None
+    except RecursionError:  # cannot happen after the scan; never a 500 if it does
+        raise ValidationError("the JSON nests too deeply: send a flatter document") from None
+
+
+def no_nul(value: str, name: str) -> str:
+    if "\x00" in value:
+        raise ValidationError(f"{name} contains a NUL byte (\\u0000): remove it")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One field of an object schema.  ``kind``: str, int, bool, number, list, dict, any."""
+
+    kind: str
+    required: bool = False
+    min: float | None = None
+    max: float | None = None
+    """Range for numbers; length bounds for strings and lists."""
+    items: str | None = None
+    """For lists: the kind of every item."""
+    choices: tuple[Any, ...] | None = None
+
+
+_KINDS: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "bool": (bool,),
+                                       "number": (int, float), "list": (list,),
+                                       "dict": (dict,), "any": (object,)}
+
+
+def _kind_ok(value: Any, kind: str) -> bool:
+    if kind in ("int", "number") and isinstance(value, bool):
+        return False
+    return isinstance(value, _KINDS[kind])
+
+
+def no_nul_anywhere(value: Any, name: str) -> None:
+    """No NUL in any string anywhere inside ``value`` (paths, text, nested payloads)."""
+    stack = [(value, name)]
+    while stack:
+        v, where = stack.pop()
+        if isinstance(v, str):
+            no_nul(v, where)
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                no_nul(str(k), f"a key in {where}")
+                stack.append((x, f"{where}.{k}"))
+        elif isinstance(v, list):
+            stack.extend((x, f"{where}[{i}]") for i, x in enumerate(v))
+
+
+def check(value: Any, fields: Mapping[str, Field], where: str = "body") -> dict[str, Any]:
+    """``value`` as a dict that fits ``fields``; unknown keys are kept (callers ignore
+    them), missing optional ones are absent.  Raises ValidationError saying what to fix."""
+    if not isinstance(value, dict):
+        raise ValidationError(f"{where} must be a JSON object")
+    no_nul_anywhere(value, where)
+    for name, f in fields.items():
+        label = f"{where}.{name}"
+        if name not in value or value[name] is None:
+            if f.required:
+                raise ValidationError(f"{label} is required ({f.kind})")
+            continue
+        v = value[name]
+        if not _kind_ok(v, f.kind):
+            raise ValidationError(f"{label} must be {_article(f.kind)}, got "
+                                  f"{type(v).__name__} {_short(v)}")
+        if f.choices is not None and v not in f.choices:
+            raise ValidationError(f"{label} must be one of "
+                                  f"{', '.join(map(str, f.choices))}, got {_short(v)}")
+        size = len(v) if isinstance(v, str | list) else v if f.kind in ("int", "number") \
+            else None
+        what = "length" if isinstance(v, str | list) else "value"
+        if size is not None and f.min is not None and size < f.min:
+            raise ValidationError(f"{label}: {what} must be at least {f.min:g}")
+        if size is not None and f.max is not None and size > f.max:
+            raise ValidationError(f"{label}: {what} must be at most {f.max:g}")
+        if f.items and isinstance(v, list):
+            bad = [i for i, x in enumerate(v) if not _kind_ok(x, f.items)]
+            if bad:
+                raise ValidationError(f"{label}[{bad[0]}] must be {_article(f.items)}")
+    return value
+
+
+def line_number(value: Any, name: str = "line", lines: int | None = None) -> int:
+    """A 1-based line number (an int, or a string of digits), within ``lines`` if given."""
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"{name} must be a whole number (a line of the file), got "
+                              f"{_short(value)}")
+    hi = min(lines, MAX_LINE) if lines is not None else MAX_LINE
+    if not 1 <= value <= max(hi, 1):
+        raise ValidationError(f"{name} is {value}, out of range: the file has {lines} "
+                              "lines" if lines is not None else
+                              f"{name} is {value}, out of range (1 to {MAX_LINE})")
+    return value
+
+
+def node_ref(ref: Any, name: str = "ref") -> str:
+    """A node reference as a client may send it: a non-empty string without NUL, and a
+    ``FILE:LINE`` form only with a line number that fits."""
+    if not isinstance(ref, str) or not ref.strip():
+        raise ValidationError(f"{name} must be a non-empty string (an ID, FILE::Outline, "
+                              "FILE:LINE or a title)")
+    no_nul(ref, name)
+    if len(ref) > 4096:
+        raise ValidationError(f"{name} is longer than 4096 characters")
+    path, sep, tail = ref.strip().rpartition(":")
+    if sep and path and not path.endswith(":") and tail.isascii() and tail.isdigit():
+        line_number(int(tail), f"the line number in {ref[:100]!r}")
+    return ref
+
+
+def org_year(year: int, name: str = "date") -> int:
+    lo, hi = ORG_YEARS
+    if not lo <= year <= hi:
+        raise ValidationError(f"{name}: year {year} is outside Org's range ({lo}–{hi})")
+    return year
+
+
+def _article(kind: str) -> str:
+    return {"str": "a string", "int": "an integer", "bool": "true or false",
+            "number": "a number", "list": "a list", "dict": "an object",
+            "any": "a value"}[kind]
+
+
+def _short(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) <= 40 else s[:37] + "..."
