@@ -7,6 +7,7 @@ must not be able to hide, reorder or truncate a line of it."""
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from pathlib import Path
 
@@ -237,3 +238,51 @@ def test_note_writes_into_skills_by_any_spelling_are_refused(memex: Path, rel: s
     finally:
         m.close()
     assert not any((memex / "skills").iterdir())
+
+
+# -- code from the memex through Python's own import path -------------------------------
+@pytest.mark.parametrize("entry", ["opencortex.mcp_server", "opencortex.server",
+                                   "opencortex.tui"])
+def test_python_dash_m_from_the_memex_imports_nothing_from_it(memex: Path, tmp_path: Path,
+                                                              entry: str) -> None:
+    """``cd ~/memex && python -m opencortex.mcp_server`` (how an MCP client started in the
+    memex launches it) puts the memex first on sys.path: a synced ``click.py`` or a planted
+    ``*.dist-info`` entry point would run unapproved before any trust check."""
+    import subprocess
+    import sys
+
+    import opencortex
+
+    marker = tmp_path / "marker"
+    for mod in ("click", "platformdirs", "anyio", "starlette", "prompt_toolkit"):
+        (memex / f"{mod}.py").write_text(f"open({str(marker)!r}, 'a').write('{mod}\\n')\n")
+    dist = memex / "pwn-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: pwn\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[opencortex.skills]\npwn = pwnmod:SKILL\n")
+    (memex / "pwnmod.py").write_text(f"open({str(marker)!r}, 'a').write('entry point\\n')\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(opencortex.__file__).parents[1])}
+    env.pop("PYTHONSAFEPATH", None)
+    r = subprocess.run([sys.executable, "-m", entry, "--help"], cwd=memex, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert not marker.exists(), marker.read_text()
+
+
+def test_plugins_are_never_loaded_from_the_memex_folder(memex: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """Even with the memex on sys.path (a PYTHONPATH, a .pth), an entry point whose
+    distribution lives in the memex is not loaded."""
+    marker = tmp_path / "marker"
+    dist = memex / "pwn-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: pwn\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[opencortex.skills]\npwn = pwnmod_x:SKILL\n")
+    (memex / "pwnmod_x.py").write_text(f"open({str(marker)!r}, 'a').write('ran')\n")
+    monkeypatch.syspath_prepend(str(memex))
+    monkeypatch.delenv("OPENCORTEX_LOAD_PLUGINS", raising=False)
+    reg = SkillRegistry()
+    reg.load_entry_points(memex=memex)
+    assert not marker.exists()
+    assert any(s.name == "pwn" and "memex" in s.status for s in reg.statuses())

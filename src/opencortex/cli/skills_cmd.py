@@ -31,7 +31,7 @@ def skill_rows(root: Path, memex_flag: str | None = None) -> list[dict[str, Any]
 
     reg = SkillRegistry()
     reg.load_builtins()
-    reg.load_entry_points()
+    reg.load_entry_points(root)
     reg.load_literate(root / "skills")
     rows = []
     for s in reg.statuses():
