@@ -286,3 +286,25 @@ def test_plugins_are_never_loaded_from_the_memex_folder(memex: Path, tmp_path: P
     reg.load_entry_points(memex=memex)
     assert not marker.exists()
     assert any(s.name == "pwn" and "memex" in s.status for s in reg.statuses())
+
+
+# -- a model draft too long for a person to read --------------------------------------------
+def test_a_model_draft_too_long_to_show_is_refused_not_asked(memex: Path) -> None:
+    """The draft's approval shows the whole file; a model could pad code past what a chat
+    app delivers or a person reads (Telegram splits it into dozens of messages)."""
+    from opencortex.guard import Action, Guard
+    from opencortex.guard.policy import GuardPolicy
+    from opencortex.guard.trust import MAX_SHOWN
+
+    (memex / "skills").mkdir()
+    policy = GuardPolicy.from_config({"guard": {"tools": {"memex.write": "allow"}}})
+    g = Guard(policy, memex_root=memex)
+    pad = "# " + "x" * 98 + "\n"
+    text = _skill(pad * (MAX_SHOWN // 100 + 10) + "import os")
+    d = g.check(Action("memex.write", {"op": "skill", "path": "skills/evil.org",
+                                       "name": "evil", "text": text}, "skill-creator"))
+    assert d.denied and "too long" in d.reason
+    short = g.check(Action("memex.write", {"op": "skill", "path": "skills/evil.org",
+                                           "name": "evil", "text": _skill("x = 1")},
+                           "skill-creator"))
+    assert short.needs_approval
