@@ -308,3 +308,50 @@ def test_a_model_draft_too_long_to_show_is_refused_not_asked(memex: Path) -> Non
                                            "name": "evil", "text": _skill("x = 1")},
                            "skill-creator"))
     assert short.needs_approval
+
+
+# -- Emacs: the chat buffer is Org, and Org hides a link's target ---------------------------
+def _emacs_hidden(shown: str, needle: str) -> str:
+    """Render ``shown`` as the Emacs chat buffer does (a reply and an approval entry), then
+    say which of the two shows ``needle`` with an invisible character."""
+    import json
+    import shutil
+    import subprocess
+
+    emacs = shutil.which("emacs")
+    if emacs is None:
+        pytest.skip("no emacs")
+    el = Path(__file__).resolve().parents[2] / "editors" / "emacs"
+    script = f"""(progn
+(require 'opencortex)
+(let ((shown {json.dumps(shown)}) (needle {json.dumps(needle)}) (out nil))
+  (dolist (how '(reply approval))
+    (with-temp-buffer
+      (org-mode)
+      (insert (if (eq how 'reply) (opencortex-render-reply shown)
+                (opencortex--format-approval
+                 `((id . "abc") (tool . "skill.trust") (reason . ,shown)
+                   (args . ((path . "skills/evil.org") (text . ,shown)))))))
+      (font-lock-ensure)
+      (goto-char (point-min))
+      (while (search-forward needle nil t)
+        (let ((b (match-beginning 0)) (hid nil))
+          (dotimes (i (length needle))
+            (when (invisible-p (+ b i)) (setq hid t)))
+          (when hid (push how out))))))
+  (message "HIDDEN:%S" out)))
+"""
+    r = subprocess.run([emacs, "-Q", "--batch", "-L", str(el), "--eval", script],
+                       capture_output=True, text=True, timeout=120)
+    assert "HIDDEN:" in r.stderr, r.stderr[-2000:]
+    return r.stderr.split("HIDDEN:", 1)[1].strip()
+
+
+def test_emacs_chat_shows_code_in_an_approval_literally(memex: Path, tmp_path: Path) -> None:
+    """``[[os.system(...)][0]]`` is a valid Python list; Org draws it as a link reading
+    ``0``: approving in the Emacs chat buffer would trust code the person never saw."""
+    marker = tmp_path / "marker"
+    _plant(memex, _skill(f"x = [[open({str(marker)!r}, 'a').write('ran')][0]]"))
+    shown = _shown(memex)
+    assert _emacs_hidden(shown, "open(") == "nil"
+    assert _runs_after_trust(memex, marker)
