@@ -355,3 +355,11 @@ def test_emacs_chat_shows_code_in_an_approval_literally(memex: Path, tmp_path: P
     shown = _shown(memex)
     assert _emacs_hidden(shown, "open(") == "nil"
     assert _runs_after_trust(memex, marker)
+
+
+def test_skill_listing_shows_no_control_characters_from_a_file_name(memex: Path) -> None:
+    """A planted file's *name* is printed by ``opencortex skills`` too."""
+    _plant(memex, _skill("x = 1"), name="x\x1b[1A\x1b[2K\rok  evil  trusted")
+    r = CliRunner().invoke(cli, ["skills", "--memex", str(memex)])
+    assert "\x1b" not in r.output and "\r" not in r.output
+    assert "U+001B" in r.output

@@ -22,8 +22,6 @@ __all__ = ["SkillRegistry", "SkillStatus"]
 
 log = logging.getLogger("opencortex")
 ENTRY_POINT_GROUP = "opencortex.skills"
-_SRC_BLOCK = re.compile(
-    r"^[ \t]*#\+begin_src[ \t]+python\b[^\n]*\n(.*?)^[ \t]*#\+end_src", re.I | re.M | re.S)
 _DEPENDS = re.compile(r"^[ \t]*#\+DEPENDS_ON:[ \t]*(.*)$", re.I | re.M)
 
 
