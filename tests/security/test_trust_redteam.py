@@ -363,3 +363,52 @@ def test_skill_listing_shows_no_control_characters_from_a_file_name(memex: Path)
     r = CliRunner().invoke(cli, ["skills", "--memex", str(memex)])
     assert "\x1b" not in r.output and "\r" not in r.output
     assert "U+001B" in r.output
+
+
+# -- TOCTOU: the file swapped while the approval waits ------------------------------------
+@pytest.mark.parametrize("swap", ["rewrite", "symlink"])
+def test_file_swapped_while_the_trust_approval_waits_is_not_trusted(
+        memex: Path, tmp_path: Path, swap: str) -> None:
+    from typing import Any
+
+    from opencortex.memex import Memex
+    from opencortex.pipeline.kernel import Kernel
+
+    marker = tmp_path / "marker"
+    f = _plant(memex, _skill("x = 1"))
+    evil = _skill(f"open({str(marker)!r}, 'a').write('ran')")
+    m = Memex(memex, index=tmp_path / "i.sqlite3")
+    m.sync()
+    k = Kernel(m, record_sessions=False)
+    k.heartbeat_embed = 0
+    seen: list[Any] = []
+    got: list[str] = []
+
+    def on_approval(p: Any) -> None:
+        seen.append(p)
+        if swap == "rewrite":
+            f.write_text(evil)
+        else:
+            (tmp_path / "evil.org").write_text(evil)
+            f.unlink()
+            f.symlink_to(tmp_path / "evil.org")
+        k.approvals.resolve(p.id, True, by="test")  # the person read the harmless code
+
+    try:
+        fut = k.submit({"payload": {"sensor": "user-input", "text": "/trust evil"},
+                        "meta": {"source": "test", "session": "internal",
+                                 "reply": lambda t, d=None: got.append(t),
+                                 "on_approval": on_approval}})
+        assert fut is not None
+        fut.result(timeout=60)
+        fut = k.submit({"payload": {"sensor": "heartbeat", "embed": 0}})
+        assert fut is not None
+        fut.result(timeout=60)
+        assert len(seen) == 1 and "x = 1" in seen[0].reason
+        assert k.registry.get("evil") is None
+        assert not TrustStore().is_trusted(memex, "skills/evil.org", evil.encode())
+    finally:
+        k.shutdown(timeout=5)
+        m.close()
+    assert not marker.exists()
+    assert any("Not trusted" in t or "Blocked" in t for t in got), got
