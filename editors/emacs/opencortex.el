@@ -504,9 +504,24 @@ in the file (and the buffer has no unsaved changes)."
                (if (string-match-p "\\`\\(\\*+ \\|\\*+\\'\\|#\\+\\)" ln) (concat "  " ln) ln))
              (split-string text "\n") "\n"))
 
+(defconst opencortex--code-approval-marker "is code that will run with your rights"
+  "What the daemon's approval of code (a skill to trust or create) always says.")
+
+(defun opencortex--literal-org (text)
+  "TEXT shown literally in an Org buffer: an example block.
+No Org syntax in it is live: a link would otherwise hide its target,
+which may be code."
+  (require 'org-src)
+  (concat "#+begin_example\n" (org-escape-code-in-string (string-trim-right text))
+          "\n#+end_example"))
+
 (defun opencortex-render-reply (text)
-  "TEXT (a reply from the daemon) as Org body text with links."
-  (opencortex-linkify (opencortex--quote-org (string-trim-right (or text "")))))
+  "TEXT (a reply from the daemon) as Org body text with links.
+A reply that asks to approve code is shown literally (what you read runs)."
+  (let ((text (string-trim-right (or text ""))))
+    (if (string-match-p (regexp-quote opencortex--code-approval-marker) text)
+        (opencortex--literal-org text)
+      (opencortex-linkify (opencortex--quote-org text)))))
 
 ;;;; Chat
 
@@ -603,14 +618,17 @@ Type after the last \"* You:\" prompt; \\<opencortex-chat-mode-map>\
 (defun opencortex--format-approval (a)
   "The Org entry for the pending approval A (an alist)."
   (let ((id (format "%s" (alist-get 'id a))))
+    ;; args and reason are shown literally: they may carry code, and Org would hide a
+    ;; link's target (or fold a headline) in them
     (format (concat "*** APPROVAL %s\n:PROPERTIES:\n:APPROVAL_ID: %s\n:END:\n"
-                    "Tool: %s\nArgs: %s\nReason: %s\n"
+                    "Tool: %s\nArgs:\n%s\nReason:\n%s\n"
                     "C-c C-a (opencortex-approve) approves, "
                     "C-c C-d (opencortex-deny) denies.\n")
             (or (alist-get 'tool a) "?") id (or (alist-get 'tool a) "?")
-            (let ((args (alist-get 'args a)))
-              (if (stringp args) args (json-encode args)))
-            (or (alist-get 'reason a) ""))))
+            (opencortex--literal-org
+             (let ((args (alist-get 'args a)))
+               (if (stringp args) args (json-encode args))))
+            (opencortex--literal-org (format "%s" (or (alist-get 'reason a) ""))))))
 
 (defun opencortex--reply-texts (data)
   "The reply texts in the chat response DATA."

@@ -80,13 +80,15 @@ def doctor(memex: str | None, index: str | None, json_: bool) -> None:
     ok = all(c["ok"] for c in checks)
 
     def human() -> None:
+        from ..guard.trust import visible  # a planted skill's name cannot repaint the screen
+
         for c in checks:
             mark = click.style("ok ", fg="green") if c["ok"] else click.style("!! ", fg="red")
             if c.get("warn"):
                 mark = click.style("?? ", fg="yellow")
-            click.echo(f"{mark}{c['check']:<12} {c['detail']}")
+            click.echo(mark + visible(f"{c['check']:<12} {c['detail']}"))
             if "fix" in c:
-                click.echo(f"   fix: {c['fix']}")
+                click.echo(visible(f"   fix: {c['fix']}"))
 
     emit({"ok": ok, "checks": checks}, json_, human)
     if not ok:

@@ -31,7 +31,7 @@ def skill_rows(root: Path, memex_flag: str | None = None) -> list[dict[str, Any]
 
     reg = SkillRegistry()
     reg.load_builtins()
-    reg.load_entry_points()
+    reg.load_entry_points(root)
     reg.load_literate(root / "skills")
     rows = []
     for s in reg.statuses():
@@ -59,11 +59,14 @@ def skills(ctx: click.Context, memex: str | None, index: str | None, json_: bool
     rows = skill_rows(_root(memex, index), memex)
 
     def human() -> None:
+        from ..guard.trust import visible  # a planted file's name cannot repaint the screen
+
         for r in rows:
             mark = "ok " if r["status"] == "ok" else "!! "
-            click.echo(f"{mark}{r['name']:<16} {r['priority']!s:>4}  {r['source']}"
-                       + ("" if r["status"] == "ok" else f"\n     {r['status']}")
-                       + (f"\n     trust it with: {r['command']}" if "command" in r else ""))
+            click.echo(visible(f"{mark}{r['name']:<16} {r['priority']!s:>4}  {r['source']}")
+                       + ("" if r["status"] == "ok" else f"\n     {visible(r['status'])}")
+                       + (f"\n     trust it with: {visible(r['command'])}" if "command" in r
+                          else ""))
 
     emit(rows, json_, human)
 

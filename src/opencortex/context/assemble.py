@@ -246,7 +246,7 @@ def default_skills(memex: Memex) -> list[Any]:
 
     reg = SkillRegistry()
     reg.load_builtins()
-    reg.load_entry_points()
+    reg.load_entry_points(memex.root)
     reg.load_literate(memex.root / "skills")
     return reg.skills()
 

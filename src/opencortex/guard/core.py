@@ -272,6 +272,10 @@ class Guard:
         text = action.args.get("text")
         if not isinstance(text, str):
             raise _Deny("refused memex.write: a skill needs args.text (the Org file)")
+        if len(text) > MAX_SHOWN:  # the person must be able to read all of what they approve
+            raise _Deny(f"refused memex.write: the drafted skill is too long to show "
+                        f"({len(text)} characters, at most {MAX_SHOWN}); ask for a smaller "
+                        "one or write it yourself and run `opencortex skills trust NAME`")
         lint = action.args.get("lint")
         lint = [str(w) for w in lint] if isinstance(lint, list) else []
         digest = sha256(text.encode("utf-8", "surrogateescape"))

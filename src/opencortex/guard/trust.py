@@ -26,9 +26,10 @@ from typing import Any
 from .errors import GuardError
 from .paths import CODE_DIR, is_inside
 
-__all__ = ["MAX_SHOWN", "SkillFile", "TrustEntry", "TrustStore", "approval_kind",
+__all__ = ["MAX_SHOWN", "WIDTH", "SkillFile", "TrustEntry", "TrustStore", "approval_kind",
            "approval_text", "diff",
-           "inspect_skill", "sha256", "skill_files", "trust_command"]
+           "inspect_skill", "running_lines", "sha256", "skill_files", "trust_command",
+           "visible"]
 
 MAX_SHOWN = 16_000
 """Longest code an approval in chat/daemon shows whole; longer files are trusted only with
@@ -95,9 +96,10 @@ def inspect_skill(path: Path, root: Path, data: bytes | None = None) -> SkillFil
     kws: dict[str, str] = {}
     for m in _KW.finditer(_text(raw)):
         kws.setdefault(m.group(1).upper(), m.group(2).strip())
-    title = kws.get("TITLE", "")
+    title = visible(kws.get("TITLE", ""))  # listed by `skills` / doctor: never repaints
     return SkillFile(path.stem, f"{CODE_DIR}/{path.name}", path, raw,
-                     title.removeprefix("Skill:").strip() or title, kws.get("DESCRIPTION", ""))
+                     title.removeprefix("Skill:").strip() or title,
+                     visible(kws.get("DESCRIPTION", "")))
 
 
 def skill_files(root: Path) -> dict[str, Path]:
@@ -248,19 +250,97 @@ def trust_command(name: str, memex: str | None = None) -> str:
     return f"opencortex skills trust {shlex.quote(name)}{extra}"
 
 
+WIDTH = 100
+"""Widest line an approval shows: longer ones are wrapped, so no code sits off-screen."""
+_BLANK = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Printable by Unicode's rules, yet drawn as nothing (Hangul fillers, blank braille)."""
+
+
+def _shows_as_itself(c: str) -> bool:
+    return c == " " or (c.isprintable() and c not in _BLANK)
+
+
+def visible(s: str) -> str:
+    """``s`` as a screen shows it faithfully: tabs expanded as Python reads indentation,
+    and every character that is not positively printable (CR, ESC and other controls,
+    bidi overrides, zero-width and format characters, line separators, lone surrogates,
+    blank fillers) written as a visible ``⟨U+XXXX⟩``, so a terminal, chat app or editor
+    cannot overprint, reorder or hide any of it."""
+    return "".join(c if _shows_as_itself(c) else f"⟨U+{ord(c):04X}⟩"
+                   for c in s.expandtabs(8))
+
+
+def _wrapped(line: str) -> list[str]:
+    """A code line cut every WIDTH characters (nothing dropped, nothing merged)."""
+    return [line[i:i + WIDTH] for i in range(0, len(line), WIDTH)] or [""]
+
+
+def _prose(text: str, indent: str = "") -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(visible(text), WIDTH, initial_indent=indent,
+                         subsequent_indent=indent + "  ") or [""]
+
+
+def running_lines(text: str) -> set[int]:
+    """1-based numbers of the lines the registry runs: every ``#+begin_src python`` block,
+    wherever it sits (an example, a comment, a ``COMMENT`` heading, ``:eval no``)."""
+    out: set[int] = set()
+    for m in _SRC_BLOCK.finditer(text):
+        first = text.count("\n", 0, m.start(1)) + 1
+        out.update(range(first, first + m.group(1).count("\n")))
+    return out
+
+
+def _code_warnings(body: list[str], runs: set[int]) -> list[str]:
+    """What the person must know about code lines a screen cannot show faithfully."""
+    hidden: dict[str, list[int]] = {}
+    foreign: dict[str, list[int]] = {}
+    for n in sorted(runs):
+        for c in dict.fromkeys(body[n - 1] if n <= len(body) else ""):
+            if c != "\t" and not _shows_as_itself(c):
+                hidden.setdefault(f"U+{ord(c):04X}", []).append(n)
+            elif not c.isascii():
+                import unicodedata
+
+                foreign.setdefault(f"U+{ord(c):04X} {unicodedata.name(c, '?')}", []).append(n)
+    out = []
+    if hidden:
+        out.append("code contains characters a screen does not show as themselves (shown "
+                   "as ⟨U+…⟩; a lone ⟨U+000D⟩ starts a new Python line): " + "; ".join(
+                       f"{k} on line(s) {', '.join(map(str, v))}" for k, v in hidden.items()))
+    if foreign:
+        out.append("code contains non-ASCII characters (a look-alike letter can make one "
+                   "name read as another): " + "; ".join(
+                       f"{k} on line(s) {', '.join(map(str, v))}" for k, v in foreign.items()))
+    return out
+
+
 def approval_text(rel: str, text: str, digest: str, *, previous: str | None = None,
                   lint: list[str] | None = None) -> str:
     """What the person reads before approving code: the whole file (or the diff against
-    the version they trusted before), its sha256 and the lint's warnings."""
-    lines = [f"{rel} is code that will run with your rights (sha256 {digest[:16]}…); "
-             "approving trusts exactly these bytes (always asked, whatever guard.tools says)."]
+    the version they trusted before), its sha256 and the lint's warnings.  Every line is
+    numbered and made :func:`visible`, long lines wrapped, and each line that runs as
+    Python is marked ``>`` — what they read is exactly what runs, however it looks in Org."""
+    body = text.rstrip("\n").split("\n")
+    runs = running_lines(text)
+    lines = _prose(f"{rel} is code that will run with your rights (sha256 {digest[:16]}…); "
+                   "approving trusts exactly these bytes (always asked, whatever "
+                   "guard.tools says).")
     for w in lint or []:
-        lines.append(f"  lint warning: {w}")
+        lines += _prose(f"lint warning: {w}", "  ")
+    for w in _code_warnings(body, runs):
+        lines += _prose(f"warning: {w}", "  ")
     d = diff(previous, text, rel)
     if d:
-        lines += ["--- changes since you last trusted it ---", d.rstrip("\n")]
-    body = text.rstrip("\n").split("\n")
-    lines.append(f"--- {rel} ({len(body)} lines, numbered) ---")
-    lines += [f"{n:>4}| {ln}" for n, ln in enumerate(body, 1)]  # no line can fake the end
-    lines.append(f"--- end of {rel}: {len(body)} lines ---")
+        lines.append("--- changes since you last trusted it ---")
+        for ln in d.rstrip("\n").split("\n"):
+            lines += _wrapped(visible(ln))
+    lines += _prose(f"--- {rel} ({len(body)} lines, numbered; lines marked > run as Python; "
+                    "a long line goes on in lines marked +) ---")
+    for n, ln in enumerate(body, 1):  # no line can fake the end or hide another
+        mark = ">" if n in runs else " "
+        for i, part in enumerate(_wrapped(visible(ln))):
+            lines.append(f"{n:>5}{mark}| {part}" if i == 0 else f"     {mark}+ {part}")
+    lines.append(f"--- end of {visible(rel)}: {len(body)} lines ---")
     return "\n".join(lines)

@@ -54,7 +54,7 @@ class Kernel:
         if registry is None:
             registry = SkillRegistry()
             registry.load_builtins()
-            registry.load_entry_points()
+            registry.load_entry_points(memex.root)
             registry.load_literate(memex.root / "skills")
         self.registry = registry
         self.reasoner = reasoner or Reasoner()

@@ -22,8 +22,6 @@ __all__ = ["SkillRegistry", "SkillStatus"]
 
 log = logging.getLogger("opencortex")
 ENTRY_POINT_GROUP = "opencortex.skills"
-_SRC_BLOCK = re.compile(
-    r"^[ \t]*#\+begin_src[ \t]+python\b[^\n]*\n(.*?)^[ \t]*#\+end_src", re.I | re.M | re.S)
 _DEPENDS = re.compile(r"^[ \t]*#\+DEPENDS_ON:[ \t]*(.*)$", re.I | re.M)
 
 
@@ -78,7 +76,10 @@ class SkillRegistry:
         for skill in builtin.skills():
             self.register(skill)
 
-    def load_entry_points(self) -> None:
+    def load_entry_points(self, memex: Path | None = None) -> None:
+        """Installed plugins.  One whose distribution or module would come from the memex
+        (``memex`` on sys.path by a PYTHONPATH, a ``.pth`` or the working directory) is
+        code nobody approved: it is reported and never imported."""
         if os.environ.get("OPENCORTEX_LOAD_PLUGINS") == "":
             return
         from importlib.metadata import entry_points
@@ -89,6 +90,11 @@ class SkillRegistry:
             if names is not None and ep.name not in names:
                 continue
             src = f"entry-point:{ep.value}"
+            where = _from_memex(ep, memex) if memex is not None else None
+            if where is not None:
+                self._failed(ep.name, src, f"refused: {where} lies in the memex {memex}; "
+                             "code there runs only as a trusted literate skill")
+                continue
             try:
                 obj = ep.load()
                 self._register_object(obj, src)
@@ -218,6 +224,34 @@ class SkillRegistry:
     def statuses(self) -> list[SkillStatus]:
         with self._lock:
             return sorted(self._status.values(), key=lambda s: (-(s.priority or -1), s.name))
+
+
+def _from_memex(ep: Any, memex: Path) -> str | None:
+    """Where ``ep``'s distribution or top-level module lies inside ``memex`` (without
+    importing it), else None; a location that cannot be told counts as inside."""
+    import importlib.util
+
+    from ..guard.paths import is_inside
+
+    root = memex.resolve()
+    places: list[str] = []
+    dist = getattr(ep, "dist", None)
+    if dist is not None:
+        places.append(str(dist.locate_file("")))
+    try:
+        spec = importlib.util.find_spec(ep.module.split(".", 1)[0])
+    except (ImportError, ValueError) as e:
+        return f"its module ({e})"
+    if spec is not None:
+        places += [p for p in (spec.origin, *(spec.submodule_search_locations or []))
+                   if p and p not in ("built-in", "frozen")]
+    for p in places:
+        try:
+            if is_inside(Path(p).resolve(), root):
+                return p
+        except (OSError, RuntimeError):
+            return p
+    return None
 
 
 def _topo(deps: dict[str, list[str]], reg: SkillRegistry,

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..guard.paths import CODE_DIR
+from ..guard.trust import _SRC_BLOCK  # the very blocks the registry runs
 from .base import Action, Context, Proposal, Rejection, Skill
-from .registry import _SRC_BLOCK, SkillRegistry
+from .registry import SkillRegistry
 
 if TYPE_CHECKING:
     from ..guard.trust import TrustStore
