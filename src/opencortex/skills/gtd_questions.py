@@ -24,7 +24,8 @@ __all__ = ["answer", "is_question"]
 MAX_ROWS = 25
 
 _WH = re.compile(r"^(?:what|what's|whats|which|when|where|who|how|why|whose|wat)\b", re.I)
-_AUX = re.compile(r"^(?:do|does|did|is|are|was|were|have|has|had|am|any|anything|got\s+any|"
+_AUX = re.compile(r"^(?:did\s+(?:i|you|we|they|he|she|it|the|anything|any|someone|anyone)\b|"
+                  r"do|does|is|are|was|were|have|has|had|am|any|anything|got\s+any|"
                   r"have\s+i\s+got|is\s+there|are\s+there|can\s+i|should\s+i)\b", re.I)
 _SHOW = re.compile(r"^(?:please\s+)?(?:show|list|give\s+me|tell\s+me|display|find|see|"
                    r"let\s+me\s+see|what\s+about|remind\s+me\s+(?:what|which|when|how)|"

@@ -21,7 +21,7 @@ __all__ = ["Resolution", "all_nodes", "cite", "resolve_ref", "score_nodes"]
 
 AMBIGUOUS = 0.85
 """A runner-up scoring at least this share of the best makes the reference ambiguous."""
-STRONG_QUERY = 0.5
+STRONG_QUERY = 0.55
 STRONG_TITLE = 0.3
 """A match is strong (safe to act on without an explicit verb) when it covers at least
 this share of the request's words and of the title's words (idf-weighted)."""
@@ -52,6 +52,8 @@ class Resolution:
     why: str = ""
     strong: bool = False
     exact: bool = False
+    q_cover: float = 0.0
+    """How much of the request's words the best title covers (idf-weighted)."""
 
     @property
     def ambiguous(self) -> bool:
@@ -115,13 +117,14 @@ def resolve_ref(memex: Memex, text: str, *, nodes: list[Node] | None = None,
     if ex := _explicit(text):
         try:
             n = memex.resolve(ex)
-            return Resolution(n, [n], [ex], strong=True, exact=True)
+            return Resolution(n, [n], [ex], strong=True, exact=True, q_cover=1.0)
         except NodeNotFoundError as e:
             hits = memex.store.nodes_by_ref(ex)
             if len(hits) > 1:
                 open_ = [h for h in hits if h.todo and h.todo_type != "done"]
                 if len(open_) == 1:
-                    return Resolution(open_[0], [open_[0]], [ex], strong=True, exact=True)
+                    return Resolution(open_[0], [open_[0]], [ex], strong=True, exact=True,
+                                      q_cover=1.0)
                 return Resolution(None, hits, [ex], why=str(e))
             if _ID.match(ex) or _LOC.match(ex):
                 return Resolution(None, [], [ex], why=str(e))
@@ -134,15 +137,17 @@ def resolve_ref(memex: Memex, text: str, *, nodes: list[Node] | None = None,
     exact = [n for n in pool if n.title.casefold() == text.strip().casefold()]
     if exact:
         best = sorted(exact, key=_kind_weight, reverse=True)
-        return Resolution(best[0], best, searched, strong=True, exact=True)
+        return Resolution(best[0], best, searched, strong=True, exact=True, q_cover=1.0)
     scored = score_nodes(pool, text)
     if not scored:
         return Resolution(None, [], searched, why="no title shares a word with "
                           + (" ".join(searched) or repr(text)))
     top = scored[0]
-    close = [s for s in scored if s.score >= AMBIGUOUS * top.score]
+    close = [s for s in scored if s.score >= AMBIGUOUS * top.score
+             or (abs(s.q_cover - top.q_cover) < 0.01 and _kind_weight(s.node)
+                 == _kind_weight(top.node))]  # the same words matched: no reason to choose
     strong = top.q_cover >= STRONG_QUERY and top.t_cover >= STRONG_TITLE
     if len(close) > 1:
         return Resolution(None, [s.node for s in close[:6]], searched, strong=strong,
-                          why="several titles match equally well")
-    return Resolution(top.node, [top.node], searched, strong=strong)
+                          why="several titles match equally well", q_cover=top.q_cover)
+    return Resolution(top.node, [top.node], searched, strong=strong, q_cover=top.q_cover)

@@ -414,9 +414,9 @@ _REF_VERB = re.compile(
     r"append|flag)\b", re.I)
 _STRONG_CAPTURE = re.compile(
     r"^(?:please\s+|hey\s+|ok(?:ay)?\s+|oh\s+and\s+|also\s+)?(?:can\s+you\s+|could\s+you\s+)?"
-    r"(?P<w>(?:remind|nudge|ping|prompt)\s+me(?:\s+(?:to|that|about))?"
-    r"|don'?t\s+let\s+me\s+forget(?:\s+(?:to|about))?|dont\s+let\s+me\s+forget(?:\s+(?:to|about))?"
-    r"|make\s+sure\s+i(?:\s+(?:remember\s+to))?|remember\s+to|note\s+to\s+self\s*[:,-]?"
+    r"(?P<w>(?:remind|nudge|ping|prompt)\s+me(?:\s+(?:to|that|about)\b)?"
+    r"|don'?t\s+let\s+me\s+forget(?:\s+(?:to|about)\b)?"
+    r"|make\s+sure\s+i\b(?:\s+(?:remember\s+to)\b)?|remember\s+to\b|note\s+to\s+self\s*[:,-]?"
     r"|(?:jot|write|note|put)\s+(?:this\s+|it\s+)?down\s*[:,-]?|capture(?:\s+this)?\s*[:,-]?"
     r"|(?:add|create|new)\s+(?:a\s+)?(?:task|todo|reminder|to-do)\s*(?:to|for|:)?"
     r"|todo\s*[:,-]|inbox\s*[:,-]|task\s*[:,-])\s*", re.I)
@@ -572,6 +572,7 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         mk.take(*m.span())
     # times, then days (a time binds to the day it is said with)
     tm = None
+    sched_cue = False
     m_t = _parse_time(mk.rest())
     if m_t:
         tm, span = m_t
@@ -594,10 +595,15 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         if tm is not None and (s.scheduled is None or is_dl is False):
             when = dt.datetime.combine(day, tm)
             tm = None
+        if cue and not is_dl:
+            sched_cue = True
         if is_dl:
             s.deadline = when
         else:
             s.scheduled = when if s.scheduled is None or s.repeater is None else when
+    if s.scheduled is not None and s.deadline is None and not s.repeater and not sched_cue \
+            and re.search(r"\b(?:deadline|due)\b", t, re.I):
+        s.deadline, s.scheduled = s.scheduled, None  # "the deadline for X is friday"
     if tm is not None:  # a time with no day: today, or the repeater's day
         base = s.scheduled if isinstance(s.scheduled, dt.date) else None
         day0 = base if base is not None and not isinstance(base, dt.datetime) else today
@@ -621,6 +627,11 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
                    or "").lower()
             s.priority = _PRIO_MAP.get(lvl.split()[0] if lvl else "", "A")
         mk.take(*m.span())
+    if m := re.search(r"\btag(?:ged)?\b.*?\s(?P<span>(?:as|with)\s+(?P<tags>[\w@-]+"
+                      r"(?:\s*(?:,|and)\s*[\w@-]+)*))\s*[.!]?$", t, re.I):
+        if mk.free(m.start("span"), m.end("span")):
+            s.tags += [x for x in re.split(r"\s*(?:,|\band\b)\s*", m.group("tags")) if x]
+            mk.take(m.start("span"), m.end())
     for m in list(_TAG_RE.finditer(t)):
         if not mk.free(*m.span()):
             continue
@@ -647,6 +658,11 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     if m := _PAST_TIME.search(mk.rest()):
         mk.take(*m.span())
     rest = mk.rest()
+    if not s.capture_cue and (m := _STRONG_CAPTURE.match(rest.lstrip())):
+        s.capture_cue = True  # "in three days remind me to …"
+        lead = len(rest) - len(rest.lstrip())
+        mk.take(lead, lead + m.end())
+        rest = mk.rest()
     if re.search(r"\bi\s+(?:still\s+|really\s+|also\s+)?(?:have|need|must|should|gotta)\b",
                  rest, re.I):
         s.weak_cue = True
