@@ -108,7 +108,7 @@ def _capture(memex: Memex, s: Slots, nodes: list[Node]) -> dict[str, Any]:
     to, kw = capture_target(memex, kw, nodes)
     steps: list[dict[str, Any]] = [{"op": "capture", "to": to, "text": title, "todo": kw,
                                     "tags": list(s.tags)}]
-    steps += _slot_steps("@new", None, s)
+    steps += [st for st in _slot_steps("@new", None, s) if st["op"] != "tag"]
     return {"action": "memex", "op": "gtd", "path": to.split("::")[0], "steps": steps,
             "summary": f"capture {title!r}"}
 

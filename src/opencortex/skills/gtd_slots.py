@@ -96,15 +96,19 @@ def stem(w: str) -> str:
     one-page and migration/migrate meet."""
     w = w.lower().strip("'’")
     w = re.sub(r"['’]s$", "", w)
-    if len(w) <= 3 or w.isdigit():
-        return w
-    for suf in ("ations", "ation", "ings", "ing", "ions", "ion", "ers", "er", "ed", "es",
-                "s", "e", "y", "ly"):
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            w = w[: -len(suf)]
+    for _ in range(3):  # to a fixed point, so watered -> water -> wat meets water -> wat
+        if len(w) <= 3 or w.isdigit():
+            return w
+        before = w
+        for suf in ("ations", "ation", "ings", "ing", "ions", "ion", "ers", "er", "ed", "es",
+                    "s", "e", "y", "ly"):
+            if w.endswith(suf) and len(w) - len(suf) >= 3:
+                w = w[: -len(suf)]
+                break
+        if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiou":  # planned -> plan
+            w = w[:-1]
+        if w == before:
             break
-    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiou":  # planned -> plan
-        w = w[:-1]
     return w
 
 
