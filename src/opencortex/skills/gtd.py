@@ -574,7 +574,7 @@ def _verify_steps(p: Proposal, ctx: Context) -> Action | Rejection:
             else:
                 try:
                     node = ctx.memex.resolve(ref)
-                except Exception as e:  # noqa: BLE001 - the reason is shown to the person
+                except Exception as e:
                     return Rejection(str(e))
                 if node.file != path:
                     return Rejection(f"{ref} is in {node.file}, not {path}")
@@ -635,7 +635,7 @@ def _apply_steps(memex: Memex, args: dict[str, Any]) -> tuple[str, dict[str, Any
     if last:
         try:
             node = memex.resolve(new_ref or last)
-        except Exception:  # noqa: BLE001 - cite the file when the key moved
+        except Exception:
             node = None
     where = f" ({cite(node)})" if node is not None else f" ({done[-1].file})" if done else ""
     head = "Captured" if new_ref else "Updated"

@@ -102,7 +102,9 @@ def _under(nodes: list[Node], scope: Node) -> list[Node]:
 
 def _scope_of(text: str, nodes: list[Node]) -> tuple[Node | None, set[str]]:
     """The project or heading a question is about, and the words that named it."""
-    m = _SCOPE.search(text)
+    from .gtd_slots import _DATE_RE
+
+    m = _SCOPE.search(_DATE_RE.sub(" ", text))
     if not m:
         return None, set()
     phrase = m.group("s")
@@ -121,7 +123,7 @@ def _scope_of(text: str, nodes: list[Node]) -> tuple[Node | None, set[str]]:
         cover = len(q & hay) / len(q)
         holds = (n.file, (*n.outline, n.title)) in with_tasks
         key = (cover, wants_project and "project" in n.tags, holds, -n.level, -len(hay))
-        if cover >= 0.5 and (best is None or key > best[0]):
+        if cover >= 0.5 and holds and (best is None or key > best[0]):
             best = (key, n)
     return (best[1], q) if best else (None, set())
 
@@ -175,6 +177,27 @@ def _when(memex: Memex, text: str, nodes: list[Node]) -> str:
     return head + "\n".join(out)
 
 
+_WEEK = re.compile(r"\b(this|next|the\s+coming)\s+week\b", re.I)
+
+
+def _date_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] | None:
+    """The days a question is about ("this week", "tomorrow", "on friday"), if any."""
+    from .gtd_slots import _DATE_RE, resolve_day
+
+    today = now.date()
+    if m := _WEEK.search(text):
+        if m.group(1).lower() == "this":
+            return today, today + dt.timedelta(days=6 - today.weekday()), "this week"
+        start = today + dt.timedelta(days=7 - today.weekday())
+        return start, start + dt.timedelta(days=6), "next week"
+    for m in _DATE_RE.finditer(text):
+        phrase = m.group("day") or m.group("month")
+        d = resolve_day(phrase, now)
+        if d is not None:
+            return d, d, f"{d:%a %d %b}"
+    return None
+
+
 def answer(memex: Memex, text: str, now: dt.datetime) -> str:
     """The answer to a question about the lists, naming each item (title, file:line)."""
     nodes = all_nodes(memex)
@@ -215,6 +238,23 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
     else:
         pool = [n for n in pool if _is_open(n)]
         desc.append("open")
+    if span := _date_span(text, now):
+        lo, hi, label = span
+        due_only = bool(re.search(r"\b(?:due|deadlines?)\b", text, re.I))
+        sched_only = bool(re.search(r"\bscheduled\b", text, re.I)) and not due_only
+
+        def hit(n: Node) -> bool:
+            from ..org.timestamps import parse_timestamp
+
+            raws = ([] if sched_only else [n.deadline]) + ([] if due_only else [n.scheduled])
+            for raw in raws:
+                ts = parse_timestamp(raw) if raw else None
+                if ts is not None and lo <= ts.start.date() <= hi:
+                    return True
+            return False
+
+        pool = [n for n in pool if hit(n)]
+        desc.append(("due " if due_only else "scheduled " if sched_only else "dated ") + label)
     if m := _PRIO.search(text):
         lvl = (m.group("a") or m.group("b") or m.group("c") or "").upper() or \
             _PRIO_WORD[(m.group("d") or m.group("e")).lower()]

@@ -160,6 +160,9 @@ def resolve_day(phrase: str, now: dt.datetime, week_start: int = 0) -> dt.date |
     if p in ("today", "tonight", "this evening", "this afternoon", "this morning",
              "later today", "later", "end of day", "end of the day", "eod"):
         return today
+    if re.fullmatch(r"(?:this |next |the )?weekend", p):
+        return _coming(today, 5, strict=False) + dt.timedelta(days=7 if p.startswith("next")
+                                                             and today.weekday() < 5 else 0)
     if p.startswith("tomorrow"):
         return today + dt.timedelta(days=1)
     if p == "the day after tomorrow" or p == "day after tomorrow":
@@ -252,6 +255,7 @@ def _shift(d: dt.date, n: int, unit: str) -> dt.date:
 _DAY_PHRASE = (
     rf"(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|next\s+)?(?:week|month|year|{_MON_RE})"
     rf"|(?:(?:this|next|coming)\s+)?{_WD_RE}(?:\s+(?:morning|afternoon|evening|night))?"
+    r"|(?:this\s+|next\s+|the\s+)?weekend"
     r"|the\s+day\s+after\s+tomorrow|tomorrow(?:\s+(?:morning|afternoon|evening|night))?"
     r"|today|tonight|this\s+(?:morning|afternoon|evening)|later\s+today|end\s+of\s+(?:the\s+)?day"
     rf"|in\s+{_NUM_RE}\s+(?:day|week|month|year|fortnight)s?"
@@ -327,11 +331,11 @@ def _parse_time(text: str) -> tuple[dt.time, tuple[int, int]] | None:
         period = "evening"
     if h > 23 or minute > 59:
         return None
-    if ap == "pm" and h < 12 or period in ("afternoon", "evening") and h < 12:
+    if (ap == "pm" or period in ("afternoon", "evening")) and h < 12:
         h += 12
     elif ap == "am" and h == 12:
         h = 0
-    elif not ap and not period and 1 <= h <= 6 and not m.group("h2"):
+    elif not ap and not period and 1 <= h <= 6 and not (m.group("h2") or "").startswith("0"):
         h += 12  # "at 4": the afternoon
     if h > 23:
         return None
@@ -403,7 +407,7 @@ _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("TODO", re.compile(r"\breopen\b|\bnot\s+(?:actually\s+)?done\b|\bmark\s+.+?\s+(?:as\s+)?"
                         r"(?:todo|open|undone|not\s+done)\b", re.I)),
     ("DONE", re.compile(
-        r"\b(?:is|are|'s|was|were|got|now|all|been)\s+(?:all\s+|now\s+|finally\s+)?(?:done|"
+        r"\b(?:is|are|'s|'m|am|was|were|got|now|all|been)\s+(?:all\s+|now\s+|finally\s+)?(?:done|"
         r"finished|completed?|sorted(?:\s+out)?|handled|dealt\s+with|taken\s+care\s+of|"
         r"over\s+with)\b|^(?:i\s+)?(?:just\s+|finally\s+|already\s+)?(?:finished|completed|"
         r"done\s+with|wrapped\s+up|ticked\s+off|checked\s+off|crossed\s+off|knocked\s+out)\b|"
@@ -413,7 +417,7 @@ _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
 ]
 _REF_VERB = re.compile(
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?P<v>mark|move|reschedule|postpone|push|"
-    r"delay|bump|bring|pull|shift|set|change|tag|untag|stick|label\s+it|prioriti[sz]e|"
+    r"delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|label\s+it|prioriti[sz]e|"
     r"deprioriti[sz]e|make|give|schedule|cancel|scrap|ditch|drop|close|reopen|add\s+a\s+note|"
     r"append|flag)\b", re.I)
 _STRONG_CAPTURE = re.compile(
@@ -433,6 +437,7 @@ _TAIL_ADD = re.compile(r"\s*[,;.-]?\s*(?:please\s+)?(?:add|capture|note|save|tra
 _WEAK = re.compile(r"^(?P<w>(?:i\s+)?(?:still\s+|really\s+|also\s+)?(?:have\s+to|need\s+to|"
                    r"must|should|gotta|got\s+to|'ve\s+got\s+to|ought\s+to|want\s+to|"
                    r"must\s+remember\s+to|want\s+to\s+remember\s+to))\s+", re.I)
+_DEFER = {"snooze", "defer", "postpone", "reschedule", "move", "push", "delay", "bump", "shift"}
 _PAST_TIME = re.compile(r"\b(?:last\s+(?:night|week|evening)|yesterday(?:\s+(?:morning|evening|"
                         r"afternoon))?|this\s+morning|earlier(?:\s+today)?|just\s+now|already)\b",
                         re.I)
@@ -604,10 +609,13 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         if is_dl:
             s.deadline = when
         else:
-            s.scheduled = when if s.scheduled is None or s.repeater is None else when
+            s.scheduled = when
     if s.scheduled is not None and s.deadline is None and not s.repeater and not sched_cue \
             and re.search(r"\b(?:deadline|due)\b", t, re.I):
         s.deadline, s.scheduled = s.scheduled, None  # "the deadline for X is friday"
+    if s.ref_verb in _DEFER and s.deadline is not None and s.scheduled is None \
+            and not s.wants_deadline:
+        s.scheduled, s.deadline = s.deadline, None  # "snooze X until monday": a new start
     if tm is not None:  # a time with no day: today, or the repeater's day
         base = s.scheduled if isinstance(s.scheduled, dt.date) else None
         day0 = base if base is not None and not isinstance(base, dt.datetime) else today
@@ -709,7 +717,7 @@ def _tidy(rest: str) -> str:
 def _ref_words(title: str) -> str:
     """The title minus the verbs that act on an item (mark, move, tag it…)."""
     t = re.sub(r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:mark|move|reschedule|postpone|"
-               r"push|delay|bump|bring|pull|shift|set|change|tag|untag|stick|prioriti[sz]e|"
+               r"push|delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|prioriti[sz]e|"
                r"deprioriti[sz]e|make|give|schedule|cancel|scrap|ditch|drop|close|reopen|"
                r"append|flag|finished|completed|done\s+with)\b", "", title, flags=re.I)
     t = re.sub(r"\b(?:as\s+)?(?:done|finished|complete|completed|cancell?ed|waiting(?:\s+on|"
