@@ -190,7 +190,8 @@ def _shift_step(node: Node, s: Slots) -> dict[str, Any] | str:
     return {"op": kind, "ref": _ref(node), "when": _iso(when), "repeater": _cookie(ts, None)}
 
 
-def _modify(memex: Memex, node: Node, s: Slots, *, state: str | None) -> dict[str, Any]:
+def _modify(memex: Memex, node: Node, s: Slots, *, state: str | None,
+            explicit: bool = False) -> dict[str, Any]:
     ref = _ref(node)
     steps = _slot_steps(ref, node, s)
     if s.shift is not None:
@@ -210,6 +211,9 @@ def _modify(memex: Memex, node: Node, s: Slots, *, state: str | None) -> dict[st
                               f"{', '.join(todo + done)}); nothing was changed.")
             state = alt
         steps.append({"op": "todo", "ref": ref, "state": state})
+    if not steps and explicit:
+        return _reply(f"What should change on {node.title} ({cite(node)})? I read no date, "
+                      "state, tag, priority, effort or note in that. Nothing was changed.")
     if not steps:
         return _reply(f"That is already on your list: {' '.join(x for x in (node.todo, node.title) if x)}"
                       f" ({cite(node)}). Nothing was changed.")
@@ -218,11 +222,13 @@ def _modify(memex: Memex, node: Node, s: Slots, *, state: str | None) -> dict[st
 
 
 def _verb_matches(s: Slots, node: Node) -> bool:
-    """A past-tense report whose verb is the task's own ("watered" / "Water the plants")."""
-    first = re.match(r"\s*(?:i\s+)?(?:just\s+|finally\s+)?([a-z]+)", s.title, re.I)
-    v = past_verb(first.group(1)) if first else None
+    """A report in the past tense of the task's own verb ("watered" / "Water the plants",
+    "rent is paid" / "Pay rent")."""
     lead = re.match(r"\s*([a-z]+)", node.title, re.I)
-    return bool(v and lead and stem(lead.group(1)) == v)
+    if not lead:
+        return False
+    verb = stem(lead.group(1))
+    return any(past_verb(w) == verb for w in re.findall(r"[a-z]+", s.title.lower()))
 
 
 def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
@@ -245,9 +251,11 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
             return _which(r, "")
         if not good:
             return _not_found(r, s.ref_text or text)
-        return _modify(memex, r.node, s, state=s.state)  # type: ignore[arg-type]
+        return _modify(memex, r.node, s, state=s.state, explicit=True)  # type: ignore[arg-type]
     strong = good and bool(r.node.todo) and (  # type: ignore[union-attr]
         r.strong or _verb_matches(s, r.node))  # type: ignore[arg-type]
+    if s.state is None and strong and _verb_matches(s, r.node):  # type: ignore[arg-type]
+        return _modify(memex, r.node, s, state="DONE")  # type: ignore[arg-type]
     if s.past and s.state is None:
         if strong:
             return _modify(memex, r.node, s, state="DONE")  # type: ignore[arg-type]

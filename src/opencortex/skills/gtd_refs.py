@@ -146,7 +146,8 @@ def resolve_ref(memex: Memex, text: str, *, nodes: list[Node] | None = None,
     close = [s for s in scored if s.score >= AMBIGUOUS * top.score
              or (abs(s.q_cover - top.q_cover) < 0.01 and _kind_weight(s.node)
                  == _kind_weight(top.node))]  # the same words matched: no reason to choose
-    strong = top.q_cover >= STRONG_QUERY and top.t_cover >= STRONG_TITLE
+    strong = (top.q_cover >= STRONG_QUERY and top.t_cover >= STRONG_TITLE) or (
+        top.q_cover >= 0.9 and top.t_cover >= 0.2)  # every word said is in that one title
     if len(close) > 1:
         return Resolution(None, [s.node for s in close[:6]], searched, strong=strong,
                           why="several titles match equally well", q_cover=top.q_cover)

@@ -365,6 +365,12 @@ _EFFORT_RE = re.compile(
     rf"{_NUM_RE}\s*(?:and\s+a\s+half\s+)?(?:hours?|hrs?|h)(?:\s+(?:and\s+)?{_NUM_RE}\s*"
     rf"(?:minutes?|mins?|m))?|{_NUM_RE}\s*(?:minutes?|mins?|m)\b|\d+:\d\d\s*(?:hours?|h)?))"
     r"(?:\s+(?:or\s+so|tops|max|of\s+work))?", re.I)
+_EFFORT_FOR = re.compile(
+    r"(?:\b(?:set|put|make|change)\s+)?(?:the\s+|an?\s+)?\b(?:effort|estimate|time\s+estimate)\s+"
+    r"(?:for|on|of)\s+(?P<ref>.+?)\s+(?:to|at|as|is|=)\s+(?:about\s+|around\s+)?"
+    r"(?P<dur>half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|"
+    rf"{_NUM_RE}\s*(?:hours?|hrs?|h|minutes?|mins?|m)\b(?:\s+(?:and\s+)?{_NUM_RE}\s*"
+    r"(?:minutes?|mins?|m)\b)?|\d+:\d\d)", re.I)
 _PRIO_RE = re.compile(
     r"\b(?:(?:as|at|with|a|an|to)\s+)?(?P<lvl>high(?:est)?|top|urgent|important|critical|"
     r"medium|normal|mid|low(?:est)?)(?:[- ]priority|\s+prio)\b"
@@ -438,7 +444,7 @@ _WEAK = re.compile(r"^(?P<w>(?:i\s+)?(?:still\s+|really\s+|also\s+)?(?:have\s+to
                    r"must|should|gotta|got\s+to|'ve\s+got\s+to|ought\s+to|want\s+to|"
                    r"must\s+remember\s+to|want\s+to\s+remember\s+to))\s+", re.I)
 _DEFER = {"snooze", "defer", "postpone", "reschedule", "move", "push", "delay", "bump", "shift"}
-_PAST_TIME = re.compile(r"\b(?:last\s+(?:night|week|evening)|yesterday(?:\s+(?:morning|evening|"
+_PAST_TIME = re.compile(r"\b(?:some\s?time|at\s+some\s+point|last\s+(?:night|week|evening)|yesterday(?:\s+(?:morning|evening|"
                         r"afternoon))?|this\s+morning|earlier(?:\s+today)?|just\s+now|already)\b",
                         re.I)
 IRREGULAR_PAST = {"did": "do", "made": "make", "sent": "send", "paid": "pay", "bought": "buy",
@@ -569,7 +575,13 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         mk.take(*m.span())
         if first is not None:
             s.scheduled = first
-    if m := mk.search(_EFFORT_RE):
+    if m := _EFFORT_FOR.search(t):
+        if (e := _effort(m.group("dur"))) and mk.free(*m.span()):
+            s.effort = e
+            s.ref_verb = s.ref_verb or "set"
+            mk.take(m.start(), m.start("ref"))
+            mk.take(m.end("ref"), m.end())
+    if s.effort is None and (m := mk.search(_EFFORT_RE)):
         if e := _effort(m.group("dur")):
             s.effort = e
             mk.take(*m.span())
@@ -707,6 +719,8 @@ def _tidy(rest: str) -> str:
     parts = [p.strip() for p in re.split(r"(?<=[,;])\s*|(?<=\.)\s+", t)]
     kept = [p for p in parts if _LEAD.sub("", p.strip(" ,;.")).strip(" ,;.")]
     t = " ".join(kept)
+    if m := re.fullmatch(r"[\"'“‘](.+)[\"'”’]", t.strip(" ,;:-.!")):
+        t = m.group(1)
     for _ in range(3):
         t = _LEAD.sub("", t).strip()
         t = _TRAIL.sub("", " " + t).strip()
@@ -720,6 +734,7 @@ def _ref_words(title: str) -> str:
                r"push|delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|prioriti[sz]e|"
                r"deprioriti[sz]e|make|give|schedule|cancel|scrap|ditch|drop|close|reopen|"
                r"append|flag|finished|completed|done\s+with)\b", "", title, flags=re.I)
+    t = re.sub(r"\b(?:an?|the|my)\s+next\s+(?:action|step)s?\b", " ", t, flags=re.I)
     t = re.sub(r"\b(?:as\s+)?(?:done|finished|complete|completed|cancell?ed|waiting(?:\s+on|"
                r"\s+for)?|next)\b", " ", t, flags=re.I)
     t = re.sub(r"\b(?:the\s+)?deadline\s+(?:for|of|on)\b|\bthe\s+due\s+date\s+(?:for|of)\b",
