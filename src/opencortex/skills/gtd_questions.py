@@ -60,7 +60,10 @@ _PRIO = re.compile(r"\bpriority\s+(?P<a>[abc])\b|\b(?P<b>[abc])[- ]priority\b|\[
                    r"\b(?P<e>urgent)\b", re.I)
 _PRIO_WORD = {"high": "A", "highest": "A", "top": "A", "urgent": "A", "important": "A",
               "low": "C", "lowest": "C", "medium": "B"}
-_NEXT = re.compile(r"\bnext\s+(?:step|action|thing|task|move)s?\b", re.I)
+_NEXT = re.compile(r"\bnext\s+(?:step|action|thing|task|move)s?\b|"
+                   r"\b(?:do|work\s+on|tackle|start)\s+next\b", re.I)
+_PROJECTS = re.compile(r"\b(?:which|what|list|show|my|active|open|current)\b.*\bprojects\b",
+                       re.I)
 _WHEN = re.compile(r"^\s*(?:when|by\s+when|what\s+(?:day|date|time))\b|\bwhat(?:'s|\s+is)\s+"
                    r"the\s+(?:deadline|due\s+date)\b|\bhow\s+long\s+(?:until|till|do\s+i\s+have)\b",
                    re.I)
@@ -185,6 +188,8 @@ def _date_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] | No
     from .gtd_slots import _DATE_RE, resolve_day
 
     today = now.date()
+    if re.search(r"\b(?:last|past|previous)\s+(?:week|7\s+days|seven\s+days)\b", text, re.I):
+        return today - dt.timedelta(days=7), today, "in the last 7 days"
     if m := _WEEK.search(text):
         if m.group(1).lower() == "this":
             return today, today + dt.timedelta(days=6 - today.weekday()), "this week"
@@ -207,9 +212,14 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
     qstems = words(text)
     scope, scope_words = _scope_of(text, nodes)
     named_tags = []
+    verbs = {stem(v) for v in re.findall(r"\b(\w+)\s+on\b", text.lower())}  # "work on"
     for w in qstems:
-        if w in tags and tags[w] not in named_tags and w != "project" and w not in scope_words:
+        if w in tags and tags[w] not in named_tags and w != "project" and w not in scope_words \
+                and w not in verbs:
             named_tags.append(tags[w])
+    if scope is None and not named_tags and _PROJECTS.search(text):
+        projects = memex.active_projects()
+        return _rows("Active projects", projects, "No active projects.")
     pool = _under(nodes, scope) if scope is not None else nodes
     pool = [n for n in pool if n.todo] or ([n for n in pool] if scope is not None else [])
     desc: list[str] = []
@@ -240,13 +250,18 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
         desc.append("open")
     if span := _date_span(text, now):
         lo, hi, label = span
-        due_only = bool(re.search(r"\b(?:due|deadlines?)\b", text, re.I))
-        sched_only = bool(re.search(r"\bscheduled\b", text, re.I)) and not due_only
+        closed = desc[0] in ("done", "cancelled")
+        if closed and label == "this week":  # what got done so far this week
+            lo, hi = now.date() - dt.timedelta(days=now.weekday()), now.date()
+        due_only = bool(re.search(r"\b(?:due|deadlines?)\b", text, re.I)) and not closed
+        sched_only = bool(re.search(r"\bscheduled\b", text, re.I)) and not due_only \
+            and not closed
 
         def hit(n: Node) -> bool:
             from ..org.timestamps import parse_timestamp
 
-            raws = ([] if sched_only else [n.deadline]) + ([] if due_only else [n.scheduled])
+            raws = [n.closed] if closed else \
+                ([] if sched_only else [n.deadline]) + ([] if due_only else [n.scheduled])
             for raw in raws:
                 ts = parse_timestamp(raw) if raw else None
                 if ts is not None and lo <= ts.start.date() <= hi:
@@ -254,7 +269,8 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
             return False
 
         pool = [n for n in pool if hit(n)]
-        desc.append(("due " if due_only else "scheduled " if sched_only else "dated ") + label)
+        desc.append(("closed " if closed else "due " if due_only else "scheduled "
+                     if sched_only else "dated ") + label)
     if m := _PRIO.search(text):
         lvl = (m.group("a") or m.group("b") or m.group("c") or "").upper() or \
             _PRIO_WORD[(m.group("d") or m.group("e")).lower()]
