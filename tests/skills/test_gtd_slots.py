@@ -36,6 +36,8 @@ def p(text: str, **kw: object):
     ("next week", D(2026, 12, 7)),
     ("tonight", D(2026, 11, 30)),
     ("2027-01-05", D(2027, 1, 5)),
+    ("12/18", D(2026, 12, 18)),  # the long tail goes through dateparser
+    ("this weekend", D(2026, 12, 5)),
 ])
 def test_day_phrases(phrase: str, want: dt.date) -> None:
     assert resolve_day(phrase, NOW) == want
@@ -43,6 +45,12 @@ def test_day_phrases(phrase: str, want: dt.date) -> None:
 
 def test_week_start_moves_next_week() -> None:
     assert resolve_day("next week", NOW, week_start=6) == D(2026, 12, 6)  # a Sunday start
+    from types import SimpleNamespace
+
+    from opencortex.skills.gtd_plan import week_start_of
+
+    assert week_start_of(SimpleNamespace(data={"gtd": {"week_start": "Sunday"}})) == 6
+    assert week_start_of(SimpleNamespace(data={})) == 0
 
 
 @pytest.mark.parametrize(("text", "sched", "title"), [

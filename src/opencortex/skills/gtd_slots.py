@@ -265,6 +265,7 @@ _DAY_PHRASE = (
     rf"|(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON_RE}(?:\s+\d{{4}})?"
     r"|\d{4}-\d\d-\d\d"
     r"|the\s+\d{1,2}(?:st|nd|rd|th)"
+    r"|\d{1,2}/\d{1,2}(?:/\d{2,4})?"  # the long tail, through dateparser
 )
 _MONTH_ONLY = rf"(?:early\s+|beginning\s+of\s+|start\s+of\s+)?{_MON_RE}"
 _DL_CUE = r"(?:due(?:\s+(?:on|by|date\s+is))?|by|before|no\s+later\s+than|deadline(?:\s+(?:is|of|on))?|until|til|till)"
