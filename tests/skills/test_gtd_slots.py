@@ -185,3 +185,23 @@ def test_capture_wrappers_leave_the_title() -> None:
     assert p("put oat milk on my list").title == "Oat milk"
     assert p("jot down: fix the squeaky door").title == "Fix the squeaky door"
     assert p("I need to phone the council").title == "Phone the council"
+
+
+def test_any_text_parses_without_error() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    alphabet = st.sampled_from(list("abc xyz 0123456789:/-,.'#@?") + [
+        " tomorrow", " at ", " every ", " by ", " due ", " pm", " minutes", " priority",
+        " tag ", " done", " the ", " on ", " of the month", " half past "])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(alphabet, max_size=40).map("".join))
+    def check(text: str) -> None:
+        s = p(text)
+        assert isinstance(s.title, str)
+        if s.effort:
+            h, m = s.effort.split(":")
+            assert int(m) < 60
+
+    check()
