@@ -427,14 +427,27 @@ def _clause(ctx: Context) -> str:
     return re.sub(r"^\s*/gtd\b\s*", "", ctx.text or "").strip()
 
 
+def _view_request(text: str, now: dt.datetime) -> bool:
+    """A request for one of the fixed views (agenda, review, next actions, waiting list):
+    the phrase names the view and nothing in the clause asks for a change."""
+    old = parse_request(text)
+    if old is None or old.get("op") not in ("agenda", "review", "next", "waiting"):
+        return False
+    from .gtd_questions import is_question
+    from .gtd_slots import parse_clause
+
+    if is_question(text):
+        return True
+    s = parse_clause(text, now)
+    return not (s.changes() or s.capture_cue or s.ref_verb or s.weak_cue)
+
+
 def _offline(ctx: Context) -> Proposal:
     text = _clause(ctx)
-    if text:
-        old = parse_request(text)
-        if old is None or old.get("op") in ("capture", "todo", "schedule", "deadline"):
-            from .gtd_plan import plan
+    if text and not _view_request(text, now_of(ctx)):
+        from .gtd_plan import plan
 
-            return plan(ctx.memex, text, now_of(ctx))
+        return plan(ctx.memex, text, now_of(ctx))
     args = _args(ctx) or {"op": "agenda"}
     op = str(args.get("op") or "agenda").lower()
     now = now_of(ctx)

@@ -255,7 +255,7 @@ def _shift(d: dt.date, n: int, unit: str) -> dt.date:
 _DAY_PHRASE = (
     rf"(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|next\s+)?(?:week|month|year|{_MON_RE})"
     rf"|(?:(?:this|next|coming)\s+)?{_WD_RE}(?:\s+(?:morning|afternoon|evening|night))?"
-    r"|(?:this\s+|next\s+|the\s+)?weekend"
+    r"|(?:this|next|the)\s+weekend"
     r"|the\s+day\s+after\s+tomorrow|tomorrow(?:\s+(?:morning|afternoon|evening|night))?"
     r"|today|tonight|this\s+(?:morning|afternoon|evening)|later\s+today|end\s+of\s+(?:the\s+)?day"
     rf"|in\s+{_NUM_RE}\s+(?:day|week|month|year|fortnight)s?"
