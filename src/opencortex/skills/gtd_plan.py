@@ -30,7 +30,7 @@ MIN_REF_COVER = 0.25
 _STRICT_VERBS = {"mark", "move", "reschedule", "postpone", "push", "delay", "bump", "tag",
                  "untag", "cancel", "scrap", "ditch", "reopen", "append", "note", "prioritise",
                  "prioritize", "deprioritise", "deprioritize", "shift", "defer", "snooze"}
-_PRONOUN_MOVE = re.compile(r"\b(?:move|push|shift|postpone|bump|delay|reschedule|mark|tag)\s+"
+_PRONOUN_MOVE = re.compile(r"\b(?:move|push|shift|postpone|bump|delay|reschedule|mark|tag|put)\s+"
                            r"(?:it|that|this|them|that\s+one|this\s+one)\b", re.I)
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
@@ -211,6 +211,8 @@ def _modify(memex: Memex, node: Node, s: Slots, *, state: str | None,
                               f"{', '.join(todo + done)}); nothing was changed.")
             state = alt
         steps.append({"op": "todo", "ref": ref, "state": state})
+    if not steps and state and state == node.todo:
+        return _reply(f"{node.title} is already {state} ({cite(node)}). Nothing was changed.")
     if not steps and explicit:
         return _reply(f"What should change on {node.title} ({cite(node)})? I read no date, "
                       "state, tag, priority, effort or note in that. Nothing was changed.")
@@ -252,7 +254,7 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
         if not good:
             return _not_found(r, s.ref_text or text)
         return _modify(memex, r.node, s, state=s.state, explicit=True)  # type: ignore[arg-type]
-    strong = good and bool(r.node.todo) and (  # type: ignore[union-attr]
+    strong = good and bool(r.node.todo) and r.node.todo_type != "done" and (  # type: ignore[union-attr]
         r.strong or _verb_matches(s, r.node))  # type: ignore[arg-type]
     if s.state is None and strong and _verb_matches(s, r.node):  # type: ignore[arg-type]
         return _modify(memex, r.node, s, state="DONE")  # type: ignore[arg-type]

@@ -273,7 +273,7 @@ _SC_CUE = (r"(?:on|for|at|from|starting(?:\s+from)?|beginning|start(?:ing)?\s+on
            r"first\s+one\s+(?:is|on)|next\s+one\s+(?:is|on)|to|into|until)")
 _DATE_RE = re.compile(
     rf"(?:\b(?P<cue>{_DL_CUE}|{_SC_CUE})\s+)?(?:(?:the\s+)?)?\b(?P<day>{_DAY_PHRASE})\b"
-    rf"|\b(?P<mcue>{_DL_CUE}|in|into|to|for|until)\s+(?P<month>{_MONTH_ONLY})\b(?!\s+\d)",
+    rf"|\b(?P<mcue>{_DL_CUE}|in|into|to|until)\s+(?P<month>{_MONTH_ONLY})\b(?!\s+\d)",
     re.I)
 
 # -- times -----------------------------------------------------------------------------
@@ -372,6 +372,10 @@ _EFFORT_FOR = re.compile(
     r"(?P<dur>half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|"
     rf"{_NUM_RE}\s*(?:hours?|hrs?|h|minutes?|mins?|m)\b(?:\s+(?:and\s+)?{_NUM_RE}\s*"
     r"(?:minutes?|mins?|m)\b)?|\d+:\d\d)", re.I)
+_EFFORT_POST = re.compile(
+    r"(?:\b(?:add|set|put|give|log)\s+)?(?:an?\s+)?(?:effort\s+of\s+)?(?P<dur>half\s+an?\s+hour|"
+    rf"an?\s+hour\s+and\s+a\s+half|{_NUM_RE}\s*(?:hours?|hrs?|h|minutes?|mins?|m)\b)"
+    r"\s+(?:of\s+)?(?:effort|estimated?|estimate)\b(?:\s+(?:to|on|for)\b)?", re.I)
 _PRIO_RE = re.compile(
     r"\b(?:(?:as|at|with|a|an|to)\s+)?(?P<lvl>high(?:est)?|top|urgent|important|critical|"
     r"medium|normal|mid|low(?:est)?)(?:[- ]priority|\s+prio)\b"
@@ -400,13 +404,14 @@ _SHIFT_RE = re.compile(
     rf"|\b(?P<n2>{_NUM_RE})\s+(?P<u2>day|week|month)s?\s+(?P<dir3>later|earlier)\b", re.I)
 
 _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("WAITING", re.compile(r"\bwaiting\s+(?:on|for)\b|\b(?:as|to|on)\s+waiting\b|"
+    ("WAITING", re.compile(r"\bwaiting\s+(?:on|for|to\s+hear)\b|\bwaiting\s*[.!]?$|\b(?:as|to|on)\s+waiting\b|"
                            r"\bblocked\s+(?:on|by)\b|\bdelegated\s+(?:it\s+)?to\b|"
                            r"\bhanded\s+(?:it\s+|this\s+|that\s+)?(?:off|over)\s+to\b", re.I)),
     ("CANCELLED", re.compile(
         r"^(?:please\s+)?(?:cancel|scrap|ditch|abandon|kill|nix|shelve|bin|drop)\b(?!\s+(?:off|by|in)\b)|"
         r"\b(?:cancel(?:led|ed)?|scrapped|ditched|abandoned|dropped)\b(?!\s+(?:off|by)\b)|"
-        r"\bforget\s+about\b|\bno\s+longer\s+(?:need(?:ed)?|doing|happening|relevant)\b|"
+        r"\bforget\s+about\b|\btake\s+.+?\s+off\s+(?:my|the)\s+(?:list|agenda|plate)\b|"
+        r"^(?:please\s+)?(?:remove|delete)\b|\bno\s+longer\s+(?:need(?:ed)?|doing|happening|relevant)\b|"
         r"\b(?:won'?t|not\s+going\s+to|not\s+gonna)\s+(?:do|happen|bother)\b|"
         r"\bnot\s+(?:doing|worth\s+doing)\b(?!\s+(?:it\s+)?(?:until|before|till))", re.I)),
     ("NEXT", re.compile(r"\b(?:as|to)\s+(?:a\s+|the\s+|my\s+)?next(?:\s+action)?\s*$|"
@@ -558,8 +563,11 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         mk.take(*m.span())
     if m := _LIST_WRAP.match(t):
         s.capture_cue = True
-        mk.take(m.start(), m.start("x"))
-        mk.take(m.end("x"), m.end())
+        if m.group("x").lower() in ("it", "this", "that", "these", "those"):
+            mk.take(*m.span())  # "put this on my list: …"
+        else:
+            mk.take(m.start(), m.start("x"))
+            mk.take(m.end("x"), m.end())
     if m := _TAIL_ADD.search(t):
         s.capture_cue = True
         mk.take(*m.span())
@@ -569,6 +577,9 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
             break
     if m := _REF_VERB.match(t):
         s.ref_verb = m.group("v").lower()
+    elif m := re.search(r"\b(?:moved|pushed|postponed|rescheduled|bumped|shifted|delayed)\b",
+                        t, re.I):
+        s.ref_verb = "move"  # "the X deadline moved to friday"
     s.wants_deadline = bool(re.search(r"\b(?:deadline|due\s+date)\b", t, re.I))
     # repeaters first: "every tuesday" is not a one-off "tuesday"
     if m := mk.search(_REPEAT_RE):
@@ -582,6 +593,11 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
             s.ref_verb = s.ref_verb or "set"
             mk.take(m.start(), m.start("ref"))
             mk.take(m.end("ref"), m.end())
+    if s.effort is None and (m := _EFFORT_POST.search(t)) and mk.free(*m.span()):
+        if e := _effort(m.group("dur")):
+            s.effort = e
+            s.ref_verb = s.ref_verb or "set"
+            mk.take(*m.span())
     if s.effort is None and (m := mk.search(_EFFORT_RE)):
         if e := _effort(m.group("dur")):
             s.effort = e
@@ -669,7 +685,8 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     # "it's an errand" / "for work" / "at home": a context that is one of the memex's tags
     if known_tags:
         rx = re.compile(r"(?:[,.;]\s*|\b)(?:(?:it'?s|its|it\s+is|this\s+is|that'?s)\s+)?"
-                        r"(?:(?:an?|for|at|@)\s+)(?P<w>[\w-]+)\b\s*[.!]?", re.I)
+                        r"(?:(?:an?|for|at|@|on|to|into|in)\s+)(?:the\s+)?(?P<w>[\w-]+)"
+                        r"(?:\s*/\s*maybe)?\b\s*[.!]?", re.I)
         for m in rx.finditer(t):
             if not mk.free(*m.span()):
                 continue
@@ -738,6 +755,8 @@ def _ref_words(title: str) -> str:
     t = re.sub(r"\b(?:an?|the|my)\s+next\s+(?:action|step)s?\b", " ", t, flags=re.I)
     t = re.sub(r"\b(?:as\s+)?(?:done|finished|complete|completed|cancell?ed|waiting(?:\s+on|"
                r"\s+for)?|next)\b", " ", t, flags=re.I)
-    t = re.sub(r"\b(?:the\s+)?deadline\s+(?:for|of|on)\b|\bthe\s+due\s+date\s+(?:for|of)\b",
+    t = re.sub(r"\b(?:the\s+)?deadline\s+(?:for|of|on)\b|\bthe\s+due\s+date\s+(?:for|of)\b|"
+               r"\b(?:deadline|due\s+date)\b|\b(?:moved|pushed|postponed|rescheduled|bumped|"
+               r"shifted|delayed)\b|\btake\b|\boff\s+(?:my|the)\s+(?:list|agenda|plate)\b",
                " ", t, flags=re.I)
     return " ".join(t.split())
