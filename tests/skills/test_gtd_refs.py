@@ -132,3 +132,22 @@ def test_question_never_writes(mx: Memex) -> None:
               "which tasks are tagged money", "show me what is waiting"):
         _reply(mx, q)
     assert _tree(mx.root) == before and not mx.store.journal()
+
+
+def test_more_command_forms(mx: Memex) -> None:
+    _apply(mx, "take the jujutsu one off my list")
+    assert mx.query("heading:jujutsu")[0].todo == "CANCELLED"
+    _apply(mx, "the kitchen tap washer moved to wednesday")
+    assert mx.query("heading:washer")[0].scheduled == "<2026-12-02 Wed>"
+    _apply(mx, "add 25 minutes effort to the restic report check")
+    n = next(x for x in mx.query("heading:restic") if x.title.startswith("Check"))
+    assert n.properties["Effort"] == "0:25"
+    _apply(mx, "the croissants can wait, put them under cooking")
+    assert "cooking" in mx.query("heading:croissants")[0].local_tags
+    assert "already NEXT" in _reply(mx, "mark the dental cleaning as next")
+
+
+def test_report_of_done_is_not_applied_to_finished_tasks(mx: Memex) -> None:
+    # the only title sharing these words is already DONE: a new task, not an edit of it
+    _p, a = _plan(mx, "the expense report for the offsite is due on the 9th")
+    assert isinstance(a, Action) and a.args["steps"][0]["op"] == "capture"

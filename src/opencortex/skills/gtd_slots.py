@@ -685,7 +685,7 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     # "it's an errand" / "for work" / "at home": a context that is one of the memex's tags
     if known_tags:
         rx = re.compile(r"(?:[,.;]\s*|\b)(?:(?:it'?s|its|it\s+is|this\s+is|that'?s)\s+)?"
-                        r"(?:(?:an?|for|at|@|on|to|into|in)\s+)(?:the\s+)?(?P<w>[\w-]+)"
+                        r"(?:(?:an?|for|at|@|on|to|into|in|under|as)\s+)(?:the\s+)?(?P<w>[\w-]+)"
                         r"(?:\s*/\s*maybe)?\b\s*[.!]?", re.I)
         for m in rx.finditer(t):
             if not mk.free(*m.span()):
@@ -752,7 +752,8 @@ def _ref_words(title: str) -> str:
                r"push|delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|prioriti[sz]e|"
                r"deprioriti[sz]e|make|give|schedule|cancel|scrap|ditch|drop|close|reopen|"
                r"append|flag|finished|completed|done\s+with)\b", "", title, flags=re.I)
-    t = re.sub(r"\b(?:an?|the|my)\s+next\s+(?:action|step)s?\b", " ", t, flags=re.I)
+    t = re.sub(r"\b(?:an?|the|my)\s+next\s+(?:action|step)s?\b|\b(?:can|could|will|may)\s+"
+               r"wait\b|\b(?:put|move|file|stick)\s+(?:it|them|this|that)\b", " ", t, flags=re.I)
     t = re.sub(r"\b(?:as\s+)?(?:done|finished|complete|completed|cancell?ed|waiting(?:\s+on|"
                r"\s+for)?|next)\b", " ", t, flags=re.I)
     t = re.sub(r"\b(?:the\s+)?deadline\s+(?:for|of|on)\b|\bthe\s+due\s+date\s+(?:for|of)\b|"
