@@ -173,7 +173,7 @@ def _slot_steps(ref: str, node: Node | None, s: Slots) -> list[dict[str, Any]]:
 
 
 def _shift_step(node: Node, s: Slots) -> dict[str, Any] | str:
-    from .gtd_slots import _shift
+    from .gtd_dates import shift_date
 
     assert s.shift is not None
     use_dl = s.wants_deadline or (node.deadline is not None and node.scheduled is None)
@@ -184,7 +184,7 @@ def _shift_step(node: Node, s: Slots) -> dict[str, Any] | str:
         return (f"{node.title} ({cite(node)}) has no "
                 f"{'deadline' if use_dl else 'scheduled date'} to move; nothing was changed.")
     n, unit = s.shift
-    day = _shift(ts.start.date(), n, unit)
+    day = shift_date(ts.start.date(), n, unit)
     when: dt.date | dt.datetime = dt.datetime.combine(day, ts.start.time()) if ts.has_time \
         else day
     return {"op": kind, "ref": _ref(node), "when": _iso(when), "repeater": _cookie(ts, None)}

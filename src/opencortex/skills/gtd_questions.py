@@ -105,9 +105,9 @@ def _under(nodes: list[Node], scope: Node) -> list[Node]:
 
 def _scope_of(text: str, nodes: list[Node]) -> tuple[Node | None, set[str]]:
     """The project or heading a question is about, and the words that named it."""
-    from .gtd_slots import _DATE_RE
+    from .gtd_slots import DATE_RE
 
-    m = _SCOPE.search(_DATE_RE.sub(" ", text))
+    m = _SCOPE.search(DATE_RE.sub(" ", text))
     if not m:
         return None, set()
     phrase = m.group("s")
@@ -185,7 +185,7 @@ _WEEK = re.compile(r"\b(this|next|the\s+coming)\s+week\b", re.I)
 
 def _date_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] | None:
     """The days a question is about ("this week", "tomorrow", "on friday"), if any."""
-    from .gtd_slots import _DATE_RE, resolve_day
+    from .gtd_dates import DATE_RE, resolve_day
 
     today = now.date()
     if re.search(r"\b(?:last|past|previous)\s+(?:week|7\s+days|seven\s+days)\b", text, re.I):
@@ -195,7 +195,7 @@ def _date_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] | No
             return today, today + dt.timedelta(days=6 - today.weekday()), "this week"
         start = today + dt.timedelta(days=7 - today.weekday())
         return start, start + dt.timedelta(days=6), "next week"
-    for m in _DATE_RE.finditer(text):
+    for m in DATE_RE.finditer(text):
         phrase = m.group("day") or m.group("month")
         d = resolve_day(phrase, now)
         if d is not None:
