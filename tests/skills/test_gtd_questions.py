@@ -107,3 +107,17 @@ def test_no_dev_question_writes_through_ask(memex: Path, tmp_path: Path,
     assert not wrote, f"questions that wrote to the memex: {wrote}"
     with Memex(memex, index=index) as m:
         assert not m.store.journal(), [j.description for j in m.store.journal()]
+
+
+def test_status_overdue_and_ranges(mx: Memex) -> None:
+    done = answer(mx, "have I finished the BM25 write-up?", NOW)
+    assert done.startswith("Write up BM25 notes") and "DONE, closed [2026-11-28" in done
+    still = answer(mx, "is the rent paid yet?", NOW)
+    assert "Pay rent: still TODO" in still
+    late = answer(mx, "which things are overdue", NOW)
+    assert "failing disk" in late and "Buy a Christmas present" not in late
+    soon = answer(mx, "what deadlines come up in the next 10 days?", NOW)
+    assert "Send revised chapter 7 outline" in soon and "Pay rent" in soon
+    assert "Christmas present" not in soon  # Dec 15 is 15 days out
+    none = answer(mx, "what's left on the garden shed project?", NOW)
+    assert none.startswith("I found no project matching") and "Learn Rust" in none

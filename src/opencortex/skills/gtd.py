@@ -53,7 +53,7 @@ _STATES = {"done": "DONE", "todo": "TODO", "next": "NEXT", "waiting": "WAITING",
            "cancelled": "CANCELLED", "canceled": "CANCELLED", "open": "TODO"}
 
 # -- direct phrasing -----------------------------------------------------------------
-_R_REVIEW = re.compile(r"\b(weekly review|review (my|the) week|do (a|the|my) review)\b", re.I)
+_R_REVIEW = re.compile(r"\b(weekly[- ]review|review (my|the) week|do (a|the|my) review)\b", re.I)
 _R_WAITING = re.compile(r"\b(waiting[- ]for list|what am i waiting (for|on)|waiting list|"
                         r"waiting items|show waiting)\b", re.I)
 _R_NEXT = re.compile(r"^\s*(?:show |list |what are )?(?:the |my )?next actions?"

@@ -53,7 +53,8 @@ _WAITING = re.compile(r"\bwait(?:ing)?\b|\bhear(?:d)?\s+back\b|\bblocked\b|\bdel
                       r"\bchase\b|\bowe[sd]?\s+me\b", re.I)
 _CANCEL = re.compile(r"\bcancel\w*|\bdropped\b|\bscrapped\b|\babandoned\b|\bgave\s+up\b|"
                      r"\bditched\b", re.I)
-_DONE = re.compile(r"\b(?:done|finished|completed?|accomplished|closed|ticked\s+off|"
+_DONE = re.compile(r"\b(?:done|finished|completed?|accomplished|closed|close\s+out|"
+                   r"wrapped\s+up|wrap\s+up|got\s+through|ticked\s+off|"
                    r"did\s+i\s+(?:do|finish|complete|get))\b", re.I)
 _PRIO = re.compile(r"\bpriority\s+(?P<a>[abc])\b|\b(?P<b>[abc])[- ]priority\b|\[#(?P<c>[abc])\]|"
                    r"\b(?P<d>high(?:est)?|top|urgent|important|low(?:est)?|medium)[- ]priority\b|"
@@ -156,6 +157,28 @@ def _candidates(r: Resolution) -> str:
     return "\n".join(_row(n) for n in r.candidates[:6])
 
 
+def _status(memex: Memex, text: str, nodes: list[Node]) -> str:
+    """Where one item stands ("did I finish X?", "is X done?")."""
+    ref = re.sub(r"^\s*(?:did|have|has|is|are|was|were)\s+(?:i|we|you|they|he|she)?\s*"
+                 r"(?:already|ever|actually)?\s*|\b(?:finish(?:ed)?|complete[d]?|done|closed?|"
+                 r"cancell?ed|sorted|paid|sent|bought|yet|already|status\s+of|where\s+am\s+i\s+"
+                 r"with)\b|\?", " ", text,
+                 flags=re.I)
+    r = resolve_ref(memex, ref, nodes=[n for n in nodes if n.todo] or nodes)
+    if r.node is None and not r.candidates:
+        return f"I found no task matching {ref.strip()!r} (searched titles for: " \
+               f"{' '.join(r.searched)})."
+    items = [r.node] if r.node else r.candidates
+    out = []
+    for n in items:
+        if n.todo_type == "done":
+            what = f"{n.todo}" + (f", closed {n.closed}" if n.closed else "")
+        else:
+            what = f"still {n.todo or 'open'}" + _dates(n)
+        out.append(f"{n.title}: {what} ({cite(n)})")
+    return ("" if r.node else "Several tasks match; which one:\n") + "\n".join(out)
+
+
 def _when(memex: Memex, text: str, nodes: list[Node]) -> str:
     ref = re.sub(r"^\s*(?:when|by\s+when)\s+(?:is|are|was|do|does|did|should|must|will|have|"
                  r"has)?\s*(?:i|we)?\s*(?:have\s+to|need\s+to|got\s+to|supposed\s+to|meant\s+to)?"
@@ -180,6 +203,15 @@ def _when(memex: Memex, text: str, nodes: list[Node]) -> str:
     return head + "\n".join(out)
 
 
+_OVERDUE = re.compile(r"\b(?:overdue|slip(?:ped)?\s+past|missed|late|behind\s+on|past\s+due)\b",
+                      re.I)
+_STATUS = re.compile(r"^(?:did|have|has)\s+(?:i|we|you|they|he|she)\s+(?:already\s+|ever\s+|"
+                     r"actually\s+)?(?:finish|finished|complete|completed|do|done|close|closed|"
+                     r"sen[dt]|pa(?:y|id)|get|got|sort|sorted)\b"
+                     r"|^(?:is|are|was|were)\s+(?!(?:there|anything|something|any|everything|all)\b)"
+                     r".+?\s+(?:done|finished|complete|completed|closed|"
+                     r"cancell?ed|sorted|paid|sent|bought|\w{3,}ed)\s*(?:yet|already|now)?\s*\??$|\bstatus\s+of\b|^where\s+(?:am\s+i|are\s+we)\s+with\b",
+                     re.I)
 _WEEK = re.compile(r"\b(this|next|the\s+coming)\s+week\b", re.I)
 
 
@@ -190,6 +222,17 @@ def _date_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] | No
     today = now.date()
     if re.search(r"\b(?:last|past|previous)\s+(?:week|7\s+days|seven\s+days)\b", text, re.I):
         return today - dt.timedelta(days=7), today, "in the last 7 days"
+    if m := re.search(r"\b(?:next|coming|following)\s+(?:(?P<n>\d+|two|three|four|five|six|seven|"
+                      r"ten|fourteen|thirty)\s+(?P<u>days?|weeks?)|(?P<f>fortnight|month))\b", text,
+                      re.I):
+        words_n = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10,
+                   "fourteen": 14, "thirty": 30}
+        if m.group("f"):
+            days = 14 if m.group("f").lower() == "fortnight" else 30
+        else:
+            n = int(m.group("n")) if m.group("n").isdigit() else words_n[m.group("n").lower()]
+            days = n * (7 if m.group("u").lower().startswith("week") else 1)
+        return today, today + dt.timedelta(days=days), f"in the next {days} days"
     if m := _WEEK.search(text):
         if m.group(1).lower() == "this":
             return today, today + dt.timedelta(days=6 - today.weekday()), "this week"
@@ -208,6 +251,8 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
     nodes = all_nodes(memex)
     if _WHEN.search(text):
         return _when(memex, text, nodes)
+    if _STATUS.search(text):
+        return _status(memex, text, nodes)
     tags = _known_tags(nodes)
     qstems = words(text)
     scope, scope_words = _scope_of(text, nodes)
@@ -223,6 +268,11 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
     pool = _under(nodes, scope) if scope is not None else nodes
     pool = [n for n in pool if n.todo] or ([n for n in pool] if scope is not None else [])
     desc: list[str] = []
+    if scope is None and re.search(r"\b(?:in|on|for|of)\s+(?:the\s+|my\s+)?\S.*\bproject\b", text,
+                                   re.I):
+        projects = memex.active_projects()
+        return ("I found no project matching that; active projects:\n"
+                + "\n".join(_row(p) for p in projects))
     if _NEXT.search(text):
         if scope is None:
             ranked = [n for n in nodes if n.todo == "NEXT"]
@@ -248,7 +298,21 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
     else:
         pool = [n for n in pool if _is_open(n)]
         desc.append("open")
-    if span := _date_span(text, now):
+    if _OVERDUE.search(text) and desc[0] == "open":
+        today = now.date()
+
+        def late(n: Node) -> bool:
+            from ..org.timestamps import parse_timestamp
+
+            for raw in (n.deadline, n.scheduled):
+                ts = parse_timestamp(raw) if raw else None
+                if ts is not None and ts.start.date() < today:
+                    return True
+            return False
+
+        pool = [n for n in pool if late(n)]
+        desc.append("overdue")
+    elif span := _date_span(text, now):
         lo, hi, label = span
         closed = desc[0] in ("done", "cancelled")
         if closed and label == "this week":  # what got done so far this week

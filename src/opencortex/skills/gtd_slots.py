@@ -80,6 +80,7 @@ my me i i'm i'd i've im id mine please that this those these one ones thing thin
 task tasks todo item items entry so then just also all any some about up out over off
 should would will shall must can could need needs have has had got get do does did done
 still really actually now again too very much more just that's thats there their they them
+not after doing going anymore anyway
 him her his she he we us our you your yours was were been being am are
 """.split())
 
@@ -93,8 +94,8 @@ def stem(w: str) -> str:
         if len(w) <= 3 or w.isdigit():
             return w
         before = w
-        for suf in ("ations", "ation", "ings", "ing", "ions", "ion", "ers", "er", "ed", "es",
-                    "s", "e", "y", "ly"):
+        for suf in ("ations", "ation", "ates", "ated", "ate", "ings", "ing", "ions", "ion",
+                    "ers", "er", "ed", "es", "s", "e", "y", "ly"):
             if w.endswith(suf) and len(w) - len(suf) >= 3:
                 w = w[: -len(suf)]
                 break
@@ -108,13 +109,18 @@ def stem(w: str) -> str:
 def words(text: str, *, keep_stop: bool = False) -> list[str]:
     """Stemmed content words (hyphenated words also give their parts)."""
     out: list[str] = []
-    for tok in re.findall(r"[\w][\w'’.-]*[\w]|\w", text.lower()):
-        tok = tok.strip(".")
-        parts = [tok] + (tok.split("-") if "-" in tok else [])
+    toks = [t.strip(".") for t in re.findall(r"[\w][\w'’.-]*[\w]|\w", text.lower())]
+    for i, tok in enumerate(toks):
+        parts = [tok] + ([*tok.split("-"), tok.replace("-", "")] if "-" in tok else [])
+        if i + 1 < len(toks) and toks[i + 1] in _PARTICLES:
+            parts.append(tok + toks[i + 1])  # "set up" meets "setup", "back up" "backup"
         for p in parts:
             if p and (keep_stop or p not in STOP):
                 out.append(stem(p))
     return out
+
+
+_PARTICLES = frozenset("up out off over down in".split())
 
 
 # -- the other slots ---------------------------------------------------------------------
@@ -171,7 +177,9 @@ _TAG_RE = re.compile(
 _NOTE_RE = re.compile(
     r"^(?:please\s+)?(?:add|append|put|attach|write|jot)\s+(?:a\s+|this\s+|the\s+)?"
     r"(?:note|comment|remark)s?\s+(?:to|on|under|for)\s+(?P<ref>.+?)\s*(?::|—|–|\s-\s|,\s*(?:saying|that))\s*(?P<note>.+)$"
-    r"|^(?:note|comment)\s+(?:on|for)\s+(?P<ref2>.+?)\s*[:—–]\s*(?P<note2>.+)$", re.I | re.S)
+    r"|^(?:note|comment)\s+(?:on|for)\s+(?P<ref2>.+?)\s*[:—–]\s*(?P<note2>.+)$"
+    r"|^(?:please\s+)?(?:add|append)\s+to\s+(?P<ref3>.+?)\s*(?::|\bthat\b)\s*(?P<note3>.+)$",
+    re.I | re.S)
 _SHIFT_RE = re.compile(
     rf"\b(?P<dir>back|out|forward|ahead|earlier|later)?\s*by\s+(?P<n>{_NUM_RE})\s+"
     r"(?P<u>day|week|month|fortnight)s?\b(?:\s+(?P<dir2>later|earlier|back|forward))?"
@@ -217,9 +225,10 @@ _STRONG_CAPTURE = re.compile(
 _LIST_WRAP = re.compile(
     r"^(?:please\s+)?(?:put|add|stick|throw|pop)\s+(?P<x>.+?)\s+(?:on|to|in|onto|into)\s+"
     r"(?:my|the)\s+(?:todo\s+|to-do\s+|task\s+)?(?:list|inbox|todos?|tasks|agenda)\b", re.I)
-_TAIL_ADD = re.compile(r"\s*[,;.-]?\s*(?:please\s+)?(?:add|capture|note|save|track|log)\s+"
-                       r"(?:that|this|it)(?:\s+(?:for me|please|down|to my list))?\s*[.!]?\s*$",
-                       re.I)
+_TAIL_ADD = re.compile(r"\s*[,;.-]?\s*(?:please\s+)?(?:(?:add|capture|note|save|track|log)\s+"
+                       r"(?:that|this|it)(?:\s+(?:for me|please|down|to my list))?|(?:put|stick|"
+                       r"add|throw|pop)\s+(?:that|this|it)\s+(?:on|to|in|onto)\s+(?:my|the)\s+"
+                       r"(?:todo\s+|to-do\s+|task\s+)?(?:list|inbox|todos?))\s*[.!]?\s*$", re.I)
 _WEAK = re.compile(r"^(?P<w>(?:i\s+)?(?:still\s+|really\s+|also\s+)?(?:have\s+to|need\s+to|"
                    r"must|should|gotta|got\s+to|'ve\s+got\s+to|ought\s+to|want\s+to|"
                    r"must\s+remember\s+to|want\s+to\s+remember\s+to))\s+", re.I)
@@ -325,8 +334,8 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     t = " ".join(text.replace("’", "'").split())
     today = now.date()
     if m := _NOTE_RE.match(t):
-        s.note = (m.group("note") or m.group("note2")).strip()
-        ref = (m.group("ref") or m.group("ref2")).strip()
+        s.note = (m.group("note") or m.group("note2") or m.group("note3")).strip()
+        ref = (m.group("ref") or m.group("ref2") or m.group("ref3")).strip()
         s.ref_verb = "note"
         s.ref_text = ref
         s.title = ref
@@ -364,7 +373,7 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     if m := _EFFORT_FOR.search(t):
         if (e := _effort(m.group("dur"))) and mk.free(*m.span()):
             s.effort = e
-            s.ref_verb = s.ref_verb or "set"
+            s.ref_verb = "effort"  # "set the effort for X to …" names an existing entry
             mk.take(m.start(), m.start("ref"))
             mk.take(m.end("ref"), m.end())
     if s.effort is None and (m := _EFFORT_POST.search(t)) and mk.free(*m.span()):
@@ -526,7 +535,9 @@ def _ref_words(title: str) -> str:
                r"push|delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|prioriti[sz]e|"
                r"deprioriti[sz]e|make|give|schedule|cancel|scrap|ditch|drop|close|reopen|"
                r"append|flag|finished|completed|done\s+with)\b", "", title, flags=re.I)
-    t = re.sub(r"\b(?:an?|the|my)\s+next\s+(?:action|step)s?\b|\b(?:can|could|will|may)\s+"
+    t = re.sub(r"[,;]\s*(?:drop|scrap|ditch|cancel|kill|bin)\s+(?:it|that|this)\b|"
+               r"\b(?:after\s+all)\b|"
+               r"\b(?:an?|the|my)\s+next\s+(?:action|step)s?\b|\b(?:can|could|will|may)\s+"
                r"wait\b|\b(?:put|move|file|stick)\s+(?:it|them|this|that)\b", " ", t, flags=re.I)
     t = re.sub(r"\b(?:as\s+)?(?:done|finished|complete|completed|cancell?ed|waiting(?:\s+on|"
                r"\s+for)?|next)\b", " ", t, flags=re.I)
