@@ -205,3 +205,12 @@ def test_any_text_parses_without_error() -> None:
             assert int(s.effort.split(":")[1]) < 60
 
     check()
+
+
+def test_deferral_keeps_by_as_deadline() -> None:
+    s = p("the gutters need to be cleaned out by friday")
+    assert s.deadline == D(2026, 12, 4) and s.scheduled is None
+    s = p("the boiler check got moved over, it has to happen by friday")
+    assert s.deadline == D(2026, 12, 4) and s.scheduled is None
+    s = p("snooze the boiler check until friday")
+    assert s.scheduled == D(2026, 12, 4) and s.deadline is None

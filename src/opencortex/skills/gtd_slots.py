@@ -394,6 +394,7 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     # times, then days (a time binds to the day it is said with)
     tm = None
     sched_cue = False
+    until = False  # a date said with "until": a deadline, unless the verb defers
     m_t = parse_time(mk.rest())
     if m_t:
         tm, span = m_t
@@ -412,6 +413,7 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
             is_dl = False
         if cue in ("until", "til", "till") and s.scheduled is None:
             is_dl = True
+            until = True
         when: dt.date | dt.datetime = day
         if tm is not None and (s.scheduled is None or is_dl is False):
             when = dt.datetime.combine(day, tm)
@@ -425,7 +427,7 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     if s.scheduled is not None and s.deadline is None and not s.repeater and not sched_cue \
             and re.search(r"\b(?:deadline|due)\b", t, re.I):
         s.deadline, s.scheduled = s.scheduled, None  # "the deadline for X is friday"
-    if s.ref_verb in _DEFER and s.deadline is not None and s.scheduled is None \
+    if s.ref_verb in _DEFER and until and s.deadline is not None and s.scheduled is None \
             and not s.wants_deadline:
         s.scheduled, s.deadline = s.deadline, None  # "snooze X until monday": a new start
     if tm is not None:  # a time with no day: today, or the repeater's day
