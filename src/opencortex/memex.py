@@ -134,6 +134,9 @@ class Memex:
     def set_todo(self, ref: str, state: str | None) -> WriteResult:
         return self.writer.set_todo(self.resolve(ref), state)
 
+    def set_priority(self, ref: str, priority: str | None) -> WriteResult:
+        return self.writer.set_priority(self.resolve(ref), priority)
+
     def set_property(self, ref: str, key: str, value: str | None) -> WriteResult:
         return self.writer.set_property(self.resolve(ref), key, value)
 

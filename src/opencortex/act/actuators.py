@@ -46,7 +46,7 @@ class Actuators:
                     r = m.capture(str(action.args["text"]), to=to,
                                   todo=action.args.get("todo"), model=True)
                     text, data = f"Captured into {r.file} ({r.node}).", r.to_dict()
-                elif op in ("todo", "schedule", "deadline"):
+                elif op in ("todo", "schedule", "deadline", "gtd"):
                     from ..skills import gtd
 
                     text, data = gtd.apply_memex_op(m, action.args)

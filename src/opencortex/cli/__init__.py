@@ -27,6 +27,7 @@ from .write_cmds import (
     deadline,
     history,
     new_note,
+    priority,
     schedule,
     set_property,
     tag,
@@ -54,7 +55,7 @@ def cli(store: str | None) -> None:
         os.environ["OPENCORTEX_STORE_URL"] = store
 
 
-for _cmd in (index, query, agenda, projects, export, capture, todo, set_property, tag,
+for _cmd in (index, query, agenda, projects, export, capture, todo, priority, set_property, tag,
              schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp, serve, token, init, chat, telegram, store_group,
              recall, archive, review, links):
     cli.add_command(_cmd)

@@ -1,4 +1,4 @@
-"""Writing commands: capture, todo, set-property, tag, schedule, deadline, append,
+"""Writing commands: capture, todo, priority, set-property, tag, schedule, deadline, append,
 new-note, undo, history.  Each re-reads the file, edits only the entry's bytes, writes
 atomically, and can be undone."""
 
@@ -85,6 +85,20 @@ def todo(node: str, state: str, memex: str | None, index: str | None, json_: boo
     with open_memex(memex, index) as m:
         m.sync()
         _report([m.set_todo(node, state)], json_)
+
+
+@click.command()
+@click.argument("node")
+@click.argument("level", metavar="A|B|C|none")
+@common_options
+def priority(node: str, level: str, memex: str | None, index: str | None, json_: bool) -> None:
+    """Set the node's priority cookie ([#A]); 'none' removes it."""
+    if not re.fullmatch(r"(?i)[a-z0-9]|none", level.strip()):
+        raise click.BadParameter(f"{level!r}: use A, B, C (any letter Org accepts) or none")
+    with open_memex(memex, index) as m:
+        m.sync()
+        _report([m.set_priority(node, None if level.lower() == "none" else level.upper())],
+                json_)
 
 
 @click.command("set-property")

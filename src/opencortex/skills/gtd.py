@@ -53,7 +53,7 @@ _STATES = {"done": "DONE", "todo": "TODO", "next": "NEXT", "waiting": "WAITING",
            "cancelled": "CANCELLED", "canceled": "CANCELLED", "open": "TODO"}
 
 # -- direct phrasing -----------------------------------------------------------------
-_R_REVIEW = re.compile(r"\b(weekly review|review (my|the) week|do (a|the|my) review)\b", re.I)
+_R_REVIEW = re.compile(r"\b(weekly[- ]review|review (my|the) week|do (a|the|my) review)\b", re.I)
 _R_WAITING = re.compile(r"\b(waiting[- ]for list|what am i waiting (for|on)|waiting list|"
                         r"waiting items|show waiting)\b", re.I)
 _R_NEXT = re.compile(r"^\s*(?:show |list |what are )?(?:the |my )?next actions?"
@@ -422,7 +422,32 @@ def _review_text(memex: Memex, now: dt.datetime) -> str:
 
 
 # -- proposer ------------------------------------------------------------------------
+def _clause(ctx: Context) -> str:
+    """The words the skill is asked to act on (a delegated clause or the request)."""
+    return re.sub(r"^\s*/gtd\b\s*", "", ctx.text or "").strip()
+
+
+def _view_request(text: str, now: dt.datetime) -> bool:
+    """A request for one of the fixed views (agenda, review, next actions, waiting list):
+    the phrase names the view and nothing in the clause asks for a change."""
+    old = parse_request(text)
+    if old is None or old.get("op") not in ("agenda", "review", "next", "waiting"):
+        return False
+    from .gtd_questions import is_question
+    from .gtd_slots import parse_clause
+
+    if is_question(text):
+        return True
+    s = parse_clause(text, now)
+    return not (s.changes() or s.capture_cue or s.ref_verb or s.weak_cue)
+
+
 def _offline(ctx: Context) -> Proposal:
+    text = _clause(ctx)
+    if text and not _view_request(text, now_of(ctx)):
+        from .gtd_plan import plan
+
+        return plan(ctx.memex, text, now_of(ctx))
     args = _args(ctx) or {"op": "agenda"}
     op = str(args.get("op") or "agenda").lower()
     now = now_of(ctx)
@@ -496,6 +521,8 @@ def _symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
     if kind != "memex":
         return None
     op = p.get("op")
+    if op == "gtd":
+        return _verify_steps(p, ctx)
     if op not in WRITE_OPS:
         return Rejection(f"gtd can write ops {', '.join(WRITE_OPS)}, not {op!r}")
     node, _, err = find_task(ctx.memex, str(p.get("ref") or p.get("task") or ""),
@@ -529,10 +556,115 @@ def _symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
     return Action("memex.write", args, origin=TARGET)
 
 
+_COOKIE = re.compile(r"(?:[.+]?\+\d+[hdwmy](?:/\d+[hdwmy])?)?(?:\s*-{1,2}\d+[hdwmy])?")
+
+
+def _verify_steps(p: Proposal, ctx: Context) -> Action | Rejection:
+    """Re-check a planned list of writes: known ops, entries that exist in the one file the
+    guard sees, ISO dates, Org cookies, no Org structure in text."""
+    from .gtd_plan import STEP_OPS
+
+    steps = p.get("steps")
+    path = str(p.get("path") or "")
+    if not isinstance(steps, list) or not steps or not path:
+        return Rejection("a gtd write needs a path and at least one step")
+    clean: list[dict[str, Any]] = []
+    new = False
+    for st in steps:
+        if not isinstance(st, dict) or st.get("op") not in STEP_OPS:
+            return Rejection(f"unknown gtd step {st!r}")
+        op = st["op"]
+        if op == "capture":
+            text = str(st.get("text") or "").strip()
+            if not text or "\n" in text or re.match(r"\*+\s", text):
+                return Rejection("a captured title is one line of text, not Org structure")
+            if str(st.get("to") or "").split("::")[0] != path:
+                return Rejection("a capture step must write into the action's path")
+            new = True
+        else:
+            ref = str(st.get("ref") or "")
+            if ref == "@new":
+                if not new:
+                    return Rejection("a step names the new entry before it is captured")
+            else:
+                try:
+                    node = ctx.memex.resolve(ref)
+                except Exception as e:
+                    return Rejection(str(e))
+                if node.file != path:
+                    return Rejection(f"{ref} is in {node.file}, not {path}")
+            if op in ("schedule", "deadline"):
+                try:
+                    w = str(st.get("when") or "")
+                    dt.datetime.fromisoformat(w) if "T" in w else dt.date.fromisoformat(w)
+                except ValueError:
+                    return Rejection(f"{st.get('when')!r} is not an ISO date")
+                if st.get("repeater") and not _COOKIE.fullmatch(str(st["repeater"])):
+                    return Rejection(f"{st['repeater']!r} is not an Org repeater")
+            if op == "append" and re.search(r"^\*+[ \t]", str(st.get("text") or ""), re.M):
+                return Rejection("a note may not contain Org headlines")
+        clean.append({k: v for k, v in st.items()
+                      if isinstance(v, str | int | float | bool | list) or v is None})
+    return Action("memex.write", {"op": "gtd", "path": path, "steps": clean,
+                                  "summary": str(p.get("summary") or "")}, origin=TARGET)
+
+
+def _apply_steps(memex: Memex, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Run planned steps in order; if one fails, undo the ones already made."""
+    done: list[Any] = []
+    new_ref: str | None = None
+    lines: list[str] = []
+    try:
+        for st in args.get("steps") or []:
+            op = st["op"]
+            ref = new_ref if st.get("ref") == "@new" else str(st.get("ref") or "")
+            if op == "capture":
+                r = memex.capture(str(st["text"]), to=st.get("to"), todo=st.get("todo"),
+                                  tags=list(st.get("tags") or []))
+                new_ref = r.node
+            elif op == "todo":
+                r = memex.set_todo(ref, st.get("state"))
+            elif op in ("schedule", "deadline"):
+                w = str(st["when"])
+                when = dt.datetime.fromisoformat(w) if "T" in w else dt.date.fromisoformat(w)
+                fn = memex.schedule if op == "schedule" else memex.deadline
+                r = fn(ref, when, st.get("repeater") or None)
+            elif op == "priority":
+                r = memex.set_priority(ref, st.get("priority"))
+            elif op == "tag":
+                r = memex.tag(ref, list(st.get("changes") or []))
+            elif op == "set-property":
+                r = memex.set_property(ref, str(st["key"]), st.get("value"))
+            elif op == "append":
+                r = memex.append(ref, str(st["text"]))
+            else:
+                raise ValueError(f"unknown gtd step {op!r}")
+            done.append(r)
+            lines.append(f"- {r.description}")
+    except Exception:
+        if any(r.changed for r in done):
+            memex.undo(sum(1 for r in done if r.changed))
+        raise
+    node = None
+    last = next((r.node for r in reversed(done) if r.node), None)
+    if last:
+        try:
+            node = memex.resolve(new_ref or last)
+        except Exception:
+            node = None
+    where = f" ({cite(node)})" if node is not None else f" ({done[-1].file})" if done else ""
+    head = "Captured" if new_ref else "Updated"
+    title = node.title if node is not None else ""
+    text = f"{head} {title}{where}:\n" + "\n".join(lines)
+    return text, {"writes": [r.to_dict() for r in done]}
+
+
 # -- actuator side -------------------------------------------------------------------
 def apply_memex_op(memex: Memex, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Run one GTD write (``todo`` / ``schedule`` / ``deadline``) through the Memex API."""
     op = args.get("op")
+    if op == "gtd":
+        return _apply_steps(memex, args)
     ref = str(args.get("ref") or "")
     if not ref:
         raise ValueError(f"gtd {op}: args.ref is required")
@@ -565,7 +697,7 @@ def apply_memex_op(memex: Memex, args: dict[str, Any]) -> tuple[str, dict[str, A
 
 def skill() -> Skill:
     return Skill(
-        "gtd", 65, trigger=_trigger, offline=_offline, symbolic=_symbolic,
+        "gtd", 72, trigger=_trigger, offline=_offline, symbolic=_symbolic,
         tools=["reply", "memex.write"],
         description="GTD: agenda (today/week/overdue), next actions per project, inbox "
                     "capture, state changes, natural-date schedule/deadline, waiting-for, "

@@ -98,6 +98,23 @@ def set_todo_keyword(text: str, h: Heading, new: str | None) -> str:
     return _splice(text, s, e, line)
 
 
+def set_priority(text: str, h: Heading, new: str | None) -> str:
+    """Put the ``[#X]`` cookie (or none) after the TODO keyword, where Org puts it."""
+    s, e = _headline(text, h)
+    line = text[s:e]
+    m = re.match(r"\*+[ \t]+" + (re.escape(h.todo) + r"(?:[ \t]+|$)" if h.todo else ""), line)
+    if not m:
+        return text
+    pos = m.end()
+    rest = re.sub(r"^\[#[^\]]\][ \t]*", "", line[pos:])
+    cookie = f"[#{new}]" if new else ""
+    if h.todo and pos == len(line.rstrip()) and not line.endswith((" ", "\t")):
+        line = line.rstrip() + (" " + cookie if cookie else "")
+    else:
+        line = line[:pos] + cookie + (" " if cookie and rest else "") + rest
+    return _splice(text, s, e, line.rstrip() if not rest else line)
+
+
 def _width(s: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
 

@@ -199,6 +199,18 @@ class MemexWriter:
         return self._edit(node, "todo", f"{node.title}: {old or '-'} -> {state or '-'}",
                           steps, check, located, _TODO_FIELDS)
 
+    def set_priority(self, node: Node, priority: str | None) -> WriteResult:
+        """The headline's ``[#A]`` cookie: a letter Org accepts (A-Z, 0-9), or None."""
+        p = (priority or "").strip().upper().strip("[#]") or None
+        if p == "NONE":
+            p = None
+        if p is not None and not re.fullmatch(r"[A-Z0-9]", p):
+            raise WriteError(f"{priority!r} is not a priority: use A, B, C or none")
+        desc = f"{node.title}: priority {p or 'removed'}"
+        return self._edit(node, "priority", desc,
+                          [lambda t, x: edits.set_priority(t, x, p)],
+                          lambda x: x.priority == p)
+
     def set_property(self, node: Node, key: str, value: str | None) -> WriteResult:
         if not re.fullmatch(r"[^\s:]+(?::[^\s:]+)*", key or "") or key.upper() == "END":
             raise WriteError(f"{key!r} is not a valid property name (no spaces; not END)")

@@ -1,0 +1,255 @@
+"""Dates and times in a clause's words, relative to a given ``now``: the day phrases a
+person says ("friday", "in two weeks", "end of the month", "march 3", "the 15th"), the
+times ("at 9", "half past seven in the evening", "4:30pm", "noon"), and the regexes that
+find them.  Common forms are computed here; the long tail goes to ``dateparser``, imported
+only when reached (it is slow to import)."""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+
+__all__ = ["DATE_RE", "WD", "add_months", "coming", "parse_time", "resolve_day", "shift_date"]
+
+WD = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_WD_RE = (r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tues|thurs|thur|"
+          r"mon|tue|wed|thu|fri|sat|sun)")
+_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december"]
+_MON_RE = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+           r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_NUMS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+         "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+         "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45,
+         "fourty": 40, "fifty": 50, "sixty": 60, "ninety": 90, "couple": 2,
+         "a couple of": 2, "few": 3, "a few": 3}
+_NUM_RE = (r"(?:\d+(?:\.\d+)?|a couple of|a few|an?|one|two|three|four|five|six|seven|"
+           r"eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty-five|forty|fourty|"
+           r"fifty|sixty|ninety)")
+_ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "last": -1}
+_UNIT = {"day": "d", "week": "w", "month": "m", "year": "y", "fortnight": "f"}
+
+
+def _num(s: str) -> float:
+    s = s.lower().strip()
+    return float(s) if re.fullmatch(r"\d+(?:\.\d+)?", s) else float(_NUMS.get(s, 1))
+
+
+# -- dates -----------------------------------------------------------------------------
+def add_months(d: dt.date, n: int) -> dt.date:
+    y, m = divmod(d.month - 1 + n, 12)
+    y, m = d.year + y, m + 1
+    return dt.date(y, m, min(d.day, calendar.monthrange(y, m)[1]))
+
+
+def coming(today: dt.date, wd: int, strict: bool = True) -> dt.date:
+    ahead = (wd - today.weekday()) % 7
+    return today + dt.timedelta(days=ahead or (7 if strict else 0))
+
+
+def _month_index(s: str) -> int:
+    s = s.lower()[:3]
+    return [m[:3] for m in _MONTHS].index(s) + 1
+
+
+def _future_md(today: dt.date, month: int, day: int, year: int | None = None) -> dt.date | None:
+    try:
+        if year:
+            return dt.date(year, month, day)
+        d = dt.date(today.year, month, day)
+        return d if d >= today else dt.date(today.year + 1, month, day)
+    except ValueError:
+        return None
+
+
+def resolve_day(phrase: str, now: dt.datetime, week_start: int = 0) -> dt.date | None:
+    """The date a day phrase names (``friday``, ``next week``, ``march 3``, ``in two weeks``,
+    ``end of the month``), relative to ``now``; dateparser for the forms not listed here."""
+    p = " ".join(phrase.lower().replace(",", " ").split())
+    p = re.sub(r"^(?:on|by|for|at|this coming|coming|the)\s+", "", p)
+    today = now.date()
+    if p in ("today", "tonight", "this evening", "this afternoon", "this morning",
+             "later today", "later", "end of day", "end of the day", "eod"):
+        return today
+    if re.fullmatch(r"(?:this |next |the )?weekend", p):
+        return coming(today, 5, strict=False) + dt.timedelta(days=7 if p.startswith("next")
+                                                             and today.weekday() < 5 else 0)
+    if p.startswith("tomorrow"):
+        return today + dt.timedelta(days=1)
+    if p == "the day after tomorrow" or p == "day after tomorrow":
+        return today + dt.timedelta(days=2)
+    if m := re.fullmatch(rf"(this |next |coming )?({_WD_RE})(?:\s+(?:morning|afternoon|"
+                         r"evening|night))?", p):
+        wd = [w[:3] for w in WD].index(m.group(2)[:3])
+        return coming(today, wd, strict=(m.group(1) or "").strip() != "this" or True)
+    if m := re.fullmatch(rf"(?:in\s+)?({_NUM_RE})\s+(day|week|month|year|fortnight)s?"
+                         r"(?:\s+(?:from now|from today|time))?", p):
+        if p.startswith("in ") or "from" in p or "time" in p:
+            return shift_date(today, int(_num(m.group(1))), _UNIT[m.group(2)])
+    if m := re.fullmatch(r"next (week|month|year)", p):
+        u = m.group(1)
+        if u == "week":
+            start = today - dt.timedelta(days=(today.weekday() - week_start) % 7)
+            return start + dt.timedelta(days=7)
+        if u == "month":
+            return add_months(today.replace(day=1), 1)
+        return dt.date(today.year + 1, 1, 1)
+    if m := re.fullmatch(rf"(?:the\s+)?end of (?:the |this |next )?(week|month|year|"
+                         rf"{_MON_RE})", p):
+        u = m.group(1)
+        nxt = "next" in p
+        if u == "week":
+            end = today + dt.timedelta(days=(week_start + 6 - today.weekday()) % 7)
+            if week_start == 0:  # a Monday-start week's working end is Friday
+                end = today + dt.timedelta(days=(4 - today.weekday()) % 7)
+            return end + dt.timedelta(days=7 if nxt else 0)
+        if u == "month":
+            base = add_months(today.replace(day=1), 1 if nxt else 0)
+            return base.replace(day=calendar.monthrange(base.year, base.month)[1])
+        if u == "year":
+            return dt.date(today.year + (1 if nxt else 0), 12, 31)
+        mo = _month_index(u)
+        y = today.year if (mo, 31) >= (today.month, today.day) or mo >= today.month \
+            else today.year + 1
+        return dt.date(y, mo, calendar.monthrange(y, mo)[1])
+    if m := re.fullmatch(rf"(?:(?:early|beginning of|start of)\s+)?({_MON_RE})", p):
+        mo = _month_index(m.group(1))
+        return _future_md(today, mo, 1) if mo != today.month else today
+    if m := re.fullmatch(rf"({_MON_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+(\d{{4}}))?", p):
+        return _future_md(today, _month_index(m.group(1)), int(m.group(2)),
+                          int(m.group(3)) if m.group(3) else None)
+    if m := re.fullmatch(rf"(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MON_RE})(?:\s+(\d{{4}}))?",
+                         p):
+        return _future_md(today, _month_index(m.group(2)), int(m.group(1)),
+                          int(m.group(3)) if m.group(3) else None)
+    if m := re.fullmatch(r"(\d{4})-(\d\d)-(\d\d)", p):
+        try:
+            return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            return None
+    if m := re.fullmatch(r"(\d{1,2})(?:st|nd|rd|th)", p):  # "the 15th": this month or next
+        day = int(m.group(1))
+        for k in (0, 1, 2):
+            base = add_months(today.replace(day=1), k)
+            if day <= calendar.monthrange(base.year, base.month)[1] and \
+                    base.replace(day=day) >= today:
+                return base.replace(day=day)
+        return None
+    return _dateparser_day(p, now)
+
+
+def _dateparser_day(p: str, now: dt.datetime) -> dt.date | None:
+    """The long tail ("a week from friday", "12/18"), through dateparser (slow to import:
+    only reached when the forms above did not match)."""
+    if not re.search(r"\d|" + _MON_RE + "|" + _WD_RE, p):
+        return None
+    import dateparser
+
+    v = dateparser.parse(p, languages=["en"], settings={
+        "RELATIVE_BASE": now, "PREFER_DATES_FROM": "future",
+        "RETURN_AS_TIMEZONE_AWARE": False, "PREFER_DAY_OF_MONTH": "first"})
+    return v.date() if v else None
+
+
+def shift_date(d: dt.date, n: int, unit: str) -> dt.date:
+    if unit == "d":
+        return d + dt.timedelta(days=n)
+    if unit == "w":
+        return d + dt.timedelta(days=7 * n)
+    if unit == "f":
+        return d + dt.timedelta(days=14 * n)
+    if unit == "m":
+        return add_months(d, n)
+    return add_months(d, 12 * n)
+
+
+_DAY_PHRASE = (
+    rf"(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|next\s+)?(?:week|month|year|{_MON_RE})"
+    rf"|(?:(?:this|next|coming)\s+)?{_WD_RE}(?:\s+(?:morning|afternoon|evening|night))?"
+    r"|(?:this|next|the)\s+weekend"
+    r"|the\s+day\s+after\s+tomorrow|tomorrow(?:\s+(?:morning|afternoon|evening|night))?"
+    r"|today|tonight|this\s+(?:morning|afternoon|evening)|later\s+today|end\s+of\s+(?:the\s+)?day"
+    rf"|in\s+{_NUM_RE}\s+(?:day|week|month|year|fortnight)s?"
+    rf"|{_NUM_RE}\s+(?:day|week|month)s?\s+from\s+(?:now|today)"
+    r"|next\s+(?:week|month|year)"
+    rf"|{_MON_RE}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?"
+    rf"|(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON_RE}(?:\s+\d{{4}})?"
+    r"|\d{4}-\d\d-\d\d"
+    r"|the\s+\d{1,2}(?:st|nd|rd|th)"
+    r"|\d{1,2}/\d{1,2}(?:/\d{2,4})?"  # the long tail, through dateparser
+)
+_MONTH_ONLY = rf"(?:early\s+|beginning\s+of\s+|start\s+of\s+)?{_MON_RE}"
+_DL_CUE = r"(?:due(?:\s+(?:on|by|date\s+is))?|by|before|no\s+later\s+than|deadline(?:\s+(?:is|of|on))?|until|til|till)"
+_SC_CUE = (r"(?:on|for|at|from|starting(?:\s+from)?|beginning|start(?:ing)?\s+on|"
+           r"first\s+one\s+(?:is|on)|next\s+one\s+(?:is|on)|to|into|until)")
+DATE_RE = re.compile(
+    rf"(?:\b(?P<cue>{_DL_CUE}|{_SC_CUE})\s+)?(?:(?:the\s+)?)?\b(?P<day>{_DAY_PHRASE})\b"
+    rf"|\b(?P<mcue>{_DL_CUE}|in|into|to|until)\s+(?P<month>{_MONTH_ONLY})\b(?!\s+\d)",
+    re.I)
+
+# -- times -----------------------------------------------------------------------------
+_HOURW = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten "
+                                     "eleven twelve".split())}
+_HOUR_RE = r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_PERIOD = r"(?:in\s+the\s+(?P<per>morning|afternoon|evening)|at\s+night|tonight)"
+_TIME_RE = re.compile(
+    rf"(?:\b(?:at|@|around|by)\s+)?\b(?P<h>\d{{1,2}})(?::(?P<m>\d\d))?\s*(?P<ap>a\.?m\.?|p\.?m\.?)(?!\w)"
+    rf"|(?:\b(?:at|around)\s+)?\b(?P<h2>\d{{1,2}}):(?P<m2>\d\d)\b"
+    rf"|(?:\b(?:at|around)\s+)?\b(?P<frac>half|quarter|\d{{1,2}}|ten|five|twenty)\s+(?:minutes\s+)?"
+    rf"(?P<pt>past|to|after)\s+(?P<h3>{_HOUR_RE})\b"
+    rf"|\b(?:at|around)\s+(?P<h4>{_HOUR_RE})(?:\s*o'?clock)?\b(?!\s*(?:days?|weeks?|months?|"
+    r"years?|minutes?|mins?|hours?|%|people|of\b|/|\.\d))"
+    rf"|\b(?P<h5>{_HOUR_RE})(?:\s*o'?clock)?(?=\s+(?:in\s+the\s+(?:morning|afternoon|evening)|"
+    r"at\s+night|tonight))"
+    r"|\b(?:at\s+)?(?P<word>noon|midday|midnight)\b", re.I)
+_PERIOD_RE = re.compile(rf"\s*,?\s*{_PERIOD}\b", re.I)
+
+
+def _hour(s: str) -> int:
+    return int(s) if s.isdigit() else _HOURW[s.lower()]
+
+
+def parse_time(text: str) -> tuple[dt.time, tuple[int, int]] | None:
+    m = _TIME_RE.search(text)
+    if not m:
+        return None
+    start, end = m.span()
+    if m.group("word"):
+        return dt.time(0 if m.group("word").lower() == "midnight" else 12), (start, end)
+    minute = 0
+    ap = ""
+    if m.group("h"):
+        h, minute = int(m.group("h")), int(m.group("m") or 0)
+        ap = m.group("ap").lower().replace(".", "")
+    elif m.group("h2"):
+        h, minute = int(m.group("h2")), int(m.group("m2"))
+    elif m.group("h3"):
+        h = _hour(m.group("h3"))
+        f = m.group("frac").lower()
+        mins = 30 if f == "half" else 15 if f == "quarter" else \
+            int(f) if f.isdigit() else _NUMS.get(f, 0)
+        if m.group("pt").lower() == "to":
+            h, minute = (h - 1) % 24, 60 - mins
+        else:
+            minute = mins
+    else:
+        h = _hour(m.group("h4") or m.group("h5"))
+    per = _PERIOD_RE.match(text, end)
+    period = ""
+    if per:
+        period = (per.group("per") or "evening").lower()
+        end = per.end()
+    elif re.search(r"\btonight\b|\bevening\b", text, re.I):
+        period = "evening"
+    if h > 23 or minute > 59:
+        return None
+    if (ap == "pm" or period in ("afternoon", "evening")) and h < 12:
+        h += 12
+    elif ap == "am" and h == 12:
+        h = 0
+    elif not ap and not period and 1 <= h <= 6 and not (m.group("h2") or "").startswith("0"):
+        h += 12  # "at 4": the afternoon
+    if h > 23:
+        return None
+    return dt.time(h, minute), (start, end)

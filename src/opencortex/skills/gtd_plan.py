@@ -1,0 +1,274 @@
+"""One GTD clause -> one proposal: a read-only answer, a question back ("which one: …?"),
+or a list of write steps (capture and/or changes to one existing entry).
+
+The decision, in order: a question never writes; an explicit capture ("remind me to…")
+captures; a command that acts on an item (mark, move, push, cancel, a note, a state word)
+must resolve the item or writes nothing; a report ("watered the plants", "waiting on…",
+"X will take an hour") changes the entry it clearly names, and otherwise a new task is
+captured — except that nothing already on the list is captured twice."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import TYPE_CHECKING, Any
+
+from .gtd_questions import answer, is_question
+from .gtd_refs import Resolution, all_nodes, cite, resolve_ref
+from .gtd_slots import Slots, parse_clause, past_verb, stem, words
+
+if TYPE_CHECKING:
+    from ..memex import Memex
+    from ..memory.nodes import Node
+
+__all__ = ["STEP_OPS", "capture_target", "file_keywords", "plan", "week_start_of"]
+
+STEP_OPS = ("capture", "todo", "schedule", "deadline", "priority", "tag", "set-property",
+            "append")
+MIN_REF_COVER = 0.25
+"""An explicit command acts on its best match only if that covers this share of its words."""
+_STRICT_VERBS = {"mark", "move", "reschedule", "postpone", "push", "delay", "bump", "tag",
+                 "untag", "cancel", "scrap", "ditch", "reopen", "append", "note", "prioritise",
+                 "prioritize", "deprioritise", "deprioritize", "shift", "defer", "snooze", "effort"}
+_PRONOUN_MOVE = re.compile(r"\b(?:move|push|shift|postpone|bump|delay|reschedule|mark|tag|put)\s+"
+                           r"(?:it|that|this|them|that\s+one|this\s+one)\b", re.I)
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+
+def week_start_of(settings: Any) -> int:
+    """``[gtd] week_start`` of the config file (a weekday name; default Monday)."""
+    raw = str(((getattr(settings, "data", None) or {}).get("gtd") or {}).get("week_start")
+              or "monday").strip().lower()
+    return next((i for i, d in enumerate(WEEKDAYS) if d.startswith(raw[:3])), 0)
+
+
+def file_keywords(memex: Memex, rel: str) -> tuple[list[str], list[str]]:
+    """The TODO and done keywords of a file (its #+TODO lines; Org's default without)."""
+    from ..org.parser import parse
+
+    p = memex.root / rel
+    if not p.is_file():
+        return ["TODO"], ["DONE"]
+    doc = parse(p.read_text(encoding="utf-8", errors="replace"))
+    return list(doc.todo_keywords), list(doc.done_keywords)
+
+
+def capture_target(memex: Memex, keyword: str, nodes: list[Node]) -> tuple[str, str]:
+    """Where a new entry goes, and the keyword it gets there: the configured capture target
+    when that file exists, else the memex's Inbox heading; the first of those whose file
+    allows ``keyword`` (else one that does, else the keyword falls back to TODO)."""
+    cfg = memex.settings.capture_target
+    targets: list[str] = []
+    if (memex.root / cfg.split("::")[0]).is_file():
+        targets.append(cfg)
+    inbox = [n for n in nodes if n.title.strip().casefold() == "inbox" and n.level == 1]
+    targets += [n.key for n in inbox]
+    if keyword == "WAITING":
+        targets += [n.key for n in nodes if n.level == 1 and not n.todo
+                    and re.fullmatch(r"waiting(?:[- ]for)?(?: list)?", n.title.strip(), re.I)]
+    if not targets:
+        targets.append(cfg)
+    for t in targets:
+        todo, done = file_keywords(memex, t.split("::")[0])
+        if keyword in todo or keyword in done:
+            return t, keyword
+    return targets[0], "TODO"
+
+
+def _iso(w: dt.date | dt.datetime) -> str:
+    return w.isoformat(timespec="minutes") if isinstance(w, dt.datetime) else w.isoformat()
+
+
+def _ref(n: Node) -> str:
+    return f"id:{n.id}" if n.id else n.key
+
+
+def _reply(text: str) -> dict[str, Any]:
+    return {"action": "reply", "text": text}
+
+
+def _which(r: Resolution, what: str) -> dict[str, Any]:
+    rows = "\n".join(f"- {' '.join(x for x in (n.todo, n.title) if x)} ({cite(n)})"
+                     for n in r.candidates[:6])
+    return _reply(f"Which one do you mean{what}:\n{rows}\nSay it with more of the title, or "
+                  "its id / file:line. Nothing was changed.")
+
+
+def _not_found(r: Resolution, text: str) -> dict[str, Any]:
+    looked = " ".join(r.searched) or text
+    return _reply(f"I found no task matching {text.strip()!r} (searched titles for: {looked}); "
+                  "nothing was changed and nothing captured.")
+
+
+def _capture(memex: Memex, s: Slots, nodes: list[Node]) -> dict[str, Any]:
+    title = s.title.strip()
+    if not title or not words(title):
+        return _reply("What should I capture? I found no words for the task's title.")
+    kw = s.state if s.state in ("WAITING", "NEXT") else "TODO"
+    to, kw = capture_target(memex, kw, nodes)
+    steps: list[dict[str, Any]] = [{"op": "capture", "to": to, "text": title, "todo": kw,
+                                    "tags": list(s.tags)}]
+    steps += [st for st in _slot_steps("@new", None, s) if st["op"] != "tag"]
+    return {"action": "memex", "op": "gtd", "path": to.split("::")[0], "steps": steps,
+            "summary": f"capture {title!r}"}
+
+
+def _ts(raw: str | None):
+    from ..org.timestamps import parse_timestamp
+
+    return parse_timestamp(raw) if raw else None
+
+
+def _cookie(ts: Any, new_rep: str | None) -> str | None:
+    """The repeater + warning to write: the old repeater kept unless a different interval
+    was asked for (so ``.+1w`` stays ``.+1w``), the old warning delay always kept."""
+    rep = new_rep
+    if ts is not None and ts.repeater:
+        old = re.sub(r"^[.+]+", "", ts.repeater)
+        if new_rep is None or re.sub(r"^[.+]+", "", new_rep) == old:
+            rep = ts.repeater
+    parts = [p for p in (rep, ts.warning if ts is not None else None) if p]
+    return " ".join(parts) or None
+
+
+def _with_time(new: dt.date | dt.datetime, ts: Any) -> dt.date | dt.datetime:
+    if isinstance(new, dt.datetime) or ts is None or not ts.has_time:
+        return new
+    return dt.datetime.combine(new, ts.start.time())
+
+
+def _slot_steps(ref: str, node: Node | None, s: Slots) -> list[dict[str, Any]]:
+    """The write steps for every slot but the state (dates, priority, tags, effort, note)."""
+    steps: list[dict[str, Any]] = []
+    sched_ts = _ts(node.scheduled) if node else None
+    dl_ts = _ts(node.deadline) if node else None
+    sched, dl = s.scheduled, s.deadline
+    if node is not None and sched is not None and dl is None and (
+            s.wants_deadline or (node.deadline and not node.scheduled and not s.repeater)):
+        sched, dl = None, sched  # "move it to friday" on a task that only has a deadline
+    if sched is not None:
+        rep = s.repeater if s.repeat_on != "deadline" else None
+        steps.append({"op": "schedule", "ref": ref, "when": _iso(_with_time(sched, sched_ts)),
+                      "repeater": _cookie(sched_ts, rep)})
+    if dl is not None:
+        rep = s.repeater if s.repeat_on == "deadline" else None
+        steps.append({"op": "deadline", "ref": ref, "when": _iso(_with_time(dl, dl_ts)),
+                      "repeater": _cookie(dl_ts, rep)})
+    if node is not None and s.repeater and sched is None and dl is None:
+        ts, kind = (sched_ts, "schedule") if sched_ts else (dl_ts, "deadline")
+        if ts is not None:
+            base = ts.start if ts.has_time else ts.start.date()
+            steps.append({"op": kind, "ref": ref, "when": _iso(base), "repeater":
+                          " ".join(p for p in (s.repeater, ts.warning) if p)})
+    if s.priority:
+        steps.append({"op": "priority", "ref": ref,
+                      "priority": None if s.priority == "none" else s.priority})
+    if s.tags:
+        steps.append({"op": "tag", "ref": ref, "changes": [f"+{t}" for t in s.tags]})
+    if s.effort:
+        key = next((k for k in (node.properties if node else {}) if k.lower() == "effort"),
+                   "Effort")
+        steps.append({"op": "set-property", "ref": ref, "key": key, "value": s.effort})
+    return steps
+
+
+def _shift_step(node: Node, s: Slots) -> dict[str, Any] | str:
+    from .gtd_dates import shift_date
+
+    assert s.shift is not None
+    use_dl = s.wants_deadline or (node.deadline is not None and node.scheduled is None)
+    raw = node.deadline if use_dl else node.scheduled
+    kind = "deadline" if use_dl else "schedule"
+    ts = _ts(raw)
+    if ts is None:
+        return (f"{node.title} ({cite(node)}) has no "
+                f"{'deadline' if use_dl else 'scheduled date'} to move; nothing was changed.")
+    n, unit = s.shift
+    day = shift_date(ts.start.date(), n, unit)
+    when: dt.date | dt.datetime = dt.datetime.combine(day, ts.start.time()) if ts.has_time \
+        else day
+    return {"op": kind, "ref": _ref(node), "when": _iso(when), "repeater": _cookie(ts, None)}
+
+
+def _modify(memex: Memex, node: Node, s: Slots, *, state: str | None,
+            explicit: bool = False) -> dict[str, Any]:
+    ref = _ref(node)
+    steps = _slot_steps(ref, node, s)
+    if s.shift is not None:
+        st = _shift_step(node, s)
+        if isinstance(st, str):
+            return _reply(st)
+        steps = [x for x in steps if x["op"] != st["op"]] + [st]
+    if s.note:
+        stamp = memex.writer.clock().strftime("[%Y-%m-%d %a %H:%M]")
+        steps.append({"op": "append", "ref": ref, "text": f"- {stamp} {s.note}"})
+    if state and state != node.todo:
+        todo, done = file_keywords(memex, node.file)
+        if state not in todo + done:
+            alt = next((k for k in todo + done if k.upper().startswith(state[:5])), None)
+            if alt is None:
+                return _reply(f"{node.file} has no {state} keyword (it allows "
+                              f"{', '.join(todo + done)}); nothing was changed.")
+            state = alt
+        steps.append({"op": "todo", "ref": ref, "state": state})
+    if not steps and state and state == node.todo:
+        return _reply(f"{node.title} is already {state} ({cite(node)}). Nothing was changed.")
+    if not steps and explicit:
+        return _reply(f"What should change on {node.title} ({cite(node)})? I read no date, "
+                      "state, tag, priority, effort or note in that. Nothing was changed.")
+    if not steps:
+        return _reply(f"That is already on your list: {' '.join(x for x in (node.todo, node.title) if x)}"
+                      f" ({cite(node)}). Nothing was changed.")
+    return {"action": "memex", "op": "gtd", "path": node.file, "steps": steps,
+            "summary": f"update {node.title!r}"}
+
+
+def _verb_matches(s: Slots, node: Node) -> bool:
+    """A report in the past tense of the task's own verb ("watered" / "Water the plants",
+    "rent is paid" / "Pay rent")."""
+    lead = re.match(r"\s*([a-z]+)", node.title, re.I)
+    if not lead:
+        return False
+    verb = stem(lead.group(1))
+    return any(past_verb(w) == verb for w in re.findall(r"[a-z]+", s.title.lower()))
+
+
+def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
+    """The proposal for one GTD clause."""
+    text = re.sub(r"^\s*/gtd\b\s*", "", text)
+    if is_question(text):
+        return _reply(answer(memex, text, now))
+    nodes = all_nodes(memex)
+    tags = frozenset(t for n in nodes for t in n.tags)
+    s = parse_clause(text, now, known_tags=tags, week_start=week_start_of(memex.settings))
+    if s.capture_cue:
+        return _capture(memex, s, nodes)
+    r = resolve_ref(memex, s.ref_text, nodes=nodes)
+    explicit = bool(s.note or s.shift or s.ref_verb in _STRICT_VERBS
+                    or s.state in ("DONE", "CANCELLED", "TODO", "NEXT")
+                    or _PRONOUN_MOVE.search(text))
+    good = r.node is not None and (r.exact or _cover(r, s) >= MIN_REF_COVER)
+    if explicit:
+        if r.ambiguous:
+            return _which(r, "")
+        if not good:
+            return _not_found(r, s.ref_text or text)
+        return _modify(memex, r.node, s, state=s.state, explicit=True)  # type: ignore[arg-type]
+    strong = good and bool(r.node.todo) and r.node.todo_type != "done" and (  # type: ignore[union-attr]
+        r.strong or _verb_matches(s, r.node))  # type: ignore[arg-type]
+    if s.state is None and strong and _verb_matches(s, r.node):  # type: ignore[arg-type]
+        return _modify(memex, r.node, s, state="DONE")  # type: ignore[arg-type]
+    if s.past and s.state is None:
+        if strong:
+            return _modify(memex, r.node, s, state="DONE")  # type: ignore[arg-type]
+        if r.ambiguous:
+            return _which(r, " (to mark done)")
+        if not s.changes():
+            return _not_found(r, s.ref_text or text)
+    if strong and (s.changes() or not (s.weak_cue or s.ref_verb)):
+        return _modify(memex, r.node, s, state=s.state)  # type: ignore[arg-type]
+    return _capture(memex, s, nodes)
+
+
+def _cover(r: Resolution, s: Slots) -> float:
+    return r.q_cover if r.node is not None else 0.0

@@ -1,0 +1,360 @@
+"""Questions over the GTD lists, answered read-only from the index.
+
+First the sentence form: a question (interrogative word, auxiliary-first, "show/list…",
+question mark) never writes.  Then its slots: a state (waiting, done, cancelled, open), a
+priority, the memex's own tags named in it (errands, work, home, someday…), a scope (a
+project or heading: "in the flaky test project"), a kind (when is X due, the next step on
+X).  The answer names every item with its file:line."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import TYPE_CHECKING
+
+from .gtd_refs import Resolution, all_nodes, cite, resolve_ref, score_nodes
+from .gtd_slots import STOP, stem, words
+
+if TYPE_CHECKING:
+    from ..memex import Memex
+    from ..memory.nodes import Node
+
+__all__ = ["answer", "is_question"]
+
+MAX_ROWS = 25
+
+_WH = re.compile(r"^(?:what|what's|whats|which|when|where|who|how|why|whose|wat)\b", re.I)
+_AUX = re.compile(r"^(?:did\s+(?:i|you|we|they|he|she|it|the|anything|any|someone|anyone)\b|"
+                  r"do|does|is|are|was|were|have|has|had|am|any|anything|got\s+any|"
+                  r"have\s+i\s+got|is\s+there|are\s+there|can\s+i|should\s+i)\b", re.I)
+_SHOW = re.compile(r"^(?:please\s+)?(?:show|list|give\s+me|tell\s+me|display|find|see|"
+                   r"let\s+me\s+see|what\s+about|remind\s+me\s+(?:what|which|when|how)|"
+                   r"i\s+(?:want|need|'d\s+like)\s+to\s+(?:see|know))\b", re.I)
+_POLITE = re.compile(r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?!tell|show|list|"
+                     r"find|remind\s+me\s+(?:what|which|when))", re.I)
+
+
+def is_question(text: str) -> bool:
+    """True when the clause asks rather than tells (its form, not its topic)."""
+    t = " ".join(text.replace("’", "'").split()).strip()
+    low = t.lower()
+    if not t:
+        return False
+    if _POLITE.match(low):
+        return t.endswith("?") and not re.search(
+            r"\b(?:add|put|remind|mark|move|set|tag|schedule|cancel|capture)\b", low)
+    if t.endswith("?"):
+        return True
+    return bool(_WH.match(low) or _SHOW.match(low) or _AUX.match(low))
+
+
+# -- the question's slots -----------------------------------------------------------------
+_WAITING = re.compile(r"\bwait(?:ing)?\b|\bhear(?:d)?\s+back\b|\bblocked\b|\bdelegated\b|"
+                      r"\bchase\b|\bowe[sd]?\s+me\b", re.I)
+_CANCEL = re.compile(r"\bcancel\w*|\bdropped\b|\bscrapped\b|\babandoned\b|\bgave\s+up\b|"
+                     r"\bditched\b", re.I)
+_DONE = re.compile(r"\b(?:done|finished|completed?|accomplished|closed|close\s+out|"
+                   r"wrapped\s+up|wrap\s+up|got\s+through|ticked\s+off|"
+                   r"did\s+i\s+(?:do|finish|complete|get))\b", re.I)
+_PRIO = re.compile(r"\bpriority\s+(?P<a>[abc])\b|\b(?P<b>[abc])[- ]priority\b|\[#(?P<c>[abc])\]|"
+                   r"\b(?P<d>high(?:est)?|top|urgent|important|low(?:est)?|medium)[- ]priority\b|"
+                   r"\b(?P<e>urgent)\b", re.I)
+_PRIO_WORD = {"high": "A", "highest": "A", "top": "A", "urgent": "A", "important": "A",
+              "low": "C", "lowest": "C", "medium": "B"}
+_NEXT = re.compile(r"\bnext\s+(?:step|action|thing|task|move)s?\b|"
+                   r"\b(?:do|work\s+on|tackle|start)\s+next\b", re.I)
+_PROJECTS = re.compile(r"\b(?:which|what|list|show|my|active|open|current)\b.*\bprojects\b",
+                       re.I)
+_WHEN = re.compile(r"^\s*(?:when|by\s+when|what\s+(?:day|date|time))\b|\bwhat(?:'s|\s+is)\s+"
+                   r"the\s+(?:deadline|due\s+date)\b|\bhow\s+long\s+(?:until|till|do\s+i\s+have)\b",
+                   re.I)
+_SCOPE = re.compile(r"\b(?:in|on|for|of|under|from|about|within)\s+(?:the\s+|my\s+|our\s+)?"
+                    r"(?P<s>[^?.!,]+?)(?:\s+(?:project|list|file|heading|area))?\s*"
+                    r"(?:that\b.*|which\b.*|still\b.*|left\b.*)?[?.!]*$", re.I)
+_QWORDS = frozenset("""what whats which when where who how why show list give tell display find
+see let know any anything got left open remaining outstanding pending sitting there here
+things thing stuff items item tasks task todo todos next step steps action actions end up
+ended end did get got do i me my mine have has are is was the a an in on for of about
+right now currently still yet more all every sitting lying hanging around up
+""".split())
+
+
+def _known_tags(nodes: list[Node]) -> dict[str, str]:
+    """stem -> tag, for every tag the memex uses."""
+    out: dict[str, str] = {}
+    for n in nodes:
+        for t in n.tags:
+            out.setdefault(stem(t.lstrip("@")), t)
+    return out
+
+
+def _is_open(n: Node) -> bool:
+    return bool(n.todo) and n.todo_type != "done"
+
+
+def _containers(nodes: list[Node]) -> list[Node]:
+    """Nodes that hold others (projects, headings with children)."""
+    parents = {(n.file, tuple(n.outline[:k])) for n in nodes for k in range(1, len(n.outline) + 1)}
+    return [n for n in nodes if (n.file, (*n.outline, n.title)) in parents
+            or "project" in n.tags]
+
+
+def _under(nodes: list[Node], scope: Node) -> list[Node]:
+    path = [*scope.outline, scope.title]
+    return [n for n in nodes if n.file == scope.file and n.outline[:len(path)] == path]
+
+
+def _scope_of(text: str, nodes: list[Node]) -> tuple[Node | None, set[str]]:
+    """The project or heading a question is about, and the words that named it."""
+    from .gtd_slots import DATE_RE
+
+    m = _SCOPE.search(DATE_RE.sub(" ", text))
+    if not m:
+        return None, set()
+    phrase = m.group("s")
+    ws = [w for w in words(phrase) if w not in {stem(x) for x in _QWORDS}]
+    if not ws:
+        return None, set()
+    wants_project = bool(re.search(r"project", text, re.I))
+    with_tasks = {(n.file, tuple(n.outline[:k])) for n in nodes if n.todo
+                  for k in range(1, len(n.outline) + 1)}
+    q = set(ws)
+    best: tuple[tuple, Node] | None = None
+    for n in _containers(nodes):
+        # a container's file name counts as its title words (projects/blog-migration.org)
+        base = re.sub(r"[-_/]", " ", n.file.rsplit("/", 1)[-1].removesuffix(".org"))
+        hay = set(words(n.title)) | (set(words(base)) if n.level == 1 else set())
+        cover = len(q & hay) / len(q)
+        holds = (n.file, (*n.outline, n.title)) in with_tasks
+        key = (cover, wants_project and "project" in n.tags, holds, -n.level, -len(hay))
+        if cover >= 0.5 and holds and (best is None or key > best[0]):
+            best = (key, n)
+    return (best[1], q) if best else (None, set())
+
+
+def _dates(n: Node) -> str:
+    parts = [f"{k} {v}" for k, v in (("scheduled", n.scheduled), ("deadline", n.deadline),
+                                     ("closed", n.closed)) if v]
+    return f" — {', '.join(parts)}" if parts else ""
+
+
+def _row(n: Node) -> str:
+    head = " ".join(x for x in (n.todo, f"[#{n.priority}]" if n.priority else None, n.title) if x)
+    tags = f" :{':'.join(n.local_tags)}:" if n.local_tags else ""
+    return f"- {head}{tags}{_dates(n)} ({cite(n)})"
+
+
+def _rows(title: str, items: list[Node], empty: str) -> str:
+    if not items:
+        return empty
+    lines = [f"{title} ({len(items)}):", *(_row(n) for n in items[:MAX_ROWS])]
+    if len(items) > MAX_ROWS:
+        lines.append(f"- … and {len(items) - MAX_ROWS} more")
+    return "\n".join(lines)
+
+
+def _candidates(r: Resolution) -> str:
+    return "\n".join(_row(n) for n in r.candidates[:6])
+
+
+def _status(memex: Memex, text: str, nodes: list[Node]) -> str:
+    """Where one item stands ("did I finish X?", "is X done?")."""
+    ref = re.sub(r"^\s*(?:did|have|has|is|are|was|were)\s+(?:i|we|you|they|he|she)?\s*"
+                 r"(?:already|ever|actually)?\s*|\b(?:finish(?:ed)?|complete[d]?|done|closed?|"
+                 r"cancell?ed|sorted|paid|sent|bought|yet|already|status\s+of|where\s+am\s+i\s+"
+                 r"with)\b|\?", " ", text,
+                 flags=re.I)
+    r = resolve_ref(memex, ref, nodes=[n for n in nodes if n.todo] or nodes)
+    if r.node is None and not r.candidates:
+        return f"I found no task matching {ref.strip()!r} (searched titles for: " \
+               f"{' '.join(r.searched)})."
+    items = [r.node] if r.node else r.candidates
+    out = []
+    for n in items:
+        if n.todo_type == "done":
+            what = f"{n.todo}" + (f", closed {n.closed}" if n.closed else "")
+        else:
+            what = f"still {n.todo or 'open'}" + _dates(n)
+        out.append(f"{n.title}: {what} ({cite(n)})")
+    return ("" if r.node else "Several tasks match; which one:\n") + "\n".join(out)
+
+
+def _when(memex: Memex, text: str, nodes: list[Node]) -> str:
+    ref = re.sub(r"^\s*(?:when|by\s+when)\s+(?:is|are|was|do|does|did|should|must|will|have|"
+                 r"has)?\s*(?:i|we)?\s*(?:have\s+to|need\s+to|got\s+to|supposed\s+to|meant\s+to)?"
+                 r"|\b(?:due|deadline|scheduled|happening|planned)\b|\?", " ", text, flags=re.I)
+    r = resolve_ref(memex, ref, nodes=[n for n in nodes if n.todo] or nodes)
+    if r.node is None and not r.candidates:
+        return f"I found no task matching {ref.strip()!r} (searched titles for: " \
+               f"{' '.join(r.searched)})."
+    items = [r.node] if r.node else r.candidates
+    out = []
+    for n in items:
+        d = []
+        if n.deadline:
+            d.append(f"due {n.deadline}")
+        if n.scheduled:
+            d.append(f"scheduled {n.scheduled}")
+        if n.closed:
+            d.append(f"closed {n.closed}")
+        what = ", ".join(d) or "has no date"
+        out.append(f"{n.title}: {what} ({cite(n)})")
+    head = "" if r.node else "Several tasks match; which one:\n"
+    return head + "\n".join(out)
+
+
+_OVERDUE = re.compile(r"\b(?:overdue|slip(?:ped)?\s+past|missed|late|behind\s+on|past\s+due)\b",
+                      re.I)
+_STATUS = re.compile(r"^(?:did|have|has)\s+(?:i|we|you|they|he|she)\s+(?:already\s+|ever\s+|"
+                     r"actually\s+)?(?:finish|finished|complete|completed|do|done|close|closed|"
+                     r"sen[dt]|pa(?:y|id)|get|got|sort|sorted)\b"
+                     r"|^(?:is|are|was|were)\s+(?!(?:there|anything|something|any|everything|all)\b)"
+                     r".+?\s+(?:done|finished|complete|completed|closed|"
+                     r"cancell?ed|sorted|paid|sent|bought|\w{3,}ed)\s*(?:yet|already|now)?\s*\??$|\bstatus\s+of\b|^where\s+(?:am\s+i|are\s+we)\s+with\b",
+                     re.I)
+_WEEK = re.compile(r"\b(this|next|the\s+coming)\s+week\b", re.I)
+
+
+def _date_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] | None:
+    """The days a question is about ("this week", "tomorrow", "on friday"), if any."""
+    from .gtd_dates import DATE_RE, resolve_day
+
+    today = now.date()
+    if re.search(r"\b(?:last|past|previous)\s+(?:week|7\s+days|seven\s+days)\b", text, re.I):
+        return today - dt.timedelta(days=7), today, "in the last 7 days"
+    if m := re.search(r"\b(?:next|coming|following)\s+(?:(?P<n>\d+|two|three|four|five|six|seven|"
+                      r"ten|fourteen|thirty)\s+(?P<u>days?|weeks?)|(?P<f>fortnight|month))\b", text,
+                      re.I):
+        words_n = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10,
+                   "fourteen": 14, "thirty": 30}
+        if m.group("f"):
+            days = 14 if m.group("f").lower() == "fortnight" else 30
+        else:
+            n = int(m.group("n")) if m.group("n").isdigit() else words_n[m.group("n").lower()]
+            days = n * (7 if m.group("u").lower().startswith("week") else 1)
+        return today, today + dt.timedelta(days=days), f"in the next {days} days"
+    if m := _WEEK.search(text):
+        if m.group(1).lower() == "this":
+            return today, today + dt.timedelta(days=6 - today.weekday()), "this week"
+        start = today + dt.timedelta(days=7 - today.weekday())
+        return start, start + dt.timedelta(days=6), "next week"
+    for m in DATE_RE.finditer(text):
+        phrase = m.group("day") or m.group("month")
+        d = resolve_day(phrase, now)
+        if d is not None:
+            return d, d, f"{d:%a %d %b}"
+    return None
+
+
+def answer(memex: Memex, text: str, now: dt.datetime) -> str:
+    """The answer to a question about the lists, naming each item (title, file:line)."""
+    nodes = all_nodes(memex)
+    if _WHEN.search(text):
+        return _when(memex, text, nodes)
+    if _STATUS.search(text):
+        return _status(memex, text, nodes)
+    tags = _known_tags(nodes)
+    qstems = words(text)
+    scope, scope_words = _scope_of(text, nodes)
+    named_tags = []
+    verbs = {stem(v) for v in re.findall(r"\b(\w+)\s+on\b", text.lower())}  # "work on"
+    for w in qstems:
+        if w in tags and tags[w] not in named_tags and w != "project" and w not in scope_words \
+                and w not in verbs:
+            named_tags.append(tags[w])
+    if scope is None and not named_tags and _PROJECTS.search(text):
+        projects = memex.active_projects()
+        return _rows("Active projects", projects, "No active projects.")
+    pool = _under(nodes, scope) if scope is not None else nodes
+    pool = [n for n in pool if n.todo] or ([n for n in pool] if scope is not None else [])
+    desc: list[str] = []
+    if scope is None and re.search(r"\b(?:in|on|for|of)\s+(?:the\s+|my\s+)?\S.*\bproject\b", text,
+                                   re.I):
+        projects = memex.active_projects()
+        return ("I found no project matching that; active projects:\n"
+                + "\n".join(_row(p) for p in projects))
+    if _NEXT.search(text):
+        if scope is None:
+            ranked = [n for n in nodes if n.todo == "NEXT"]
+            return _rows("Next actions", ranked, "No NEXT actions.")
+        opens = [n for n in pool if _is_open(n)]
+        ranked = sorted(opens, key=lambda n: (n.todo != "NEXT", n.todo == "WAITING", n.line))
+        if not ranked:
+            return f"{scope.title} ({cite(scope)}) has no open tasks — decide its next action."
+        first = ranked[0]
+        return (f"Next step for {scope.title}: {first.title} ({cite(first)})\n"
+                + _rows("Open tasks there", ranked, ""))
+    if _CANCEL.search(text):
+        pool = [n for n in pool if n.todo and n.todo.upper().startswith("CANCEL")]
+        desc.append("cancelled")
+    elif _WAITING.search(text):
+        pool = [n for n in pool if n.todo == "WAITING"]
+        desc.append("waiting")
+    elif _DONE.search(text) and not re.search(r"\b(?:not|still|left|remaining|open)\b", text,
+                                              re.I):
+        pool = [n for n in pool if n.todo_type == "done"
+                and not (n.todo or "").upper().startswith("CANCEL")]
+        desc.append("done")
+    else:
+        pool = [n for n in pool if _is_open(n)]
+        desc.append("open")
+    if _OVERDUE.search(text) and desc[0] == "open":
+        today = now.date()
+
+        def late(n: Node) -> bool:
+            from ..org.timestamps import parse_timestamp
+
+            for raw in (n.deadline, n.scheduled):
+                ts = parse_timestamp(raw) if raw else None
+                if ts is not None and ts.start.date() < today:
+                    return True
+            return False
+
+        pool = [n for n in pool if late(n)]
+        desc.append("overdue")
+    elif span := _date_span(text, now):
+        lo, hi, label = span
+        closed = desc[0] in ("done", "cancelled")
+        if closed and label == "this week":  # what got done so far this week
+            lo, hi = now.date() - dt.timedelta(days=now.weekday()), now.date()
+        due_only = bool(re.search(r"\b(?:due|deadlines?)\b", text, re.I)) and not closed
+        sched_only = bool(re.search(r"\bscheduled\b", text, re.I)) and not due_only \
+            and not closed
+
+        def hit(n: Node) -> bool:
+            from ..org.timestamps import parse_timestamp
+
+            raws = [n.closed] if closed else \
+                ([] if sched_only else [n.deadline]) + ([] if due_only else [n.scheduled])
+            for raw in raws:
+                ts = parse_timestamp(raw) if raw else None
+                if ts is not None and lo <= ts.start.date() <= hi:
+                    return True
+            return False
+
+        pool = [n for n in pool if hit(n)]
+        desc.append(("closed " if closed else "due " if due_only else "scheduled "
+                     if sched_only else "dated ") + label)
+    if m := _PRIO.search(text):
+        lvl = (m.group("a") or m.group("b") or m.group("c") or "").upper() or \
+            _PRIO_WORD[(m.group("d") or m.group("e")).lower()]
+        pool = [n for n in pool if n.priority == lvl]
+        desc.append(f"priority {lvl}")
+    if named_tags:
+        pool = [n for n in pool if any(t in n.tags for t in named_tags)]
+        desc.append("tagged " + ", ".join(named_tags))
+    if scope is not None:
+        pool = [n for n in pool if n.key != scope.key]
+        desc.append(f"in {scope.title}")
+    if len(desc) == 1 and scope is None and not named_tags:
+        # no list named: the question's own words against the titles
+        rest = [w for w in qstems if w not in {stem(x) for x in _QWORDS} and w not in STOP]
+        if rest:
+            hits = [s.node for s in score_nodes(pool or nodes, " ".join(rest)) if s.q_cover >= 0.3]
+            if hits:
+                return _rows(f"Matching {desc[0]} items", hits, "")
+    label = " ".join(desc)
+    label = label[:1].upper() + label[1:]
+    if desc[0] == "done":
+        pool.sort(key=lambda n: n.closed or "", reverse=True)
+    return _rows(label, pool, f"Nothing {' '.join(desc)}.")

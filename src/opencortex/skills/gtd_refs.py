@@ -1,0 +1,154 @@
+"""Which existing entry a request means: an ID, ``FILE:LINE``, ``FILE::Outline``, a quoted or
+exact title, or a partial / paraphrased title ("the NAS thing") matched by stemmed words,
+weighted by how rare each word is among the memex's titles.  Open tasks are preferred over
+finished ones and over notes; two close candidates are an ambiguity, never a guess."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .gtd_slots import words
+
+if TYPE_CHECKING:
+    from ..memex import Memex
+    from ..memory.nodes import Node
+
+__all__ = ["Resolution", "all_nodes", "cite", "resolve_ref", "score_nodes"]
+
+AMBIGUOUS = 0.85
+"""A runner-up scoring at least this share of the best makes the reference ambiguous."""
+STRONG_QUERY = 0.55
+STRONG_TITLE = 0.3
+"""A match is strong (safe to act on without an explicit verb) when it covers at least
+this share of the request's words and of the title's words (idf-weighted)."""
+
+
+def cite(n: Node) -> str:
+    return f"{n.file}:{n.line}" + (f" id:{n.id}" if n.id else "")
+
+
+def all_nodes(memex: Memex) -> list[Node]:
+    """Every headline in the index (session records aside)."""
+    return [n for n in memex.store.find([]) if not n.file.startswith("sessions/")]
+
+
+@dataclass
+class Scored:
+    node: Node
+    score: float
+    q_cover: float
+    t_cover: float
+
+
+@dataclass
+class Resolution:
+    node: Node | None = None
+    candidates: list[Node] = field(default_factory=list)
+    searched: list[str] = field(default_factory=list)
+    why: str = ""
+    strong: bool = False
+    exact: bool = False
+    q_cover: float = 0.0
+    """How much of the request's words the best title covers (idf-weighted)."""
+
+    @property
+    def ambiguous(self) -> bool:
+        return self.node is None and len(self.candidates) > 1
+
+
+def _kind_weight(n: Node) -> float:
+    if n.todo and n.todo_type != "done":
+        return 1.0
+    if n.todo:
+        return 0.7
+    return 0.5
+
+
+def score_nodes(nodes: list[Node], query: str) -> list[Scored]:
+    """Nodes sharing words with ``query``, best first."""
+    q = set(words(query))
+    if not q:
+        return []
+    titles = {n.key: set(words(n.title)) for n in nodes}
+    df = Counter(w for ws in titles.values() for w in ws)
+    total = max(len(nodes), 1)
+
+    def idf(w: str) -> float:
+        return math.log(1 + total / (1 + df.get(w, 0)))
+
+    q_mass = sum(idf(w) for w in q)
+    out: list[Scored] = []
+    for n in nodes:
+        t = titles[n.key]
+        hit = q & t
+        if not hit:
+            continue
+        h = sum(idf(w) for w in hit)
+        qc, tc = h / q_mass, h / max(sum(idf(w) for w in t), 1e-9)
+        f = 2 * qc * tc / (qc + tc)
+        out.append(Scored(n, f * _kind_weight(n), qc, tc))
+    out.sort(key=lambda s: (-s.score, s.node.file, s.node.line))
+    return out
+
+
+_ID = re.compile(r"^(?:id:)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+_LOC = re.compile(r"^[\w./-]+\.org(?::\d+|::.+)$")
+
+
+def _explicit(text: str) -> str | None:
+    """An ID, FILE:LINE, FILE::Outline or quoted title inside ``text``."""
+    for tok in re.findall(r"\S+", text):
+        tok = tok.strip(".,;!?()")
+        if _ID.match(tok) or _LOC.match(tok):
+            return tok
+    m = re.search(r"[\"“«]([^\"”»]{3,})[\"”»]", text)
+    return m.group(1).strip() if m else None
+
+
+def resolve_ref(memex: Memex, text: str, *, nodes: list[Node] | None = None,
+                tasks_only: bool = False, open_only: bool = False) -> Resolution:
+    """The entry ``text`` refers to, or why none could be chosen."""
+    from ..errors import NodeNotFoundError
+
+    if ex := _explicit(text):
+        try:
+            n = memex.resolve(ex)
+            return Resolution(n, [n], [ex], strong=True, exact=True, q_cover=1.0)
+        except NodeNotFoundError as e:
+            hits = memex.store.nodes_by_ref(ex)
+            if len(hits) > 1:
+                open_ = [h for h in hits if h.todo and h.todo_type != "done"]
+                if len(open_) == 1:
+                    return Resolution(open_[0], [open_[0]], [ex], strong=True, exact=True,
+                                      q_cover=1.0)
+                return Resolution(None, hits, [ex], why=str(e))
+            if _ID.match(ex) or _LOC.match(ex):
+                return Resolution(None, [], [ex], why=str(e))
+    pool = nodes if nodes is not None else all_nodes(memex)
+    if tasks_only:
+        pool = [n for n in pool if n.todo]
+    if open_only:
+        pool = [n for n in pool if n.todo and n.todo_type != "done"]
+    searched = sorted(set(words(text)))
+    exact = [n for n in pool if n.title.casefold() == text.strip().casefold()]
+    if exact:
+        best = sorted(exact, key=_kind_weight, reverse=True)
+        return Resolution(best[0], best, searched, strong=True, exact=True, q_cover=1.0)
+    scored = score_nodes(pool, text)
+    if not scored:
+        return Resolution(None, [], searched, why="no title shares a word with "
+                          + (" ".join(searched) or repr(text)))
+    top = scored[0]
+    close = [s for s in scored if s.score >= AMBIGUOUS * top.score
+             or (abs(s.q_cover - top.q_cover) < 0.01 and _kind_weight(s.node)
+                 == _kind_weight(top.node))]  # the same words matched: no reason to choose
+    strong = (top.q_cover >= STRONG_QUERY and top.t_cover >= STRONG_TITLE) or (
+        top.q_cover >= 0.9 and top.t_cover >= 0.2)  # every word said is in that one title
+    if len(close) > 1:
+        return Resolution(None, [s.node for s in close[:6]], searched, strong=strong,
+                          why="several titles match equally well", q_cover=top.q_cover)
+    return Resolution(top.node, [top.node], searched, strong=strong, q_cover=top.q_cover)

@@ -1,0 +1,550 @@
+"""GTD slots from one clause: dates and times, SCHEDULED vs DEADLINE, repeaters, priority,
+tags, effort, state changes, a note, a date shift, and what is left as the entry's title.
+
+Each extractor finds a span of the clause by the *form* of the words (a date, a duration, a
+repeater), fills its slot and marks the span; the title is the clause with the marked spans
+and the request wrapper ("remind me to", "put … on my list") removed and nothing else.
+Everything is relative to a given ``now``; no I/O, no model.  Dates and times themselves
+are read by :mod:`.gtd_dates`.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+
+from .gtd_dates import (
+    _DL_CUE,
+    _NUM_RE,
+    _ORD,
+    _UNIT,
+    _WD_RE,
+    DATE_RE,
+    WD,
+    _num,
+    add_months,
+    coming,
+    parse_time,
+    resolve_day,
+)
+
+__all__ = ["Slots", "parse_clause", "past_verb", "resolve_day", "stem", "words"]
+
+
+@dataclass
+class Slots:
+    """What one clause asks for (None: the clause says nothing about it)."""
+
+    title: str = ""
+    scheduled: dt.date | dt.datetime | None = None
+    deadline: dt.date | dt.datetime | None = None
+    repeater: str | None = None
+    repeat_on: str | None = None
+    """``scheduled`` or ``deadline``: which date the repeater belongs to."""
+    shift: tuple[int, str] | None = None
+    """Move an existing date by (n, unit d/w/m/y); n < 0 brings it forward."""
+    shift_kind: str | None = None
+    priority: str | None = None
+    """A, B, C, or ``none`` (remove)."""
+    tags: list[str] = field(default_factory=list)
+    effort: str | None = None
+    """Org duration H:MM."""
+    state: str | None = None
+    """A TODO keyword asked for (DONE, CANCELLED, WAITING, NEXT, TODO)."""
+    note: str | None = None
+    capture_cue: bool = False
+    """An explicit request to record something new (remind me, jot down, add …)."""
+    weak_cue: bool = False
+    """I have to / I need to / I should: new, unless it names an existing task."""
+    ref_verb: str | None = None
+    """A verb acting on an existing item (mark, move, push, tag, cancel…)."""
+    past: bool = False
+    """The clause reports something finished in the past tense (watered, sent…)."""
+    wants_deadline: bool = False
+    """The clause names the deadline ("push the deadline", "due date")."""
+    ref_text: str = ""
+    """The words naming the item (the title minus request/ref verbs)."""
+    spans: list[tuple[int, int]] = field(default_factory=list)
+
+    def changes(self) -> bool:
+        return any(v is not None for v in (self.scheduled, self.deadline, self.repeater,
+                                           self.shift, self.priority, self.effort,
+                                           self.state, self.note)) or bool(self.tags)
+
+
+# -- words -----------------------------------------------------------------------------
+STOP = frozenset("""a an and as at be by for from in into is it its it's of on or the to with
+my me i i'm i'd i've im id mine please that this those these one ones thing things stuff
+task tasks todo item items entry so then just also all any some about up out over off
+should would will shall must can could need needs have has had got get do does did done
+still really actually now again too very much more just that's thats there their they them
+not after doing going anymore anyway
+him her his she he we us our you your yours was were been being am are
+""".split())
+
+
+def stem(w: str) -> str:
+    """A crude English stem: enough that iterators/iterator, watered/water, one-pager/
+    one-page and migration/migrate meet."""
+    w = w.lower().strip("'’")
+    w = re.sub(r"['’]s$", "", w)
+    for _ in range(3):  # to a fixed point, so watered -> water -> wat meets water -> wat
+        if len(w) <= 3 or w.isdigit():
+            return w
+        before = w
+        for suf in ("ations", "ation", "ates", "ated", "ate", "ings", "ing", "ions", "ion",
+                    "ers", "er", "ed", "es", "s", "e", "y", "ly"):
+            if w.endswith(suf) and len(w) - len(suf) >= 3:
+                w = w[: -len(suf)]
+                break
+        if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiou":  # planned -> plan
+            w = w[:-1]
+        if w == before:
+            break
+    return w
+
+
+def words(text: str, *, keep_stop: bool = False) -> list[str]:
+    """Stemmed content words (hyphenated words also give their parts)."""
+    out: list[str] = []
+    toks = [t.strip(".") for t in re.findall(r"[\w][\w'’.-]*[\w]|\w", text.lower())]
+    for i, tok in enumerate(toks):
+        parts = [tok] + ([*tok.split("-"), tok.replace("-", "")] if "-" in tok else [])
+        if i + 1 < len(toks) and toks[i + 1] in _PARTICLES:
+            parts.append(tok + toks[i + 1])  # "set up" meets "setup", "back up" "backup"
+        for p in parts:
+            if p and (keep_stop or p not in STOP):
+                out.append(stem(p))
+    return out
+
+
+_PARTICLES = frozenset("up out off over down in".split())
+
+
+# -- the other slots ---------------------------------------------------------------------
+_REPEAT_RE = re.compile(
+    r"\b(?:every\s+other\s+(?P<other>day|week|month|year)"
+    rf"|(?:every|each)\s+(?P<n>{_NUM_RE})\s+(?P<nu>day|week|month|year)s"
+    r"|(?:every|each)\s+(?P<one>day|week|month|year|morning|evening|night|fortnight)"
+    r"|(?P<ly>daily|nightly|weekly|fortnightly|biweekly|monthly|yearly|annually)"
+    r"(?=\s*(?:$|[,.;!?]|(?:on|at|from|starting|until|in|for|and|then)\b))"
+    rf"|(?:every|each)\s+(?P<wd>{_WD_RE})s?(?:\s+(?:morning|afternoon|evening|night)s?)?"
+    rf"|(?:on\s+)?(?P<wdp>{_WD_RE})s(?:\s+(?:morning|afternoon|evening|night)s?)?"
+    rf"|(?:on\s+)?(?P<wdq>{_WD_RE})\s+(?:morning|afternoon|evening|night)s"
+    r"|(?:on\s+)?the\s+(?P<ord>first|second|third|fourth|fifth|last|\d{1,2}(?:st|nd|rd|th))"
+    r"\s+(?:day\s+)?of\s+(?:every|each|the)\s+month"
+    r"|(?:every|each)\s+month\s+on\s+the\s+(?P<ord2>\d{1,2}(?:st|nd|rd|th)|first|last))\b",
+    re.I)
+_EFFORT_RE = re.compile(
+    r"(?:\b(?:should|will|would|might|may|could|it'?ll|it\s+will|going\s+to|gonna)\s+)?"
+    r"(?:\b(?:take|takes|taking|need|needs|last|lasts|be|is|'s)\s+(?:me\s+|us\s+)?|"
+    r"\b(?:effort|estimate[ds]?|est\.?|budget)\s*(?:of|is|at|:|to)?\s*)"
+    r"(?:(?:about|around|roughly|approx(?:imately)?|maybe|~|like|at\s+most|under|a\s+good)\s+)?"
+    r"(?P<dur>(?:half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|"
+    rf"{_NUM_RE}\s*(?:and\s+a\s+half\s+)?(?:hours?|hrs?|h)(?:\s+(?:and\s+)?{_NUM_RE}\s*"
+    rf"(?:minutes?|mins?|m))?|{_NUM_RE}\s*(?:minutes?|mins?|m)\b|\d+:\d\d\s*(?:hours?|h)?))"
+    r"(?:\s+(?:or\s+so|tops|max|of\s+work))?", re.I)
+_EFFORT_FOR = re.compile(
+    r"(?:\b(?:set|put|make|change)\s+)?(?:the\s+|an?\s+)?\b(?:effort|estimate|time\s+estimate)\s+"
+    r"(?:for|on|of)\s+(?P<ref>.+?)\s+(?:to|at|as|is|=)\s+(?:about\s+|around\s+)?"
+    r"(?P<dur>half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|"
+    rf"{_NUM_RE}\s*(?:hours?|hrs?|h|minutes?|mins?|m)\b(?:\s+(?:and\s+)?{_NUM_RE}\s*"
+    r"(?:minutes?|mins?|m)\b)?|\d+:\d\d)", re.I)
+_EFFORT_POST = re.compile(
+    r"(?:\b(?:add|set|put|give|log)\s+)?(?:an?\s+)?(?:effort\s+of\s+)?(?P<dur>half\s+an?\s+hour|"
+    rf"an?\s+hour\s+and\s+a\s+half|{_NUM_RE}\s*(?:hours?|hrs?|h|minutes?|mins?|m)\b)"
+    r"\s+(?:of\s+)?(?:effort|estimated?|estimate)\b(?:\s+(?:to|on|for)\b)?", re.I)
+_PRIO_RE = re.compile(
+    r"\b(?:(?:as|at|with|a|an|to)\s+)?(?P<lvl>high(?:est)?|top|urgent|important|critical|"
+    r"medium|normal|mid|low(?:est)?)(?:[- ]priority|\s+prio)\b"
+    r"|\bpriority\s+(?:to\s+|of\s+|is\s+)?(?P<lvl2>a|b|c|high|medium|low)\b"
+    r"|\b(?:(?:as|at|to|an?)\s+)?(?P<lvl3>a|b|c)[- ]priority\b"
+    r"|\[#(?P<lvl4>[abc])\]"
+    r"|\b(?P<none>no|remove\s+the|drop\s+the|clear\s+the)\s+priority\b"
+    r"|(?:,\s*|\b(?:it'?s|this\s+is|that'?s)\s+)(?P<urg>urgent|top\s+priority)\b"
+    r"|^(?P<urg2>urgent)\s*[:,-]?", re.I)
+_PRIO_MAP = {"high": "A", "highest": "A", "top": "A", "urgent": "A", "important": "A",
+             "critical": "A", "medium": "B", "normal": "B", "mid": "B", "low": "C",
+             "lowest": "C", "a": "A", "b": "B", "c": "C"}
+_TAG_RE = re.compile(
+    r"(?:(?<=\s)|^)#(?P<hash>[A-Za-z][\w-]*)"
+    r"|(?:(?<=\s)|^)(?P<at>@[A-Za-z][\w-]*)"
+    r"|\b(?:and\s+)?tag(?:ged|\s+(?:it|this|that|them))?\s+(?:as\s+|with\s+)?(?P<tag>[\w@-]+"
+    r"(?:\s*(?:,|and)\s*[\w@-]+)*)"
+    r"|\b(?:an?|the)\s+(?P<tag2>[\w@-]+)\s+tag\b", re.I)
+_NOTE_RE = re.compile(
+    r"^(?:please\s+)?(?:add|append|put|attach|write|jot)\s+(?:a\s+|this\s+|the\s+)?"
+    r"(?:note|comment|remark)s?\s+(?:to|on|under|for)\s+(?P<ref>.+?)\s*(?::|—|–|\s-\s|,\s*(?:saying|that))\s*(?P<note>.+)$"
+    r"|^(?:note|comment)\s+(?:on|for)\s+(?P<ref2>.+?)\s*[:—–]\s*(?P<note2>.+)$"
+    r"|^(?:please\s+)?(?:add|append)\s+to\s+(?P<ref3>.+?)\s*(?::|\bthat\b)\s*(?P<note3>.+)$",
+    re.I | re.S)
+_SHIFT_RE = re.compile(
+    rf"\b(?P<dir>back|out|forward|ahead|earlier|later)?\s*by\s+(?P<n>{_NUM_RE})\s+"
+    r"(?P<u>day|week|month|fortnight)s?\b(?:\s+(?P<dir2>later|earlier|back|forward))?"
+    rf"|\b(?P<n2>{_NUM_RE})\s+(?P<u2>day|week|month)s?\s+(?P<dir3>later|earlier)\b", re.I)
+
+_STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
+    ("WAITING", re.compile(r"\bwaiting\s+(?:on|for|to\s+hear)\b|\bwaiting\s*[.!]?$|\b(?:as|to|on)\s+waiting\b|"
+                           r"\bblocked\s+(?:on|by)\b|\bdelegated\s+(?:it\s+)?to\b|"
+                           r"\bhanded\s+(?:it\s+|this\s+|that\s+)?(?:off|over)\s+to\b", re.I)),
+    ("CANCELLED", re.compile(
+        r"^(?:please\s+)?(?:cancel|scrap|ditch|abandon|kill|nix|shelve|bin|drop)\b(?!\s+(?:off|by|in)\b)|"
+        r"\b(?:cancel(?:led|ed)?|scrapped|ditched|abandoned|dropped)\b(?!\s+(?:off|by)\b)|"
+        r"\bforget\s+about\b|\btake\s+.+?\s+off\s+(?:my|the)\s+(?:list|agenda|plate)\b|"
+        r"^(?:please\s+)?(?:remove|delete)\b|\bno\s+longer\s+(?:need(?:ed)?|doing|happening|relevant)\b|"
+        r"\b(?:won'?t|not\s+going\s+to|not\s+gonna)\s+(?:do|happen|bother)\b|"
+        r"\bnot\s+(?:doing|worth\s+doing)\b(?!\s+(?:it\s+)?(?:until|before|till))", re.I)),
+    ("NEXT", re.compile(r"\b(?:as|to)\s+(?:a\s+|the\s+|my\s+)?next(?:\s+action)?\s*$|"
+                        r"\bmake\s+.+?\s+(?:a|the|my)\s+next\s+action\b", re.I)),
+    ("TODO", re.compile(r"\breopen\b|\bnot\s+(?:actually\s+)?done\b|\bmark\s+.+?\s+(?:as\s+)?"
+                        r"(?:todo|open|undone|not\s+done)\b", re.I)),
+    ("DONE", re.compile(
+        r"\b(?:is|are|'s|'m|am|was|were|got|now|all|been)\s+(?:all\s+|now\s+|finally\s+)?(?:done|"
+        r"finished|completed?|sorted(?:\s+out)?|handled|dealt\s+with|taken\s+care\s+of|"
+        r"over\s+with)\b|^(?:i\s+)?(?:just\s+|finally\s+|already\s+)?(?:finished|completed|"
+        r"done\s+with|wrapped\s+up|ticked\s+off|checked\s+off|crossed\s+off|knocked\s+out)\b|"
+        r"\bmark(?:ed)?\s+.+?\s+(?:as\s+)?(?:done|complete(?:d)?|finished)\b|"
+        r"\b(?:tick|check|cross)\s+(?:off\b|.+?\s+off\b)|^(?:done|finished|completed)\s*[:,-]",
+        re.I)),
+]
+_REF_VERB = re.compile(
+    r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?P<v>mark|move|reschedule|postpone|push|"
+    r"delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|label\s+it|prioriti[sz]e|"
+    r"deprioriti[sz]e|make|give|schedule|cancel|scrap|ditch|drop|close|reopen|add\s+a\s+note|"
+    r"append|flag)\b", re.I)
+_STRONG_CAPTURE = re.compile(
+    r"^(?:please\s+|hey\s+|ok(?:ay)?\s+|oh\s+and\s+|also\s+)?(?:can\s+you\s+|could\s+you\s+)?"
+    r"(?P<w>(?:remind|nudge|ping|prompt)\s+me(?:\s+(?:to|that|about)\b)?"
+    r"|don'?t\s+let\s+me\s+forget(?:\s+(?:to|about)\b)?"
+    r"|make\s+sure\s+i\b(?:\s+(?:remember\s+to)\b)?|remember\s+to\b|note\s+to\s+self\s*[:,-]?"
+    r"|(?:jot|write|note|put)\s+(?:this\s+|it\s+)?down\s*[:,-]?|capture(?:\s+this)?\s*[:,-]?"
+    r"|(?:add|create|new)\s+(?:a\s+)?(?:task|todo|reminder|to-do)\s*(?:to|for|:)?"
+    r"|todo\s*[:,-]|inbox\s*[:,-]|task\s*[:,-])\s*", re.I)
+_LIST_WRAP = re.compile(
+    r"^(?:please\s+)?(?:put|add|stick|throw|pop)\s+(?P<x>.+?)\s+(?:on|to|in|onto|into)\s+"
+    r"(?:my|the)\s+(?:todo\s+|to-do\s+|task\s+)?(?:list|inbox|todos?|tasks|agenda)\b", re.I)
+_TAIL_ADD = re.compile(r"\s*[,;.-]?\s*(?:please\s+)?(?:(?:add|capture|note|save|track|log)\s+"
+                       r"(?:that|this|it)(?:\s+(?:for me|please|down|to my list))?|(?:put|stick|"
+                       r"add|throw|pop)\s+(?:that|this|it)\s+(?:on|to|in|onto)\s+(?:my|the)\s+"
+                       r"(?:todo\s+|to-do\s+|task\s+)?(?:list|inbox|todos?))\s*[.!]?\s*$", re.I)
+_WEAK = re.compile(r"^(?P<w>(?:i\s+)?(?:still\s+|really\s+|also\s+)?(?:have\s+to|need\s+to|"
+                   r"must|should|gotta|got\s+to|'ve\s+got\s+to|ought\s+to|want\s+to|"
+                   r"must\s+remember\s+to|want\s+to\s+remember\s+to))\s+", re.I)
+_DEFER = {"snooze", "defer", "postpone", "reschedule", "move", "push", "delay", "bump", "shift"}
+_PAST_TIME = re.compile(r"\b(?:some\s?time|at\s+some\s+point|last\s+(?:night|week|evening)|yesterday(?:\s+(?:morning|evening|"
+                        r"afternoon))?|this\s+morning|earlier(?:\s+today)?|just\s+now|already)\b",
+                        re.I)
+IRREGULAR_PAST = {"did": "do", "made": "make", "sent": "send", "paid": "pay", "bought": "buy",
+                  "wrote": "write", "took": "take", "gave": "give", "went": "go", "rang": "ring",
+                  "got": "get", "found": "find",
+                  "told": "tell", "sold": "sell", "built": "build", "ran": "run",
+                  "brought": "bring", "threw": "throw", "swept": "sweep", "drove": "drive",
+                  "met": "meet", "spoke": "speak", "won": "win", "kept": "keep"}
+
+
+def past_verb(word: str) -> str | None:
+    """The stem of ``word`` when it is a past-tense verb form (watered -> water)."""
+    w = word.lower()
+    if w in IRREGULAR_PAST:
+        return stem(IRREGULAR_PAST[w])
+    if len(w) > 4 and w.endswith("ed") and w not in ("need", "seed", "feed", "speed", "bed",
+                                                     "red", "shed", "bleed", "breed", "weed"):
+        return stem(w)
+    return None
+
+
+# -- the parse -----------------------------------------------------------------------------
+class _Marks:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.mask = [False] * len(text)
+
+    def free(self, a: int, b: int) -> bool:
+        return not any(self.mask[a:b])
+
+    def take(self, a: int, b: int) -> None:
+        for i in range(a, b):
+            self.mask[i] = True
+
+    def search(self, rx: re.Pattern[str]) -> re.Match[str] | None:
+        for m in rx.finditer(self.text):
+            if m.group(0).strip() and self.free(*m.span()):
+                return m
+        return None
+
+    def rest(self) -> str:
+        return "".join(" " if k else c for c, k in zip(self.text, self.mask, strict=True))
+
+
+def _effort(dur: str) -> str | None:
+    d = dur.lower()
+    if re.fullmatch(r"half\s+an?\s+hour", d):
+        return "0:30"
+    if re.fullmatch(r"an?\s+hour\s+and\s+a\s+half", d):
+        return "1:30"
+    if m := re.fullmatch(r"(\d+):(\d\d)\s*(?:hours?|h)?", d):
+        return f"{int(m.group(1))}:{m.group(2)}"
+    mins = 0.0
+    if m := re.search(rf"({_NUM_RE})\s*(and\s+a\s+half\s+)?(?:hours?|hrs?|h)\b", d):
+        mins += _num(m.group(1)) * 60 + (30 if m.group(2) else 0)
+        d = d[m.end():]
+    if m := re.search(rf"({_NUM_RE})\s*(?:minutes?|mins?|m)\b", d):
+        mins += _num(m.group(1))
+    if mins <= 0:
+        return None
+    total = round(mins)
+    return f"{total // 60}:{total % 60:02d}"
+
+
+def _repeater(m: re.Match[str], today: dt.date) -> tuple[str, dt.date | None]:
+    g = m.groupdict()
+    if g["other"]:
+        return f"+2{_UNIT[g['other'].lower()]}", None
+    if g["n"]:
+        return f"+{int(_num(g['n']))}{_UNIT[g['nu'].lower()]}", None
+    if g["one"]:
+        u = g["one"].lower()
+        return ("+1d" if u in ("day", "morning", "evening", "night")
+                else "+2w" if u == "fortnight" else f"+1{_UNIT[u]}"), None
+    if g["ly"]:
+        u = g["ly"].lower()
+        return {"daily": "+1d", "nightly": "+1d", "weekly": "+1w", "fortnightly": "+2w",
+                "biweekly": "+2w", "monthly": "+1m", "yearly": "+1y",
+                "annually": "+1y"}[u], None
+    wd = g["wd"] or g["wdp"] or g["wdq"]
+    if wd:
+        return "+1w", coming(today, [w[:3] for w in WD].index(wd.lower()[:3]), strict=False)
+    o = (g["ord"] or g["ord2"] or "").lower()
+    day = _ORD.get(o) or int(re.sub(r"\D", "", o) or 1)
+    for k in (0, 1, 2):
+        base = add_months(today.replace(day=1), k)
+        last = calendar.monthrange(base.year, base.month)[1]
+        d = base.replace(day=last if day == -1 else min(day, last))
+        if d >= today:
+            return "+1m", d
+    return "+1m", None
+
+
+def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = frozenset(),
+                 week_start: int = 0) -> Slots:
+    """Every slot of ``text`` (one clause), relative to ``now``."""
+    s = Slots()
+    t = " ".join(text.replace("’", "'").split())
+    today = now.date()
+    if m := _NOTE_RE.match(t):
+        s.note = (m.group("note") or m.group("note2") or m.group("note3")).strip()
+        ref = (m.group("ref") or m.group("ref2") or m.group("ref3")).strip()
+        s.ref_verb = "note"
+        s.ref_text = ref
+        s.title = ref
+        return s
+    mk = _Marks(t)
+    if m := _STRONG_CAPTURE.match(t):
+        s.capture_cue = True
+        mk.take(*m.span())
+    if m := _LIST_WRAP.match(t):
+        s.capture_cue = True
+        if m.group("x").lower() in ("it", "this", "that", "these", "those"):
+            mk.take(*m.span())  # "put this on my list: …"
+        else:
+            mk.take(m.start(), m.start("x"))
+            mk.take(m.end("x"), m.end())
+    if m := _TAIL_ADD.search(t):
+        s.capture_cue = True
+        mk.take(*m.span())
+    for name, rx in _STATE_RULES:
+        if rx.search(t):
+            s.state = name
+            break
+    if m := _REF_VERB.match(t):
+        s.ref_verb = m.group("v").lower()
+    elif m := re.search(r"\b(?:moved|pushed|postponed|rescheduled|bumped|shifted|delayed)\b",
+                        t, re.I):
+        s.ref_verb = "move"  # "the X deadline moved to friday"
+    s.wants_deadline = bool(re.search(r"\b(?:deadline|due\s+date)\b", t, re.I))
+    # repeaters first: "every tuesday" is not a one-off "tuesday"
+    if m := mk.search(_REPEAT_RE):
+        s.repeater, first = _repeater(m, today)
+        mk.take(*m.span())
+        if first is not None:
+            s.scheduled = first
+    if m := _EFFORT_FOR.search(t):
+        if (e := _effort(m.group("dur"))) and mk.free(*m.span()):
+            s.effort = e
+            s.ref_verb = "effort"  # "set the effort for X to …" names an existing entry
+            mk.take(m.start(), m.start("ref"))
+            mk.take(m.end("ref"), m.end())
+    if s.effort is None and (m := _EFFORT_POST.search(t)) and mk.free(*m.span()):
+        if e := _effort(m.group("dur")):
+            s.effort = e
+            s.ref_verb = s.ref_verb or "set"
+            mk.take(*m.span())
+    if s.effort is None and (m := mk.search(_EFFORT_RE)):
+        if e := _effort(m.group("dur")):
+            s.effort = e
+            mk.take(*m.span())
+    if m := mk.search(_SHIFT_RE):
+        n = int(_num(m.group("n") or m.group("n2")))
+        u = _UNIT[(m.group("u") or m.group("u2")).lower()]
+        d = (m.group("dir") or m.group("dir2") or m.group("dir3") or "").lower()
+        s.shift = (-n if d in ("forward", "ahead", "earlier") else n, u)
+        mk.take(*m.span())
+    # times, then days (a time binds to the day it is said with)
+    tm = None
+    sched_cue = False
+    until = False  # a date said with "until": a deadline, unless the verb defers
+    m_t = parse_time(mk.rest())
+    if m_t:
+        tm, span = m_t
+        mk.take(*span)
+    for m in list(DATE_RE.finditer(mk.rest())):
+        if not mk.free(*m.span()):
+            continue
+        cue = (m.group("cue") or m.group("mcue") or "").lower()
+        phrase = m.group("day") or m.group("month")
+        day = resolve_day(phrase, now, week_start)
+        if day is None:
+            continue
+        mk.take(*m.span())
+        is_dl = bool(re.fullmatch(_DL_CUE, cue, re.I)) if cue else False
+        if re.match(r"(?:in|into|to|for)$", cue) and m.group("month"):
+            is_dl = False
+        if cue in ("until", "til", "till") and s.scheduled is None:
+            is_dl = True
+            until = True
+        when: dt.date | dt.datetime = day
+        if tm is not None and (s.scheduled is None or is_dl is False):
+            when = dt.datetime.combine(day, tm)
+            tm = None
+        if cue and not is_dl:
+            sched_cue = True
+        if is_dl:
+            s.deadline = when
+        else:
+            s.scheduled = when
+    if s.scheduled is not None and s.deadline is None and not s.repeater and not sched_cue \
+            and re.search(r"\b(?:deadline|due)\b", t, re.I):
+        s.deadline, s.scheduled = s.scheduled, None  # "the deadline for X is friday"
+    if s.ref_verb in _DEFER and until and s.deadline is not None and s.scheduled is None \
+            and not s.wants_deadline:
+        s.scheduled, s.deadline = s.deadline, None  # "snooze X until monday": a new start
+    if tm is not None:  # a time with no day: today, or the repeater's day
+        base = s.scheduled if isinstance(s.scheduled, dt.date) else None
+        day0 = base if base is not None and not isinstance(base, dt.datetime) else today
+        if base is None and dt.datetime.combine(today, tm) < now:
+            day0 = today + dt.timedelta(days=1)
+        s.scheduled = dt.datetime.combine(day0, tm)
+    elif s.scheduled is None and s.deadline is None and re.search(r"\btonight\b", t, re.I):
+        s.scheduled = today
+    if s.repeater:
+        s.repeat_on = "deadline" if s.deadline is not None and s.scheduled is None \
+            else "scheduled"
+        if s.repeat_on == "scheduled" and s.scheduled is None:
+            s.scheduled = today
+    # priority and tags
+    if m := mk.search(_PRIO_RE):
+        g = m.groupdict()
+        if g["none"]:
+            s.priority = "none"
+        else:
+            lvl = (g["lvl"] or g["lvl2"] or g["lvl3"] or g["lvl4"] or g["urg"] or g["urg2"]
+                   or "").lower()
+            s.priority = _PRIO_MAP.get(lvl.split()[0] if lvl else "", "A")
+        mk.take(*m.span())
+    if m := re.search(r"\btag(?:ged)?\b.*?\s(?P<span>(?:as|with)\s+(?P<tags>[\w@-]+"
+                      r"(?:\s*(?:,|and)\s*[\w@-]+)*))\s*[.!]?$", t, re.I):
+        if mk.free(m.start("span"), m.end("span")):
+            s.tags += [x for x in re.split(r"\s*(?:,|\band\b)\s*", m.group("tags")) if x]
+            mk.take(m.start("span"), m.end())
+    for m in list(_TAG_RE.finditer(t)):
+        if not mk.free(*m.span()):
+            continue
+        raw = m.group("hash") or m.group("at") or m.group("tag") or m.group("tag2") or ""
+        names = [x.strip() for x in re.split(r"\s*(?:,|\band\b)\s*", raw) if x.strip()]
+        names = [n for n in names if re.fullmatch(r"@?[\w-]+", n) and n.lower() not in STOP]
+        if names:
+            s.tags += [n.replace("-", "_") if not n.startswith("@") else n for n in names]
+            mk.take(*m.span())
+    # "it's an errand" / "for work" / "at home": a context that is one of the memex's tags
+    if known_tags:
+        rx = re.compile(r"(?:[,.;]\s*|\b)(?:(?:it'?s|its|it\s+is|this\s+is|that'?s)\s+)?"
+                        r"(?:(?:an?|for|at|@|on|to|into|in|under|as)\s+)(?:the\s+)?(?P<w>[\w-]+)"
+                        r"(?:\s*/\s*maybe)?\b\s*[.!]?", re.I)
+        for m in rx.finditer(t):
+            if not mk.free(*m.span()):
+                continue
+            w = m.group("w").lower()
+            hit = next((k for k in known_tags if stem(k) == stem(w) and len(w) > 2), None)
+            if hit and (m.group(0).lower().lstrip(",.; ").startswith(("it", "this", "that"))
+                        or m.end() >= len(t.rstrip(" .!"))):
+                if hit not in s.tags:
+                    s.tags.append(hit)
+                mk.take(*m.span())
+    if m := _PAST_TIME.search(mk.rest()):
+        mk.take(*m.span())
+    rest = mk.rest()
+    if not s.capture_cue and (m := _STRONG_CAPTURE.match(rest.lstrip())):
+        s.capture_cue = True  # "in three days remind me to …"
+        lead = len(rest) - len(rest.lstrip())
+        mk.take(lead, lead + m.end())
+        rest = mk.rest()
+    if re.search(r"\bi\s+(?:still\s+|really\s+|also\s+)?(?:have|need|must|should|gotta)\b",
+                 rest, re.I):
+        s.weak_cue = True
+    if m := _WEAK.match(rest.strip()):
+        s.weak_cue = True
+        lead = len(rest) - len(rest.lstrip())
+        mk.take(lead, lead + m.end())
+        rest = mk.rest()
+    first = re.match(r"\s*(?:i\s+)?(?:just\s+|finally\s+)?([a-z]+)", rest, re.I)
+    if first and past_verb(first.group(1)):
+        s.past = True
+    s.title = _tidy(rest)
+    s.ref_text = _ref_words(s.title)
+    return s
+
+
+_LEAD = re.compile(r"^(?:(?:and|then|so|also|but|oh|ok|okay|please|that|it'?s|its|it\s+is|"
+                   r"is|are|to|about|on|at|by|for|in|the\s+whole\s+thing\s+is|the\s+first\s+one"
+                   r"\s+is|first\s+one\s+is|starting|start(?:ing)?\s+from)\b[\s,:;-]*)+", re.I)
+_TRAIL = re.compile(r"(?:[\s,:;-]+(?:and|then|so|also|but|please|it'?s|its|it\s+is|is|are|"
+                    r"to|on|at|by|for|in|from|the|a|an|of|with|the\s+whole\s+thing\s+is|"
+                    r"first\s+one\s+is|the\s+first\s+one\s+is|starting)\b)+[\s,:;.!-]*$", re.I)
+
+
+def _tidy(rest: str) -> str:
+    t = " ".join(rest.split())
+    t = re.sub(r"\s+([,.;:!?])", r"\1", t)
+    t = re.sub(r"([,;:])(?:\s*[,;:])+", r"\1", t)
+    # drop clauses that were emptied by the slot spans ("…, first one is" / "…, it's")
+    parts = [p.strip() for p in re.split(r"(?<=[,;])\s*|(?<=\.)\s+", t)]
+    kept = [p for p in parts if _LEAD.sub("", p.strip(" ,;.")).strip(" ,;.")]
+    t = " ".join(kept)
+    if m := re.fullmatch(r"[\"'“‘](.+)[\"'”’]", t.strip(" ,;:-.!")):
+        t = m.group(1)
+    for _ in range(3):
+        t = _LEAD.sub("", t).strip()
+        t = _TRAIL.sub("", " " + t).strip()
+        t = t.strip(" ,;:-.!")
+    return t[:1].upper() + t[1:] if t else t
+
+
+def _ref_words(title: str) -> str:
+    """The title minus the verbs that act on an item (mark, move, tag it…)."""
+    t = re.sub(r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:mark|move|reschedule|postpone|"
+               r"push|delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|prioriti[sz]e|"
+               r"deprioriti[sz]e|make|give|schedule|cancel|scrap|ditch|drop|close|reopen|"
+               r"append|flag|finished|completed|done\s+with)\b", "", title, flags=re.I)
+    t = re.sub(r"[,;]\s*(?:drop|scrap|ditch|cancel|kill|bin)\s+(?:it|that|this)\b|"
+               r"\b(?:after\s+all)\b|"
+               r"\b(?:an?|the|my)\s+next\s+(?:action|step)s?\b|\b(?:can|could|will|may)\s+"
+               r"wait\b|\b(?:put|move|file|stick)\s+(?:it|them|this|that)\b", " ", t, flags=re.I)
+    t = re.sub(r"\b(?:as\s+)?(?:done|finished|complete|completed|cancell?ed|waiting(?:\s+on|"
+               r"\s+for)?|next)\b", " ", t, flags=re.I)
+    t = re.sub(r"\b(?:the\s+)?deadline\s+(?:for|of|on)\b|\bthe\s+due\s+date\s+(?:for|of)\b|"
+               r"\b(?:deadline|due\s+date)\b|\b(?:moved|pushed|postponed|rescheduled|bumped|"
+               r"shifted|delayed)\b|\btake\b|\boff\s+(?:my|the)\s+(?:list|agenda|plate)\b",
+               " ", t, flags=re.I)
+    return " ".join(t.split())

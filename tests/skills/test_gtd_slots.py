@@ -1,0 +1,216 @@
+"""GTD slot extraction against a fixed now (Mon 30 Nov 2026 10:00): dates, times,
+SCHEDULED vs DEADLINE, repeaters, priority, tags, effort, states, notes, shifts, and the
+title left once the slot words are gone."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from opencortex.skills.gtd_slots import parse_clause, resolve_day
+
+from .conftest import NOW
+
+D = dt.date
+T = dt.datetime
+
+
+def p(text: str, **kw: object):
+    return parse_clause(text, NOW, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("phrase", "want"), [
+    ("tomorrow", D(2026, 12, 1)),
+    ("thursday", D(2026, 12, 3)),
+    ("monday", D(2026, 12, 7)),  # today is Monday: the next one
+    ("next wednesday", D(2026, 12, 2)),
+    ("in three days", D(2026, 12, 3)),
+    ("in 2 weeks", D(2026, 12, 14)),
+    ("in a month", D(2026, 12, 30)),
+    ("april 9", D(2027, 4, 9)),
+    ("9th of april", D(2027, 4, 9)),
+    ("dec 24", D(2026, 12, 24)),
+    ("end of the month", D(2026, 11, 30)),
+    ("end of february", D(2027, 2, 28)),
+    ("next week", D(2026, 12, 7)),
+    ("tonight", D(2026, 11, 30)),
+    ("2027-01-05", D(2027, 1, 5)),
+    ("12/18", D(2026, 12, 18)),  # the long tail goes through dateparser
+    ("this weekend", D(2026, 12, 5)),
+])
+def test_day_phrases(phrase: str, want: dt.date) -> None:
+    assert resolve_day(phrase, NOW) == want
+
+
+def test_week_start_moves_next_week() -> None:
+    assert resolve_day("next week", NOW, week_start=6) == D(2026, 12, 6)  # a Sunday start
+    from types import SimpleNamespace
+
+    from opencortex.skills.gtd_plan import week_start_of
+
+    assert week_start_of(SimpleNamespace(data={"gtd": {"week_start": "Sunday"}})) == 6
+    assert week_start_of(SimpleNamespace(data={})) == 0
+
+
+@pytest.mark.parametrize(("text", "sched", "title"), [
+    ("ping me thursday at 2pm to order printer toner", T(2026, 12, 3, 14, 0),
+     "Order printer toner"),
+    ("remind me tomorrow at quarter to eight in the morning to defrost the freezer",
+     T(2026, 12, 1, 7, 45), "Defrost the freezer"),
+    ("remind me to water the fern on friday at 6:15 pm", T(2026, 12, 4, 18, 15),
+     "Water the fern"),
+    ("in three days remind me to return the library books", D(2026, 12, 3),
+     "Return the library books"),
+    ("renew the parking permit, wednesday 8 in the evening", T(2026, 12, 2, 20, 0),
+     "Renew the parking permit"),
+    ("call the bank at noon", T(2026, 11, 30, 12, 0), "Call the bank"),
+])
+def test_dates_and_times_scheduled(text: str, sched: object, title: str) -> None:
+    s = p(text)
+    assert s.scheduled == sched and s.deadline is None
+    assert s.title == title
+
+
+@pytest.mark.parametrize(("text", "deadline", "title"), [
+    ("the visa form is due on april 2", D(2027, 4, 2), "The visa form"),
+    ("finish the slides by thursday", D(2026, 12, 3), "Finish the slides"),
+    ("file the insurance claim before dec 20", D(2026, 12, 20), "File the insurance claim"),
+    ("deadline for the essay is end of the month", D(2026, 11, 30), "Essay"),
+])
+def test_deadline_cues(text: str, deadline: dt.date, title: str) -> None:
+    s = p(text)
+    assert s.deadline == deadline and s.scheduled is None
+    assert title.lower() in s.title.lower()
+
+
+def test_scheduled_and_deadline_together() -> None:
+    s = p("begin the tax return on saturday, it has to be in by january 31")
+    assert s.scheduled == D(2026, 12, 5) and s.deadline == D(2027, 1, 31)
+
+
+@pytest.mark.parametrize(("text", "rep", "sched"), [
+    ("stretch every morning", "+1d", D(2026, 11, 30)),
+    ("take the bins out every thursday", "+1w", D(2026, 12, 3)),
+    ("every other week clean the fridge", "+2w", D(2026, 11, 30)),
+    ("change the water filter every 3 months", "+3m", D(2026, 11, 30)),
+    ("pay the gym on the 15th of every month", "+1m", D(2026, 12, 15)),
+    ("back up the laptop weekly", "+1w", D(2026, 11, 30)),
+    ("starting wednesday, floss daily", "+1d", D(2026, 12, 2)),
+])
+def test_repeaters(text: str, rep: str, sched: dt.date) -> None:
+    s = p(text)
+    assert s.repeater == rep and s.scheduled == sched
+
+
+def test_adjective_weekly_is_not_a_repeater() -> None:
+    s = p("prepare the weekly report")
+    assert s.repeater is None and s.title == "Prepare the weekly report"
+
+
+@pytest.mark.parametrize(("text", "prio"), [
+    ("renew passport, high priority", "A"),
+    ("low priority: sort the photo albums", "C"),
+    ("sort the cables [#B]", "B"),
+    ("make the landlord call priority a", "A"),
+    ("urgent: email the school", "A"),
+    ("no priority on the garage task", "none"),
+])
+def test_priority(text: str, prio: str) -> None:
+    assert p(text).priority == prio
+
+
+def test_priority_words_leave_the_title() -> None:
+    assert p("renew passport, high priority").title == "Renew passport"
+
+
+def test_tags_from_hash_at_and_words() -> None:
+    assert p("buy stamps #errand @town").tags == ["errand", "@town"]
+    assert p("tag the boiler service as home and money").tags == ["home", "money"]
+    assert p("put a finance tag on the pension letter").tags == ["finance"]
+    s = p("pick up dry cleaning, it's an errand", known_tags=frozenset({"errand"}))
+    assert s.tags == ["errand"] and s.title == "Pick up dry cleaning"
+    # a word that is not one of the memex's tags stays in the title
+    s = p("pick up dry cleaning, it's an errand", known_tags=frozenset({"work"}))
+    assert s.tags == [] and "errand" in s.title
+
+
+@pytest.mark.parametrize(("text", "effort"), [
+    ("write the newsletter, should take 45 minutes", "0:45"),
+    ("the garden fence will take me about two hours", "2:00"),
+    ("grading takes half an hour", "0:30"),
+    ("tidy the shed, will take an hour and a half", "1:30"),
+    ("effort 1:15 for the budget review", "1:15"),
+    ("it'll take 90 min to assemble the desk", "1:30"),
+])
+def test_effort(text: str, effort: str) -> None:
+    assert p(text).effort == effort
+
+
+def test_in_minutes_is_a_time_not_an_effort() -> None:
+    s = p("remind me in 2 weeks to check the tyres")
+    assert s.effort is None and s.scheduled == D(2026, 12, 14)
+
+
+@pytest.mark.parametrize(("text", "state"), [
+    ("the boiler service is done", "DONE"),
+    ("finished the tax return", "DONE"),
+    ("mark the dentist one as complete", "DONE"),
+    ("cancel the gym membership task", "CANCELLED"),
+    ("forget about the garage sale", "CANCELLED"),
+    ("I'm waiting on the plumber for a quote", "WAITING"),
+    ("mark the invoice chase as waiting", "WAITING"),
+    ("reopen the printer ticket", "TODO"),
+    ("make the bike repair a next action", "NEXT"),
+])
+def test_states(text: str, state: str) -> None:
+    assert p(text).state == state
+
+
+def test_past_tense_report() -> None:
+    assert p("vacuumed the stairs").past
+    assert not p("vacuum the stairs").past
+
+
+def test_note_and_shift() -> None:
+    s = p("add a note to the roof repair: the quote came in at 900")
+    assert s.note == "the quote came in at 900" and s.ref_text == "the roof repair"
+    s = p("push the car service back by two weeks")
+    assert s.shift == (2, "w") and s.ref_verb == "push"
+    assert p("bring the dentist forward by 3 days").shift == (-3, "d")
+
+
+def test_capture_wrappers_leave_the_title() -> None:
+    assert p("don't let me forget to defrost the freezer").title == "Defrost the freezer"
+    assert p("put oat milk on my list").title == "Oat milk"
+    assert p("jot down: fix the squeaky door").title == "Fix the squeaky door"
+    assert p("I need to phone the council").title == "Phone the council"
+
+
+def test_any_text_parses_without_error() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    alphabet = st.sampled_from([
+        *"abc xyz 0123456789:/-,.'#@?", " tomorrow", " at ", " every ", " by ", " due ",
+        " pm", " minutes", " priority", " tag ", " done", " the ", " on ", " of the month",
+        " half past "])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(alphabet, max_size=40).map("".join))
+    def check(text: str) -> None:
+        s = p(text)
+        assert isinstance(s.title, str)
+        if s.effort:
+            assert int(s.effort.split(":")[1]) < 60
+
+    check()
+
+
+def test_deferral_keeps_by_as_deadline() -> None:
+    s = p("the gutters need to be cleaned out by friday")
+    assert s.deadline == D(2026, 12, 4) and s.scheduled is None
+    s = p("the boiler check got moved over, it has to happen by friday")
+    assert s.deadline == D(2026, 12, 4) and s.scheduled is None
+    s = p("snooze the boiler check until friday")
+    assert s.scheduled == D(2026, 12, 4) and s.deadline is None
