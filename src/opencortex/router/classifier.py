@@ -1,0 +1,205 @@
+"""The router's learned intent classifier: multinomial logistic regression over sentence embeddings.
+
+Why this shape: phrase rules fit the phrasing they were written from; a linear model over MiniLM
+embeddings, trained on several hundred varied utterances per target (``data/train.jsonl``,
+written by ``scripts/router_train_gen.py``), generalises to wording nobody wrote down.  It is
+trained at first use (embedding the set takes a few seconds) and the weights are cached under
+the XDG cache dir keyed by the set's hash, the embedder's id and the hyperparameters, so later
+processes only embed the query.  numpy only; deterministic (full-batch gradient descent from
+zeros).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["TRAIN_FILE", "Classifier", "cached_classifier", "cross_validate", "fit",
+           "load_training"]
+
+TRAIN_FILE = Path(__file__).with_name("data") / "train.jsonl"
+L2 = 3e-3
+"""Weight decay, chosen by 5-fold cross-validation on the training set (bench/router_eval.py
+--cv); never by the dev sets."""
+ITERS = 400
+LEARNING_RATE = 0.5
+FORMAT = 1
+"""Bumped when the cached file's layout or the training procedure changes."""
+
+EmbedFn = Callable[[Sequence[str]], "np.ndarray"]
+
+
+def load_training(path: Path = TRAIN_FILE) -> tuple[list[str], list[str]]:
+    """Texts and their target labels, in file order."""
+    texts, labels = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            texts.append(str(row["text"]))
+            labels.append(str(row["target"]))
+    return texts, labels
+
+
+@dataclass
+class Classifier:
+    """Standardised features -> softmax over ``labels``."""
+
+    labels: list[str]
+    w: Any  # (dim, n_labels)
+    b: Any  # (n_labels,)
+    mu: Any  # (dim,)
+    sd: Any  # (dim,)
+
+    def proba(self, x: Any) -> Any:
+        """Class probabilities, one row per embedding row."""
+        import numpy as np
+
+        z = ((np.asarray(x, dtype=np.float64) - self.mu) / self.sd) @ self.w + self.b
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def save(self, path: Path) -> None:
+        """Atomic write: a crash never leaves a half file that a later load would trust."""
+        import numpy as np
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, w=self.w, b=self.b, mu=self.mu, sd=self.sd,
+                         labels=np.asarray(self.labels))
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    @classmethod
+    def load(cls, path: Path) -> Classifier:
+        import numpy as np
+
+        with np.load(path, allow_pickle=False) as z:
+            return cls([str(x) for x in z["labels"]], z["w"], z["b"], z["mu"], z["sd"])
+
+
+def fit(x: Any, labels: Sequence[str], *, l2: float = L2, iters: int = ITERS,
+        lr: float = LEARNING_RATE) -> Classifier:
+    """Multinomial logistic regression by full-batch gradient descent (deterministic)."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=np.float64)
+    names = sorted(set(labels))
+    y = np.asarray([names.index(t) for t in labels])
+    mu = x.mean(axis=0)
+    sd = x.std(axis=0) + 1e-6
+    xs = (x - mu) / sd
+    n, d = xs.shape
+    k = len(names)
+    onehot = np.zeros((n, k))
+    onehot[np.arange(n), y] = 1.0
+    w = np.zeros((d, k))
+    b = np.zeros(k)
+    # Adam on the mean cross-entropy + l2: converges in a few hundred steps on ~4k rows
+    m_w = np.zeros_like(w)
+    v_w = np.zeros_like(w)
+    m_b = np.zeros_like(b)
+    v_b = np.zeros_like(b)
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    step = lr * 0.02
+    for t in range(1, iters + 1):
+        z = xs @ w + b
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        g = (p - onehot) / n
+        gw = xs.T @ g + l2 * w
+        gb = g.sum(axis=0)
+        m_w = b1 * m_w + (1 - b1) * gw
+        v_w = b2 * v_w + (1 - b2) * gw * gw
+        m_b = b1 * m_b + (1 - b1) * gb
+        v_b = b2 * v_b + (1 - b2) * gb * gb
+        corr1, corr2 = 1 - b1 ** t, 1 - b2 ** t
+        w -= step * (m_w / corr1) / (np.sqrt(v_w / corr2) + eps)
+        b -= step * (m_b / corr1) / (np.sqrt(v_b / corr2) + eps)
+    return Classifier(names, w, b, mu, sd)
+
+
+def cross_validate(x: Any, labels: Sequence[str], *, folds: int = 5, l2: float = L2,
+                   iters: int = ITERS, seed: int = 0) -> dict[str, Any]:
+    """Stratified-by-shuffle k-fold accuracy and the pooled confusion counts."""
+    import numpy as np
+
+    x = np.asarray(x)
+    labels = list(labels)
+    order = np.random.default_rng(seed).permutation(len(labels))
+    correct = 0
+    confusion: dict[tuple[str, str], int] = {}
+    for f in range(folds):
+        test = order[f::folds]
+        train = np.setdiff1d(order, test)
+        clf = fit(x[train], [labels[i] for i in train], l2=l2, iters=iters)
+        pred = clf.proba(x[test]).argmax(axis=1)
+        for i, p in zip(test, pred, strict=True):
+            got = clf.labels[int(p)]
+            correct += got == labels[i]
+            confusion[(labels[i], got)] = confusion.get((labels[i], got), 0) + 1
+    return {"folds": folds, "n": len(labels), "accuracy": correct / len(labels),
+            "confusion": confusion}
+
+
+# -- caching -------------------------------------------------------------------------------------
+_lock = threading.Lock()
+_memo: dict[Any, tuple[Classifier, Any]] = {}
+
+
+def _cache_dir() -> Path:
+    from opencortex.embed.minilm import default_cache_dir
+
+    return default_cache_dir().parent / "router"
+
+
+def _key(data: bytes, model_id: str) -> str:
+    h = hashlib.sha256(data)
+    h.update(f"\0{model_id}\0{L2}\0{ITERS}\0{LEARNING_RATE}\0{FORMAT}".encode())
+    return h.hexdigest()[:24]
+
+
+def cached_classifier(embed: EmbedFn, model_id: str | None = None,
+                      path: Path = TRAIN_FILE) -> Classifier:
+    """The classifier for this embedder: from memory, else from the disk cache (only when
+    ``model_id`` names the embedder, so a test's fake embedder never lands there), else
+    trained now on the bundled set and cached."""
+    data = path.read_bytes()
+    key = _key(data, model_id or f"id:{id(embed)}")
+    with _lock:
+        hit = _memo.get(key)
+        if hit is not None and (model_id or hit[1] is embed):
+            return hit[0]
+    file = _cache_dir() / f"{key}.npz" if model_id else None
+    clf: Classifier | None = None
+    if file is not None and file.is_file():
+        try:
+            clf = Classifier.load(file)
+        except (OSError, ValueError, KeyError):
+            clf = None  # a damaged cache file: retrain below and overwrite it
+    if clf is None:
+        texts, labels = load_training(path)
+        clf = fit(embed(texts), labels)
+        if file is not None:
+            try:
+                clf.save(file)
+            except OSError:
+                pass  # a read-only cache dir: keep the in-memory model, train again next run
+    with _lock:
+        _memo[key] = (clf, embed)
+    return clf
