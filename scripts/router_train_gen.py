@@ -16,7 +16,7 @@ import random
 from pathlib import Path
 
 VERSION = 1
-PER_TARGET = 380
+PER_TARGET = 450
 OUT = Path(__file__).resolve().parents[1] / "src" / "opencortex" / "router" / "data" / "train.jsonl"
 
 # -- slot fillers ------------------------------------------------------------------------------
@@ -31,7 +31,11 @@ TOPICS = ["stoicism", "sourdough", "the garden layout", "rust traits", "kafka co
           "chess openings", "fermentation", "woodworking joints", "emacs config", "zfs pools",
           "hiring interviews", "leadership", "climbing technique", "the wedding", "podcast ideas",
           "the thesis outline", "meditation", "graph databases", "kids' school schedule",
-          "the conference talk", "productivity", "habit stacking", "note-taking methods"]
+          "the conference talk", "productivity", "habit stacking", "note-taking methods", "the Roman empire", "bread baking",
+          "sailing knots", "the dentist visit", "electric cars", "beekeeping", "my car",
+          "saving for retirement", "the Japan itinerary", "knitting patterns", "onboarding",
+          "the rent increase", "mushroom foraging", "the school fundraiser", "password managers",
+          "the garden shed", "birthday plans", "coffee brewing", "the reading group", "Spanish verbs"]
 TASKS = ["call the plumber", "buy milk", "renew the car insurance", "email Priya about the draft",
          "book a dentist appointment", "pay the water bill", "water the tomatoes",
          "return the library books", "send the invoice to Acme", "fix the bike tyre",
@@ -42,7 +46,10 @@ TASKS = ["call the plumber", "buy milk", "renew the car insurance", "email Priya
          "reply to the landlord", "buy train tickets to Lyon", "submit the grant report",
          "call mum", "defrost the freezer", "sort the tax papers", "charge the camera batteries",
          "change the smoke alarm battery", "check the NAS", "finish the quarterly report",
-         "ask Sam about the budget", "tidy the garage", "read chapter four"]
+         "ask Sam about the budget", "tidy the garage", "read chapter four",
+         "book flights for the reunion", "phone the bank", "mow the lawn", "sign the lease",
+         "renew my passport", "order a new charger", "send thank-you cards", "print the boarding pass",
+         "buy a gift for the wedding", "fill in the census form", "repot the fern"]
 WHENS = ["tomorrow", "tomorrow at 9", "on Friday", "next Tuesday", "tonight", "this weekend",
          "in two days", "by Thursday", "at 3pm", "next week", "on the 14th", "end of the month",
          "Monday morning", "in an hour", "before the weekend", "every Sunday", "daily",
@@ -98,6 +105,46 @@ QUESTIONS_WORLD = ["what is the capital of Peru", "why do cats purr", "how does 
 T: dict[str, list[str]] = {}
 
 T["notes"] = [
+    "what's my take on {topic}",
+    "where's that note about {topic}",
+    'what did I read about {topic}',
+    'I wrote something about {topic} once, find it',
+    'show me everything tagged {tag}',
+    "what's under the {topic} heading",
+    'what do I have on {topic}',
+    'my list of {topic} resources',
+    'what were the action points from my {topic} notes',
+    'did I save a link about {topic}',
+    'what book notes do I have on {topic}',
+    'remind me of my own rules for {topic}',
+    "what's my checklist for {topic}",
+    'any entries in my journal mentioning {person}',
+    'how did I describe {topic} in my notes',
+    "what's the summary I wrote of {topic}",
+    'what was my conclusion on {topic} in the org file',
+    'explain {topic} from my own notes',
+    'which file has my {topic} notes',
+    'find what I saved on {topic}',
+    'tell me what I captured about {topic} last month',
+    'look up {topic} in my knowledge base',
+    'what references did I collect on {topic}',
+    'what did I highlight in the {topic} book',
+    'my principles about {topic}',
+    "what's written in my notes under {project}",
+    'what are my meeting notes with {person}',
+    "show the note I made about {person}'s advice",
+    'what did I record about {topic} in the daily notes',
+    'what have I learned so far about {topic}',
+    'search my files for {topic}',
+    'what are my bookmarks on {topic}',
+    'the note on {topic} please',
+    'any thoughts of mine on {topic}?',
+    "where did I write down {person}'s phone number",
+    'what was in my {topic} brainstorm',
+    'do I have a how-to for {topic}',
+    'what pros and cons did I list for {topic}',
+    "what's my definition of {topic}",
+    'open my {topic} page',
     "what have I written about {topic}", "what did I note about {topic}?",
     "find my notes on {topic}", "search my notes for {topic}", "do I have notes about {topic}",
     "show me what I wrote on {topic}", "anything in my notes on {topic}?",
@@ -131,6 +178,46 @@ T["notes"] = [
     "busca en mis notas {topic}", "qué anoté sobre {topic}",
 ]
 T["gtd"] = [
+    'stick {task} in my inbox',
+    'inbox {task}',
+    'add {task} to the inbox please',
+    'capture this one: {task}',
+    'quick capture: {task}',
+    'put down {task} for {when}',
+    'I have to {task} {when}, remind me',
+    "don't forget: {task}",
+    'new todo: {task}',
+    'make a task: {task}',
+    'tick off {task}',
+    '{task} finished',
+    'close the {task} task',
+    'drop the task about {task}',
+    '{task} is cancelled',
+    'postpone {task} until {when}',
+    'reschedule {task} to {when}',
+    '{task} needs to be done by {when}',
+    'due date for {task}: {when}',
+    'when do I have to {task}?',
+    'is {task} scheduled?',
+    "what's scheduled for {when}",
+    "what's coming up this week",
+    'anything urgent today',
+    "what's open in the {project} project",
+    "what's the status of {project}",
+    'which tasks are blocked on {person}',
+    "I'm waiting to hear from {person} about the quote",
+    'flag {task} as important',
+    'tag {task} as {tag}',
+    "it'll take about 30 minutes to {task}",
+    'what can I do in 15 minutes',
+    'errands for this afternoon',
+    'tasks for home this weekend',
+    "what's on my someday list",
+    'park {task} for later',
+    'mark {task} as next',
+    'what did {person} still owe me',
+    'show me my waiting list',
+    'which of my tasks are overdue',
     "remind me to {task} {when}", "add {task} to my inbox", "capture this: {task}",
     "put {task} on my list", "add a todo: {task}", "new task {task} {when}",
     "I need to {task} {when}", "don't let me forget to {task}", "todo {task}",
@@ -161,6 +248,21 @@ T["gtd"] = [
     "recuérdame {task} mañana", "añade una tarea: {task}", "qué tengo pendiente hoy",
 ]
 T["review"] = [
+    'what did I get through last week',
+    'look back at my week',
+    'my last week in numbers',
+    'how much time went to {project}',
+    'show my time log for the week',
+    'what did I spend most time on this month',
+    'hours clocked on {project} since Monday',
+    'what was done in {month}',
+    'what did I wrap up yesterday',
+    'recap of the past month',
+    'my accomplishments this week',
+    'how did my {month} go',
+    'time per tag this week',
+    'what did I do the day before yesterday',
+    'how busy was I last week',
     "what did I do last week", "what did I get done yesterday", "my week",
     "how was my week", "show me my week", "review my month", "what did I accomplish in {month}",
     "how much time did I spend on {project} this month", "how many hours went into {project} last week",
@@ -183,6 +285,36 @@ T["review"] = [
     "qué hice la semana pasada", "cuánto tiempo dediqué a {project} este mes",
 ]
 T["shell"] = [
+    'how many lines in {file}',
+    'show me {file}',
+    "what's listening on port 3000",
+    'check if ripgrep is installed',
+    'how much space does {dir} take',
+    'which process uses the most memory',
+    'tar up {dir}',
+    'find all python files in {dir}',
+    'list the biggest files in {dir}',
+    'count the words in {file}',
+    "what's at the top of {file}",
+    'output the last lines of {file}',
+    'show the line count for every file in {dir}',
+    'look at the end of {file}',
+    'dump {file} to the screen',
+    'how many files does {dir} contain',
+    'is docker running',
+    "what's the load average",
+    'show disk free space',
+    'which branch am I on',
+    'what changed since the last commit',
+    'list the git tags',
+    'number of lines in {file}',
+    'print the contents of {file}',
+    'give me a line count of {file}',
+    'read out {file} for me',
+    'search for TODO comments in {dir}',
+    'which ports are open',
+    "what's the os version",
+    'check the python version',
     "run {cmd}", "execute {cmd}", "count the lines in {file}", "how many lines does {file} have",
     "print {file}", "show me the contents of {file}", "cat {file}", "display {file}",
     "list the files in {dir}", "what's in {dir}", "how big is {dir}", "how much disk space is left",
@@ -206,6 +338,26 @@ T["shell"] = [
     "führe die Tests aus", "ejecuta las pruebas", "muestra los procesos",
 ]
 T["web"] = [
+    'check online whether {tech} is released',
+    'search for the {tech} documentation online',
+    'look up {topic} on the internet',
+    'find out online what {tech} costs',
+    'google the {place} weather',
+    "what's happening in {place} today",
+    'the latest on {tech}',
+    'is there news about {tech}',
+    'online reviews of {tech}',
+    'look on the web for {topic} tips',
+    'find the current version of {tech} online',
+    'search the net for {topic}',
+    'what does the internet say about {tech}',
+    'check the website of {tech}',
+    'find the {tech} release date online',
+    'search for {topic} articles published this week',
+    'web: {topic}',
+    'look online for a {topic} guide',
+    "what's {tech}'s latest release? look it up online",
+    'is it raining in {place} right now',
     "search the web for {tech} reviews", "google {tech}", "look up {tech} online",
     "what's the weather in {place}", "weather forecast for {place} tomorrow",
     "what's the latest news on {tech}", "is {tech} out yet? check online",
@@ -227,6 +379,36 @@ T["web"] = [
     "wie ist das Wetter in {place}", "busca en internet {topic}", "qué tiempo hace en {place}",
 ]
 T["recollect"] = [
+    'the time you and I worked through {past}',
+    'that thing {vague} where we sorted out {past}',
+    'find our conversation from {month} about {past}',
+    'we were debugging {past}, when was that',
+    'what was the command we used for {past}',
+    'which commit fixed {past}',
+    'we once had a go at {past}',
+    'in which session did we touch {past}',
+    'you helped me with {past} once, what did we do',
+    'there was this one session on {past}',
+    'it was {vague}, something to do with {past}',
+    'the chat where {past} finally worked',
+    'what did we try first for {past}',
+    'which of our sessions mentioned {past}',
+    "I'm trying to find a past session about {past}",
+    'look back at when we handled {past}',
+    'what did we land on for {past} {vague}',
+    'we discussed this {vague}: {past}',
+    'sometime in {month} we changed {past}',
+    'which codex session was about {past}',
+    'our session on {past} from {month}',
+    'when did we work on {past} last',
+    'pull up the session where we fixed {past}',
+    'what was the reasoning behind {past} that time',
+    'the session with {person} about {past}',
+    'I recall we solved {past} somehow',
+    'we had a long session about {past}, find it',
+    'what was the outcome of our {past} discussion',
+    'that conversation about {past} around {month}',
+    'which session had the fix for {past}',
     "remember when we worked on {past}", "which session was about {past}",
     "it was sometime in {month}, we fixed {past}", "a session about {past}",
     "the conversation where we discussed {past}", "we talked about {past} {vague}",
@@ -249,6 +431,36 @@ T["recollect"] = [
     "te acuerdas de {past}", "hablamos de {past} hace unos meses",
 ]
 T["chat"] = [
+    "that's all for now",
+    'no, leave it',
+    'forget about it',
+    'actually never mind',
+    'scratch that',
+    "don't bother",
+    'not needed anymore',
+    'that will be all',
+    'ok, thanks anyway',
+    'cancel, I changed my mind',
+    "what's your name",
+    'are you a robot',
+    "how's it going",
+    'write me a limerick about {topic}',
+    'suggest a title for my essay on {topic}',
+    "what's a synonym for happy",
+    'how do you say thank you in Japanese',
+    'give me a pep talk',
+    'explain the difference between affect and effect',
+    'what are the rules of chess',
+    'write a short poem for {person}',
+    'help me word an apology to {person}',
+    'make this sentence shorter: we are going to be late',
+    'what year did the Berlin wall fall',
+    'how many continents are there',
+    'why do we dream',
+    'solve 3x + 5 = 20',
+    "what's a good stretch for back pain",
+    'recommend a movie',
+    "I'm bored",
     "{qworld}", "{qworld}?", "hello", "hi there", "good morning", "thanks", "thank you so much",
     "never mind", "forget it", "no thanks, that's all", "ok cool", "that's enough for now",
     "stop", "cancel that", "nah, leave it", "not now", "that's fine", "I'm done", "bye",
@@ -266,6 +478,13 @@ T["chat"] = [
     "explícame qué es un agujero negro",
 ]
 T["foundry"] = [
+    'create a folder project for {newproj}',
+    "I'd like a fresh repo for {newproj}",
+    'set up the skeleton of a new app called {slug}',
+    'initialize a git repo for {newproj}',
+    'make a new directory project named {slug}',
+    'start me a project for {newproj}',
+    'scaffold a new {project} project',
     "create a new project for {newproj}", "start a project called {slug}", "scaffold {newproj}",
     "set up a new repo for {newproj}", "bootstrap a project for {newproj}",
     "initialise a project named {slug}", "new project: {slug}", "make me a project skeleton for {newproj}",
@@ -281,6 +500,13 @@ T["foundry"] = [
     "crea un proyecto nuevo llamado {slug}",
 ]
 T["skill-creator"] = [
+    'add a new skill so you can {skillinf}',
+    'I want a skill that {skill}',
+    'make yourself a skill to {skillinf}',
+    'build a new tool for yourself that {skill}',
+    'write yourself a skill: {skillinf}',
+    'create a new agent skill that {skill}',
+    'program a skill which {skill}',
     "create a skill that {skill}", "write a new skill that {skill}", "build a skill which {skill}",
     "make a skill to {skillinf}", "teach yourself to {skillinf}", "learn how to {skillinf}",
     "I want you to learn to {skillinf}", "add a capability that {skill}", "new skill: {skillinf}",
@@ -411,19 +637,22 @@ def generate(seed: int = 16) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
     for target, templates in T.items():
         seen: set[str] = set()
-        texts: list[str] = []
-        for extra in EXTRA.get(target, []):
+        texts: list[tuple[str, str]] = []
+        for n, extra in enumerate(EXTRA.get(target, [])):
             if extra.lower() not in seen:
                 seen.add(extra.lower())
-                texts.append(extra)
-        for template in itertools.islice(itertools.cycle(templates), PER_TARGET * 30):
+                texts.append((extra, f"{target}:x{n}"))
+        numbered = list(enumerate(templates))
+        for n, template in itertools.islice(itertools.cycle(numbered), PER_TARGET * 30):
             if len(texts) >= PER_TARGET:
                 break
             s = _noisy(rng, _fill(rng, template), target)
             if s.lower() not in seen:
                 seen.add(s.lower())
-                texts.append(s)
-        rows += [{"text": t, "target": target} for t in texts]
+                texts.append((s, f"{target}:t{n}"))
+        # "group" names the template (or hand-written line) a row came from, so that
+        # cross-validation can hold out whole phrasings, not just other fillings of them
+        rows += [{"text": t, "target": target, "group": g} for t, g in texts]
     return rows
 
 

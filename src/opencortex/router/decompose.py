@@ -22,6 +22,7 @@ from .rules import (
     rule_target,
     split_candidates,
     split_clauses,
+    split_sentences,
     strip_greeting,
 )
 
@@ -43,7 +44,7 @@ ABSTAIN = 0.40
 """Below this top probability the clause is like no tool request: it is chat."""
 WRITE_CONFIDENCE = 0.80
 """A code-creating target must be at least this sure (and phrased as a command)."""
-SPLIT_CONFIDENCE = 0.85
+SPLIT_CONFIDENCE = 0.95
 """Both sides of an unmarked "and"/comma must be this sure, for different targets, to split."""
 
 @dataclass(frozen=True)
@@ -126,11 +127,11 @@ def _verdicts(clauses: Sequence[str], embed: EmbedFn | None) -> list[Verdict]:
     """The classifier's reading of each clause (one batched embedding call)."""
     if not clauses:
         return []
-    from .classifier import cached_classifier
+    from .classifier import cached_classifier, features
 
     fn = embed or _get_default_embed()
     clf = cached_classifier(fn, DEFAULT_MODEL_ID if embed is None else None)
-    probs = clf.proba(fn(list(clauses)))
+    probs = clf.proba(features(fn(list(clauses)), clauses))
     out = []
     for row in probs:
         dist = {t: float(p) for t, p in zip(clf.labels, row, strict=True)}
@@ -203,17 +204,50 @@ def decompose(text: str, *, embed: EmbedFn | None = None) -> list[Intent]:
     if not text or not text.strip():
         return []
     clauses: list[str] = []
-    for clause in split_clauses(text):
-        # "fetch URL. Summarize it." / "remember when X? how did we do it?": one intent
-        if clauses and is_follow_up(clause) and not is_pleasantry(clauses[-1]):
-            clauses[-1] = f"{clauses[-1]}; {clause}"
-        else:
-            clauses.extend(_split_by_meaning(clause, embed))
+    sentence_of: list[int] = []
+    for n, sentence in enumerate(split_sentences(text)):
+        for clause in split_clauses(sentence):
+            # "fetch URL. Summarize it." / "remember when X? how did we do it?": one intent
+            if clauses and is_follow_up(clause) and not is_pleasantry(clauses[-1]):
+                clauses[-1] = f"{clauses[-1]}; {clause}"
+            else:
+                parts = _split_by_meaning(clause, embed)
+                clauses.extend(parts)
+                sentence_of.extend([n] * len(parts))
     bodies = [strip_greeting(c) for c in clauses]
     targets = _classify_many(bodies, embed)
-    intents = [Intent(t, extract_args(t, b), c) for t, b, c in zip(targets, bodies, clauses,
-                                                                   strict=True)]
+    merged = _fold_context(list(zip(targets, bodies, clauses, strict=True)), sentence_of)
+    intents = [Intent(t, extract_args(t, b), c) for t, b, c in merged]
     # A bare "hi"/"thanks" next to real requests is politeness, not an intent of its own.
     if any(i.target != "chat" for i in intents):
         intents = [i for i in intents if not (i.target == "chat" and is_pleasantry(i.text))]
     return intents
+
+
+def _fold_context(items: list[tuple[str, str, str]],
+                  sentence_of: list[int]) -> list[tuple[str, str, str]]:
+    """A sentence that is no tool request ("I'm flying to Oslo on Friday.") is context for
+    the request in the sentence beside it, not an intent of its own: fold it into that one
+    (the next sentence, else the previous).  Two such sentences in a row are one chat."""
+    def alone(i: int) -> bool:
+        return sentence_of.count(sentence_of[i]) == 1
+
+    out: list[tuple[str, str, str]] = []
+    pending: list[tuple[str, str, str]] = []
+    for i, item in enumerate(items):
+        if item[0] == "chat" and alone(i) and not is_pleasantry(item[2]) and len(items) > 1:
+            pending.append(item)
+            continue
+        if pending:
+            ctx = " ".join(p[2] for p in pending)
+            item = (item[0], f"{ctx} {item[1]}", f"{ctx} {item[2]}")
+            pending = []
+        out.append(item)
+    if pending:
+        ctx = " ".join(p[2] for p in pending)
+        if out:
+            t, b, c = out[-1]
+            out[-1] = (t, f"{b} {ctx}", f"{c} {ctx}")
+        else:
+            out.append(("chat", ctx, ctx))
+    return out

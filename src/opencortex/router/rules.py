@@ -117,7 +117,7 @@ _CANDIDATE_RE = re.compile(r",?\s+\b(?:and|et|und|y)\s+(?=\S)|,\s+(?=\S)", re.IG
 
 
 def split_candidates(clause: str) -> list[tuple[str, str]]:
-    """Every unmarked "and"/comma cut of a clause with at least two words on each side, outside
+    """Every unmarked "and"/comma cut of a clause with at least three words on each side, outside
     backticks, quotes and URLs, whose right side is not anaphoric ("… and summarize it"):
     the places a meaning-based split may cut."""
     out: list[tuple[str, str]] = []
@@ -125,12 +125,18 @@ def split_candidates(clause: str) -> list[tuple[str, str]]:
         left, right = clause[:m.start()].strip(" ,;"), clause[m.end():].strip(" ,;")
         if left.count("`") % 2 or left.count('"') % 2 or re.search(r"https?://\S*$", left):
             continue
-        if len(left.split()) < 2 or len(right.split()) < 2:
+        if len(left.split()) < 3 or len(right.split()) < 3:
             continue
         if _ANAPHORIC.match(_SOFT_OPENERS.sub("", right)):
             continue
         out.append((left, right))
     return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """The request's sentences, in order (a sentence may still hold several clauses)."""
+    text = re.sub(r"\s+", " ", text.strip())
+    return [s for s in _SENTENCE_RE.split(text) if s.strip()]
 
 
 def split_clauses(text: str) -> list[str]:
