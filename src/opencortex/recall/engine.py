@@ -98,8 +98,9 @@ class Round:
             rz = self.recognizable
             lines.append(f"This may be the {rz['whole']} you mean:")
             for c in self.story:
-                lines.append(f"- {c['text']}\n    ↳ {c['cite']['locator']}  "
-                             f"(reopen: {c['cite']['handle']})")
+                cite = c["cite"]
+                lines.append(f"- {c['text']}\n    ↳ {cite.get('where') or cite['locator']}  "
+                             f"(reopen: {cite['handle']})")
             if rz.get("joins"):
                 lines.append("Joined by: " + "; ".join(rz["joins"]))
             shut = [m for m in rz["members"] if not m["opened"]]
