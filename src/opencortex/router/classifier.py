@@ -34,7 +34,7 @@ L2 = 1e-3
 --cv); never by the dev sets."""
 ITERS = 300
 LEARNING_RATE = 0.5
-FORMAT = 1
+FORMAT = 2
 """Bumped when the cached file's layout or the training procedure changes."""
 
 EmbedFn = Callable[[Sequence[str]], "np.ndarray"]
@@ -95,6 +95,18 @@ class Classifier:
     b: Any  # (n_labels,)
     mu: Any  # (dim,)
     sd: Any  # (dim,)
+    anchors: Any = None
+    """The training utterances' embeddings (float16): how near a query is to anything the
+    model was taught — a confident softmax far from all of them is no evidence."""
+
+    def nearest(self, emb: Any) -> Any:
+        """Each embedding row's best cosine to a training utterance (1.0 without anchors)."""
+        import numpy as np
+
+        if self.anchors is None:
+            return np.ones(len(emb))
+        return (np.asarray(emb, dtype=np.float32) @ self.anchors.astype(np.float32).T).max(
+            axis=1)
 
     def proba(self, x: Any) -> Any:
         """Class probabilities, one row per feature row (``features``)."""
@@ -114,7 +126,8 @@ class Classifier:
         try:
             with os.fdopen(fd, "wb") as f:
                 np.savez(f, w=self.w, b=self.b, mu=self.mu, sd=self.sd,
-                         labels=np.asarray(self.labels))
+                         labels=np.asarray(self.labels),
+                         anchors=self.anchors if self.anchors is not None else np.zeros(0))
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
@@ -125,7 +138,9 @@ class Classifier:
         import numpy as np
 
         with np.load(path, allow_pickle=False) as z:
-            return cls([str(x) for x in z["labels"]], z["w"], z["b"], z["mu"], z["sd"])
+            anchors = z["anchors"] if "anchors" in z and z["anchors"].size else None
+            return cls([str(x) for x in z["labels"]], z["w"], z["b"], z["mu"], z["sd"],
+                       anchors)
 
 
 def fit(x: Any, labels: Sequence[str], *, l2: float = L2, iters: int = ITERS,
@@ -243,8 +258,12 @@ def cached_classifier(embed: EmbedFn, model_id: str | None = None,
         except (OSError, ValueError, KeyError):
             clf = None  # a damaged cache file: retrain below and overwrite it
     if clf is None:
+        import numpy as np
+
         texts, labels, _ = load_training(path)
-        clf = fit(features(embed(texts), texts), labels)
+        emb = np.asarray(embed(texts), dtype=np.float32)
+        clf = fit(features(emb, texts), labels)
+        clf.anchors = emb.astype(np.float16)
         if file is not None:
             try:
                 clf.save(file)

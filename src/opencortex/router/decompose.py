@@ -42,6 +42,11 @@ EmbedFn = Callable[[Sequence[str]], "np.ndarray"]
 
 ABSTAIN = 0.40
 """Below this top probability the clause is like no tool request: it is chat."""
+MIN_SIMILARITY = 0.33
+"""Below this best cosine to any training utterance the clause is out of distribution: chat
+(0.33: about the 1st percentile of how near a training phrasing is to the others when its
+whole template is held out): a softmax is confident far from its data, nearness is the
+evidence that it applies."""
 WRITE_CONFIDENCE = 0.80
 """A code-creating target must be at least this sure (and phrased as a command)."""
 SPLIT_CONFIDENCE = 0.95
@@ -86,6 +91,8 @@ class Verdict:
     target: str
     p: float
     probs: dict[str, float]
+    near: float = 1.0
+    """Best cosine to a training utterance: low means like nothing the model was taught."""
 
 
 _QWORD_RE = re.compile(
@@ -131,12 +138,13 @@ def _verdicts(clauses: Sequence[str], embed: EmbedFn | None) -> list[Verdict]:
 
     fn = embed or _get_default_embed()
     clf = cached_classifier(fn, DEFAULT_MODEL_ID if embed is None else None)
-    probs = clf.proba(features(fn(list(clauses)), clauses))
+    emb = fn(list(clauses))
+    probs = clf.proba(features(emb, clauses))
     out = []
-    for row in probs:
+    for row, near in zip(probs, clf.nearest(emb), strict=True):
         dist = {t: float(p) for t, p in zip(clf.labels, row, strict=True)}
         best = max(clf.labels, key=lambda t: (round(dist[t], 9), -TARGETS.index(t)))
-        out.append(Verdict(best, dist[best], dist))
+        out.append(Verdict(best, dist[best], dist, float(near)))
     return out
 
 
@@ -144,6 +152,8 @@ def _decide(clause: str, v: Verdict) -> str:
     """The target for a classified clause: abstain to chat when unsure; a write-capable
     target only for a confident command, a question goes to the best read-only target."""
     target = v.target
+    if v.near < MIN_SIMILARITY:
+        return "chat"
     if target in WRITE_TARGETS and (v.p < WRITE_CONFIDENCE or not is_imperative(clause)):
         rest = {t: p for t, p in v.probs.items() if t not in WRITE_TARGETS}
         target = max(rest, key=lambda t: (round(rest[t], 9), -TARGETS.index(t)))
