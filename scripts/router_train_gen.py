@@ -15,8 +15,8 @@ import json
 import random
 from pathlib import Path
 
-VERSION = 1
-PER_TARGET = 450
+VERSION = 2
+PER_TARGET = 500
 OUT = Path(__file__).resolve().parents[1] / "src" / "opencortex" / "router" / "data" / "train.jsonl"
 
 # -- slot fillers ------------------------------------------------------------------------------
@@ -105,6 +105,26 @@ QUESTIONS_WORLD = ["what is the capital of Peru", "why do cats purr", "how does 
 T: dict[str, list[str]] = {}
 
 T["notes"] = [
+    'grep my org files for {topic}',
+    'search my org notes for {topic}',
+    'list my notes about {topic}',
+    'find files in my memex about {topic}',
+    'which org file talks about {topic}',
+    'look through my journal for {topic}',
+    'list every note that mentions {person}',
+    'search the notes folder for {topic}',
+    'show the notes I tagged {tag} last month',
+    'open the {topic} file in my notes',
+    "what's in my inbox.org about {topic}",
+    'find the heading about {topic}',
+    'any TODO notes on {topic} in my files',
+    'my notes say what about {topic}?',
+    'according to my notes, how does {topic} work',
+    "what's the gist of my {topic} page",
+    'what did I capture from the {topic} podcast',
+    'my highlights from the {topic} article',
+    'dig up my notes on {topic}',
+    'retrieve my writing about {topic}',
     "what's my take on {topic}",
     "where's that note about {topic}",
     'what did I read about {topic}',
@@ -178,6 +198,26 @@ T["notes"] = [
     "busca en mis notas {topic}", "qué anoté sobre {topic}",
 ]
 T["gtd"] = [
+    '{task} {when}',
+    '{task}',
+    '{task} tomorrow',
+    'need to {task}',
+    'I should {task} {when}',
+    'gotta {task}',
+    'must {task} by {when}',
+    '{task} — due {when}',
+    'anything for today?',
+    "what's pending",
+    "what's left to do this week",
+    'anything I forgot?',
+    'what tasks are open',
+    "today's list",
+    'my next actions',
+    "what's urgent",
+    'show overdue stuff',
+    'list everything due {when}',
+    "what's on for {when}",
+    'which errands are left',
     'stick {task} in my inbox',
     'inbox {task}',
     'add {task} to the inbox please',
@@ -285,6 +325,16 @@ T["review"] = [
     "qué hice la semana pasada", "cuánto tiempo dediqué a {project} este mes",
 ]
 T["shell"] = [
+    'how many lines of code are in {dir}',
+    "show me what's in {file}",
+    'output {file}',
+    'read {file} out loud to me in the terminal',
+    'count the files in {dir}',
+    'list the contents of {dir}',
+    'how much space is left on the disk',
+    'check which process is using port 8000',
+    'see if the server process is running',
+    'show me the system load',
     'how many lines in {file}',
     'show me {file}',
     "what's listening on port 3000",
@@ -338,6 +388,16 @@ T["shell"] = [
     "führe die Tests aus", "ejecuta las pruebas", "muestra los procesos",
 ]
 T["web"] = [
+    "what's the news today",
+    'search for {topic} on the web',
+    'look up the {tech} price online',
+    'find me {topic} reviews on the internet',
+    "what's the latest {tech} version? check online",
+    'check if there is a new release of {tech}',
+    'is {place} airport open today',
+    'current events in {place}',
+    'get the latest headlines about {tech}',
+    'online: {topic}',
     'check online whether {tech} is released',
     'search for the {tech} documentation online',
     'look up {topic} on the internet',
@@ -379,6 +439,26 @@ T["web"] = [
     "wie ist das Wetter in {place}", "busca en internet {topic}", "qué tiempo hace en {place}",
 ]
 T["recollect"] = [
+    'the thing with {past}, remember?',
+    'what was the name of that library we used for {past}',
+    'how did we end up fixing {past}',
+    'last time you suggested something for {past}, what was it',
+    'we had that problem with {past} before',
+    "didn't we already solve {past} once",
+    'what did you tell me about {past} back then',
+    'show me what we did for {past} in {month}',
+    'we chatted about {past} some time ago',
+    'that debugging session on {past}',
+    'the one from {month} about {past}',
+    'our earlier work on {past}',
+    'what came out of the session on {past}',
+    'it was a session in {month}, about {past}',
+    'the session I had with claude about {past}',
+    'a codex run where we changed {past}',
+    'can you dig up when we talked about {past}',
+    'which day was it that we fixed {past}',
+    'there was a long thread about {past}',
+    'help me find the session, it was about {past}',
     'the time you and I worked through {past}',
     'that thing {vague} where we sorted out {past}',
     'find our conversation from {month} about {past}',
@@ -431,6 +511,26 @@ T["recollect"] = [
     "te acuerdas de {past}", "hablamos de {past} hace unos meses",
 ]
 T["chat"] = [
+    "no that's it",
+    "thanks, that's all I needed",
+    'ok never mind then',
+    'actually, forget it',
+    'leave it for now',
+    'not important',
+    "let's stop here",
+    "that's wrong",
+    'why?',
+    'what do you mean',
+    'explain that again',
+    'can you help me think through a decision',
+    'I feel tired today',
+    "what's the best way to learn guitar",
+    'how should I structure an essay',
+    'write a toast for a wedding',
+    'give me a fun fact',
+    "what's 15% of 80",
+    'summarise this paragraph: the meeting moved to Tuesday',
+    'is coffee bad for you',
     "that's all for now",
     'no, leave it',
     'forget about it',
