@@ -32,15 +32,15 @@ TRAIN_FILE = Path(__file__).with_name("data") / "train.jsonl"
 L2 = 1e-3
 """Weight decay, chosen by 5-fold cross-validation on the training set (bench/router_eval.py
 --cv); never by the dev sets."""
-ITERS = 300
-LEARNING_RATE = 0.5
+ITERS = 200
+LEARNING_RATE = 0.75
 FORMAT = 2
 """Bumped when the cached file's layout or the training procedure changes."""
 
 EmbedFn = Callable[[Sequence[str]], "np.ndarray"]
 
 
-NGRAM_DIM = 1024
+NGRAM_DIM = 512
 """Hashed word uni-/bigram features beside the embedding: the embedding carries the topic, the
 function words ("my notes", "online", "session", "remind me") carry much of the intent."""
 NGRAM_WEIGHT = 1.0
