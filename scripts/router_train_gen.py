@@ -15,7 +15,7 @@ import json
 import random
 from pathlib import Path
 
-VERSION = 2
+VERSION = 3
 PER_TARGET = 500
 OUT = Path(__file__).resolve().parents[1] / "src" / "opencortex" / "router" / "data" / "train.jsonl"
 
@@ -105,6 +105,18 @@ QUESTIONS_WORLD = ["what is the capital of Peru", "why do cats purr", "how does 
 T: dict[str, list[str]] = {}
 
 T["notes"] = [
+    "qu'est-ce que mes notes disent sur {topic}",
+    'montre ma note sur {topic}',
+    'ouvre mon journal sur {topic}',
+    'zeig mir meine Notiz über {topic}',
+    'was steht in meinem Tagebuch über {topic}',
+    'öffne meine Notizen zu {topic}',
+    'muéstrame mi nota sobre {topic}',
+    'qué dicen mis notas de {topic}',
+    'abre mi diario sobre {topic}',
+    'open my journal entry about {topic}',
+    'the journal page from the day {person} visited',
+    'my diary entry about {topic}',
     'grep my org files for {topic}',
     'search my org notes for {topic}',
     'list my notes about {topic}',
@@ -198,6 +210,23 @@ T["notes"] = [
     "busca en mis notas {topic}", "qué anoté sobre {topic}",
 ]
 T["gtd"] = [
+    'rappelle-moi demain de {task}',
+    'rappelle-moi de passer à la banque vendredi',
+    'ajoute à ma liste : acheter du pain',
+    'note une tâche : rappeler le garage',
+    "qu'est-ce qui est en retard",
+    'quelles sont mes tâches de la semaine',
+    'marque la tâche du dentiste comme faite',
+    'erinnere mich am Freitag an den Zahnarzt',
+    'erinnere mich, morgen das Auto zu waschen',
+    'neue Aufgabe: Reifen wechseln',
+    'was ist diese Woche fällig',
+    'markiere die Steuererklärung als erledigt',
+    'recuérdame llamar al banco el lunes',
+    'recuérdame comprar pan mañana',
+    'agrega a mi lista: pagar el alquiler',
+    'qué tareas vencen esta semana',
+    'marca la tarea del informe como hecha',
     '{task} {when}',
     '{task}',
     '{task} tomorrow',
@@ -325,6 +354,16 @@ T["review"] = [
     "qué hice la semana pasada", "cuánto tiempo dediqué a {project} este mes",
 ]
 T["shell"] = [
+    'how much RAM is free',
+    'how much RAM is in use right now',
+    'how much swap is used',
+    "what's the free memory right now",
+    'combien de mémoire reste-t-il',
+    'wie viel Speicher ist frei',
+    'cuánta memoria queda libre',
+    'zeig die laufenden Prozesse',
+    "affiche l'espace disque",
+    'muestra el espacio en disco',
     'how many lines of code are in {dir}',
     "show me what's in {file}",
     'output {file}',
@@ -388,6 +427,12 @@ T["shell"] = [
     "führe die Tests aus", "ejecuta las pruebas", "muestra los procesos",
 ]
 T["web"] = [
+    'cherche en ligne {topic}',
+    "quelles sont les nouvelles aujourd'hui",
+    'schau im Netz nach {topic}',
+    'was gibt es Neues über {tech}',
+    'busca en línea {topic}',
+    'cuáles son las noticias de hoy',
     "what's the news today",
     'search for {topic} on the web',
     'look up the {tech} price online',
@@ -439,6 +484,13 @@ T["web"] = [
     "wie ist das Wetter in {place}", "busca en internet {topic}", "qué tiempo hace en {place}",
 ]
 T["recollect"] = [
+    'tu te souviens quand on a réparé {past}',
+    'on avait travaillé sur {past} en {month}',
+    'la session où on a parlé de {past}',
+    'weißt du noch, als wir {past} repariert haben',
+    'die Sitzung, in der wir über {past} gesprochen haben',
+    'te acuerdas de cuando arreglamos {past}',
+    'la sesión en la que vimos {past}',
     'the thing with {past}, remember?',
     'what was the name of that library we used for {past}',
     'how did we end up fixing {past}',

@@ -256,6 +256,20 @@ def _tidy(s: str) -> str:
     return s
 
 
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
+           "december")
+_WHEN_RE = re.compile(
+    r"\b(?:(?:on|by|for|before|until|next|this|coming)\s+)?(?:next |this )?"
+    r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|week|month)\b|"
+    r"\b(?:today|tonight|tomorrow(?: morning| afternoon| evening)?|this (?:morning|afternoon|"
+    r"evening))\b|\bin (?:\d+|a|an|two|three|a few) (?:minutes?|hours?|days?|weeks?|months?)\b|"
+    r"\b(?:at|by) \d{1,2}(?::\d{2})?\s*(?:am|pm)?\b|\b(?:on |by )?(?:the )?\d{1,2}(?:st|nd|rd|th)\b|"
+    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:on |by )?(?:" + _MONTHS + r") \d{1,2}\b|"
+    r"\b(?:aujourd'hui|demain|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|"
+    r"heute|morgen|Montag|Dienstag|Mittwoch|Donnerstag|Freitag|Samstag|Sonntag|"
+    r"hoy|mañana|lunes|martes|miércoles|jueves|viernes|sábado|domingo)\b",
+    re.IGNORECASE)
+
 _NOTES_FILLER = re.compile(
     r"^(?:what )?(?:do|does|did) (?:my|the) notes? (?:\w+ )?(?:say|mention|tell me)\s*"
     r"(?:about|on|regarding)?\s*|"
@@ -349,6 +363,58 @@ def _shell_args(c: str) -> dict:
     return args
 
 
+def _gtd_args(c: str) -> dict:
+    low = c.lower()
+    if re.search(r"\bagenda\b|on my plate|what do i have|what'?s (?:due|overdue)|my tasks|"
+                 r"à faire aujourd|steht heute|tengo pendiente|\boverdue\b", low):
+        op = "agenda"
+    elif re.search(r"\bnext action\b|work on next|what should i do next", low):
+        op = "next"
+    elif re.search(r"\bweekly review\b|\breview my (?:tasks|projects|week)\b", low):
+        op = "review"
+    elif re.search(r"\bmark\b|\bas (?:done|complete|finished|todo|cancelled)\b|\bcancel\b", low):
+        op = "todo"
+    elif re.search(r"\bwaiting (?:on|for)\b", low):
+        op = "waiting"
+    elif re.search(r"\bdeadlines?\b|\bdue (?:by|on)\b|\bfrist\b", low):
+        op = "deadline"
+    elif re.search(r"\bschedul|\bplanifie|\bprograma|\bplane\b", low):
+        op = "schedule"
+    else:
+        op = "capture"
+    args: dict = {"op": op}
+    when = _WHEN_RE.search(c)
+    if when:
+        args["when"] = _tidy(when.group(0))
+    task: str | None = None
+    if op == "todo":
+        m = re.search(r"\bmark (?:the |my )?(.+?)(?: task)? as (\w+)", c, re.I)
+        if m:
+            task, args["state"] = m.group(1), m.group(2).upper()
+    elif op == "next":
+        m = re.search(r"\b(?:on|for) (?:the |my )?(.+?)(?: project)?\s*[?.!]?$", c, re.I)
+        task = m.group(1) if m else None
+    elif op in ("capture", "schedule", "deadline", "waiting"):
+        m = (re.search(r"\b(?:remind me|task|todo|to-do|reminder|TODO)\s+(?:to|for|about|:)\s*"
+                       r"(.+)$", c, re.I)
+             or re.search(r"\b(?:remind me|recuérdame|rappelle-moi|erinnere mich)\s+(?:to |de |"
+                          r"d'|an |daran,? )?(.+)$", c, re.I)
+             or re.search(r"^(?:add|put|capture|schedule|ajoute|füge|añade|agrega)\s+(.+?)"
+                          r"(?:\s+(?:to|on|in) (?:my|the) (?:\w+ )?(?:list|agenda|inbox|todos?)"
+                          r"\b.*)?$", c, re.I)
+             or re.search(r"\bwaiting (?:on|for) (.+)$", c, re.I))
+        task = m.group(1) if m else None
+    if task:
+        if when:
+            task = task.replace(when.group(0), "")
+        task = re.sub(r"\s+(?:on|to|for) (?:my|the) (?:\w+ )?(?:list|agenda)\b.*$", "", task,
+                      flags=re.I)
+        task = _tidy(task)
+        if task:
+            args["task"] = task
+    return args
+
+
 def _web_args(c: str) -> dict:
     m = _URL_RE.search(c)
     if m:
@@ -413,8 +479,12 @@ def extract_args(target: str, clause: str) -> dict:
         return _notes_args(c)
     if target == "shell":
         return _shell_args(c)
-    if target in ("gtd", "review"):
-        return {}  # the clause itself goes to the skill, whose parser owns the slots
+    if target == "gtd":
+        # a coarse hint (op, task, when) beside the clause, which travels as the intent's
+        # text: the gtd skill's own parser owns the slots and may ignore this
+        return _gtd_args(c)
+    if target == "review":
+        return {}  # the clause itself goes to the review skill
     if target == "web":
         return _web_args(c)
     if target == "foundry":
