@@ -15,7 +15,7 @@ import json
 import random
 from pathlib import Path
 
-VERSION = 3
+VERSION = 4
 PER_TARGET = 500
 OUT = Path(__file__).resolve().parents[1] / "src" / "opencortex" / "router" / "data" / "train.jsonl"
 
@@ -105,6 +105,16 @@ QUESTIONS_WORLD = ["what is the capital of Peru", "why do cats purr", "how does 
 T: dict[str, list[str]] = {}
 
 T["notes"] = [
+    'what did I write on {topic}',
+    'what did I write down about {topic}',
+    'the things I wrote about {topic}',
+    'what I wrote regarding {topic}',
+    "show what I've written on {topic}",
+    'have I written anything on {topic}?',
+    'what did I write in my notes on {topic}',
+    'anything I wrote about {topic}',
+    'what did I put down about {topic}',
+    'what have I written down on {topic}',
     "qu'est-ce que mes notes disent sur {topic}",
     'montre ma note sur {topic}',
     'ouvre mon journal sur {topic}',
