@@ -104,7 +104,7 @@ def _claims_are_grounded(rnd: Any, utterances: list[str]) -> None:
         cite = c["cite"]
         assert cite["excerpt"] in c["text"], c
         # the excerpt is in the record itself (not the index's gist of it) ...
-        assert _in_raw_record(cite["locator"], cite["excerpt"]), c
+        assert _in_raw_record(cite["locator"], cite.get("raw", cite["excerpt"])), c
         # ... and that record is one of the members presented, opened
         assert cite["handle"] in handles, c
         for u in utterances:  # the person's words are cue, never evidence

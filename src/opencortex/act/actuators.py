@@ -175,6 +175,13 @@ class Actuators:
             sub.meta = {**sub.meta, "reply": lambda t, d=None, got=got: got.append((t, d)),
                         "record": False}
             self.k.process(sub)
+            if not got and it.get("target") == "review":
+                # no review skill answered (none installed): the lists' own skill does
+                args = {**args, "target": "gtd"}
+                sub = signal.feedback("delegation", text=str(it.get("text") or ""), **args)
+                sub.meta = {**sub.meta, "reply": lambda t, d=None, got=got: got.append((t, d)),
+                            "record": False}
+                self.k.process(sub)
             text = "\n".join(t for t, _ in got) or "(no result)"
             data: dict[str, Any] = {}
             for _, d in got:

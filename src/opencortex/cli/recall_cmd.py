@@ -29,7 +29,7 @@ def recall(cue: str | None, sources: tuple[str, ...], session: str | None, reply
     """Recall past work you cannot name: "that session a few weeks ago where we fixed the
     flaky login test". Prints one round (a story citing opened records, a question, or an
     offer to search wider); answer with --session ID --reply TEXT."""
-    from ..recall.engine import Recall, RecallError, parse_source
+    from ..recall.engine import Recall, RecallError, parse_source, session_boundary
 
     if session and reply is None:
         raise click.UsageError("--session needs --reply TEXT (your next utterance)")
@@ -38,6 +38,15 @@ def recall(cue: str | None, sources: tuple[str, ...], session: str | None, reply
     when = dt.datetime.fromisoformat(now) if now else None
     if when is not None and when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
+    if session and memex is None:
+        # the session keeps its boundary: the memex (and its index) it was started on
+        try:
+            kept = session_boundary(session)
+        except RecallError as e:
+            raise click.ClickException(str(e)) from None
+        memex = kept["memex"] or memex
+        if index is None and kept["memex"]:
+            index = kept["index"]
     m = open_memex(memex, index)
     try:
         try:

@@ -99,8 +99,9 @@ class Round:
             rz = self.recognizable
             lines.append(f"This may be the {rz['whole']} you mean:")
             for c in self.story:
-                lines.append(f"- {c['text']}\n    ↳ {c['cite']['locator']}  "
-                             f"(reopen: {c['cite']['handle']})")
+                cite = c["cite"]
+                lines.append(f"- {c['text']}\n    ↳ {cite.get('where') or cite['locator']}  "
+                             f"(reopen: {cite['handle']})")
             if rz.get("joins"):
                 lines.append("Joined by: " + "; ".join(rz["joins"]))
             shut = [m for m in rz["members"] if not m["opened"]]
@@ -140,6 +141,34 @@ def _fmt_bytes(n: float) -> str:
     return f"{n:.1f} GB"
 
 
+def _index_location(memex: Any) -> str | None:
+    """Where this memex's index lives (a SQLite path; None for a PostgreSQL store, whose URL
+    is configuration, not session state)."""
+    settings = memex.settings
+    if getattr(settings, "store_url", None):
+        return None
+    return str(Path(settings.index_path).expanduser().resolve())
+
+
+def session_boundary(session: str, state_dir: Path | None = None) -> dict[str, Any]:
+    """The memex, index and roots a recall session was started with, read from its state
+    alone (``opencortex recall --session ID --reply …`` opens that memex, not the default)."""
+    if not session or not all(c.isalnum() or c == "-" for c in session):
+        raise RecallError(f"not a recall session id: {session!r}")
+    if state_dir is None:
+        from ..config import load_settings
+
+        state_dir = Path(load_settings().state_dir) / "recall"
+    try:
+        st = json.loads((state_dir / f"{session}.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecallError(f"no recall session {session!r} (start one with "
+                          "`opencortex recall CUE`)") from None
+    except ValueError as e:
+        raise RecallError(f"recall session {session!r} is unreadable: {e}") from None
+    return {"memex": st.get("memex"), "index": st.get("index"), "roots": st.get("roots", [])}
+
+
 class Recall:
     """The recall engine over one memex (its index store holds the record index)."""
 
@@ -156,7 +185,8 @@ class Recall:
             env = os.environ.get("OPENCORTEX_RECALL_DEFAULTS")
             defaults = (env not in ("0", "false", "no") if env is not None
                         else bool(cfg.get("defaults", True)))
-        self.base_roots = self._base_roots(roots or [], cfg, defaults)
+        self.given = list(roots or [])
+        self.base_roots = self._base_roots(self.given, cfg, defaults)
         self.state_dir = Path(state_dir or Path(settings.state_dir) / "recall")
         self.progress: Any = None  # called (done, total) while a refresh reads many files
         self.hide: Callable[[Iterable[str]], bool] | None = None
@@ -262,6 +292,8 @@ class Recall:
             "created": dt.datetime.now(dt.UTC).isoformat(),
             "now": now.isoformat() if now else None,
             "roots": [str(r) for r in self.base_roots],
+            # the boundary travels with the session: a reply needs no flags again
+            "memex": str(self.memex.root), "index": _index_location(self.memex),
             "turns": [], "admitted": [], "places": [], "presented": None, "offered": None,
             "added_to_cue": False, "noted": noted, "state": "open", "trace": [],
             "activation": reason, "conversation": conversation,
@@ -277,6 +309,8 @@ class Recall:
         st = self.load(session)
         if st["state"] in ("identified", "stopped", "unresolved"):
             raise RecallError(f"recall {session} is closed ({st['state']}); start a new one")
+        # sources named again (or newly) on a reply widen the stored boundary, never narrow it
+        st["roots"] = list(dict.fromkeys(st["roots"] + [str(r) for r in self.given]))
         presented = st.get("presented") is not None
         offered = st.get("offered") is not None
         reading = read_answer(text, presented=presented, offered=offered)

@@ -30,15 +30,25 @@ class Candidate:
     matched: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
+        """The candidate by its name and date only (a note's title, never its tags)."""
         head = self.members[0]
         when = head.started.date().isoformat() if head.started else "undated"
         extra = f" (+{len(self.members) - 1} joined)" if len(self.members) > 1 else ""
-        return f"{head.source} {head.kind} «{head.gist[:70]}», {when}{extra}"
+        return f"«{candidate_name(head)}», {when}{extra}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"whole": self.whole, "describe": self.describe(),
                 "locator": self.members[0].locator, "handle": self.members[0].handle,
                 "matched": self.matched}
+
+
+def candidate_name(rec: IndexedRecord, limit: int = 70) -> str:
+    """What a person calls a record: a note's outline title, a session's or commit's title,
+    else the first words of its gist — cut between words."""
+    from .notetext import render_org, word_cut
+
+    name = render_org(rec.title or "") or render_org(rec.gist.split("\n", 1)[0])
+    return word_cut(name, limit).replace(" …", "…")
 
 
 _SUFFIXES = ("ational", "ations", "ation", "ingly", "ings", "ing", "edly", "ied", "ies",

@@ -19,6 +19,7 @@ from typing import Any
 from .cue import Cue
 from .find import Candidate, stems, term_matches
 from .index import IndexedRecord
+from .notetext import HEADLINE, note_segments, relative_locator
 from .records import Receipt, Record, Turn, snapshot
 from .sources import SOURCES
 from .sources import git as gitsrc
@@ -41,10 +42,17 @@ class Claim:
     origin: str
     terms: list[str] = field(default_factory=list)
     semantic: float = 0.0
+    raw: str = ""
+    """The exact substring of the record the excerpt shows (when rendering changed it)."""
+    where: str = ""
+    """The locator relative to its root, as a person reads it."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "cite": {"locator": self.locator, "excerpt": self.excerpt,
-                                            "handle": self.handle}}
+        cite = {"locator": self.locator, "excerpt": self.excerpt, "handle": self.handle,
+                "where": self.where or self.locator}
+        if self.raw and self.raw != self.excerpt:
+            cite["raw"] = self.raw
+        return {"text": self.text, "cite": cite}
 
 
 @dataclass
@@ -69,23 +77,40 @@ class Opened:
         return d
 
 
-def _segments(text: str) -> list[str]:
-    """Exact substrings of ``text``: its lines, long lines cut at sentence ends/windows."""
+def _word_windows(sent: str) -> list[str]:
+    """A long sentence in pieces of at most ``_SEG_MAX`` cut between words (each an exact
+    substring), never inside one."""
     out: list[str] = []
+    while len(sent) > _SEG_MAX:
+        cut = sent.rfind(" ", 0, _SEG_MAX)
+        if cut <= 0:
+            cut = sent.find(" ", _SEG_MAX)
+            if cut < 0:
+                break
+        out.append(sent[:cut].strip())
+        sent = sent[cut:].strip()
+    if sent:
+        out.append(sent)
+    return out
+
+
+def _segments(text: str, kind: str = "session") -> list[tuple[str, str]]:
+    """``(raw, shown)`` pieces of a turn: a note's whole sentences and list items with its
+    markup rendered (``notetext``); otherwise its lines, long ones cut at sentence ends
+    and then between words.  ``raw`` is always an exact substring of ``text``; a bare
+    Org headline line is a name, never a piece."""
+    if kind == "note":
+        return note_segments(text)
+    out: list[tuple[str, str]] = []
     for line in text.splitlines():
         s = line.strip()
-        if not s:
+        if not s or HEADLINE.match(s):
             continue
         if len(s) <= _SEG_MAX:
-            out.append(s)
+            out.append((s, s))
             continue
         for sent in re.split(r"(?<=[.!?])\s+", s):
-            sent = sent.strip()
-            while len(sent) > _SEG_MAX:
-                out.append(sent[:_SEG_MAX].strip())
-                sent = sent[_SEG_MAX:].strip()
-            if sent:
-                out.append(sent)
+            out += [(w, w) for w in _word_windows(sent.strip())]
     return out
 
 
@@ -104,7 +129,8 @@ def _claim_text(rec: Record, turn: Turn, excerpt: str, kind: str) -> str:
     if kind == "history":
         return f"In the history of {rec.session_id}, {when}: “{excerpt}”"
     if kind == "note":
-        return f"The note «{rec.title}» ({rec.locator}) says: “{excerpt}”"
+        return (f"The note «{rec.title}» ({relative_locator(rec.locator, rec.root)}) says: "
+                f"“{excerpt}”")
     who = {"person": "the person wrote", "assistant": "the assistant said",
            "tool": "a tool reported"}.get(turn.origin, "the record shows")
     return f"In {rec.source} session {rec.session_id} on {when}, {who}: “{excerpt}”"
@@ -119,24 +145,30 @@ def _semantic_claims(rec: Record, cue: Cue, kind: str, budget: int, scorer: Scor
                      settled_only: bool) -> list[Claim]:
     """Where no segment carries a cue word: the segments nearest the cue in meaning
     (a paraphrase — "kept failing randomly" for "flaky"), each still an exact excerpt."""
-    segs: list[tuple[Turn, int, str]] = []
+    segs: list[tuple[Turn, int, str, str]] = []
     for turn in rec.turns:
         if turn.origin not in ("person", "assistant", "tool"):
             continue
-        for j, seg in enumerate(_segments(turn.text)):
+        for j, (raw, seg) in enumerate(_segments(turn.text, kind)):
             if len(seg) >= 12 and (not settled_only or _SETTLED.search(seg)) and \
                     not any(term_matches(x, stems(seg)) for x in cue.excluded):
-                segs.append((turn, j, seg))
+                segs.append((turn, j, raw, seg))
     segs = segs[:96]
     if not segs:
         return []
-    scores = scorer([s for _, _, s in segs])
+    scores = scorer([s for _, _, _, s in segs])
     best = sorted(zip(scores, range(len(segs)), strict=True), reverse=True)[:budget]
     chosen = sorted((i for sc, i in best if sc >= SEMANTIC_CLAIM),
                     key=lambda i: (segs[i][0].index, segs[i][1]))
-    return [Claim(_claim_text(rec, segs[i][0], segs[i][2], kind), segs[i][2],
-                  segs[i][0].locator, rec.handle, rec.locator, segs[i][0].origin, [],
-                  semantic=round(float(scores[i]), 3)) for i in chosen]
+    return [_claim(rec, segs[i][0], segs[i][2], segs[i][3], kind, [],
+                   semantic=round(float(scores[i]), 3)) for i in chosen]
+
+
+def _claim(rec: Record, turn: Turn, raw: str, shown: str, kind: str, terms: list[str],
+           semantic: float = 0.0) -> Claim:
+    return Claim(_claim_text(rec, turn, shown, kind), shown, turn.locator, rec.handle,
+                 rec.locator, turn.origin, terms, semantic, raw=raw,
+                 where=relative_locator(turn.locator, rec.root))
 
 
 def _claims_from(rec: Record, cue: Cue, kind: str, budget: int,
@@ -144,11 +176,11 @@ def _claims_from(rec: Record, cue: Cue, kind: str, budget: int,
     """The segments of the record carrying the most cue terms, in record order (or, with
     none, the nearest in meaning). Injected and unknown-origin turns never ground."""
     terms = cue.terms
-    scored: list[tuple[int, int, int, Turn, str, list[str]]] = []
+    scored: list[tuple[int, int, int, Turn, tuple[str, str], list[str]]] = []
     for turn in rec.turns:
         if turn.origin not in ("person", "assistant", "tool"):
             continue
-        for j, seg in enumerate(_segments(turn.text)):
+        for j, (raw, seg) in enumerate(_segments(turn.text, kind)):
             words = stems(seg)
             hit = [t for t in terms if term_matches(t, words)]
             if not hit or any(term_matches(x, words) for x in cue.excluded):
@@ -156,17 +188,16 @@ def _claims_from(rec: Record, cue: Cue, kind: str, budget: int,
             if settled_only and not _SETTLED.search(seg):
                 continue
             bonus = 1 if turn.origin == "person" else 0
-            scored.append((len(hit) * 2 + bonus, turn.index, j, turn, seg, hit))
+            scored.append((len(hit) * 2 + bonus, turn.index, j, turn, (raw, seg), hit))
     best = sorted(scored, key=lambda x: (-x[0], x[1], x[2]))[:budget]
     best.sort(key=lambda x: (x[1], x[2]))
     seen: set[str] = set()
     claims: list[Claim] = []
-    for _, _, _, turn, seg, hit in best:
+    for _, _, _, turn, (raw, seg), hit in best:
         if seg in seen:
             continue
         seen.add(seg)
-        claims.append(Claim(_claim_text(rec, turn, seg, kind), seg, turn.locator, rec.handle,
-                            rec.locator, turn.origin, hit))
+        claims.append(_claim(rec, turn, raw, seg, kind, hit))
     weak = len({t for c in claims for t in c.terms}) < min(2, len(terms))
     if scorer is not None and weak and kind != "commit":
         sem = _semantic_claims(rec, cue, kind, budget, scorer, settled_only)
@@ -327,6 +358,10 @@ def open_candidate(cand: Candidate, cue: Cue, memex: Any, max_claims: int = 8,
     for i, m in enumerate(cand.members):
         opened.append(open_member(m, cue, memex, per + (2 if i == 0 else 0), scorer))
     opened.extend(_history_members(cand, cue, 3))
+    for o in opened:  # every claim shows where it is relative to its root
+        root = o.record.root if o.record is not None else (o.member.root if o.member else None)
+        for c in o.claims:
+            c.where = c.where or relative_locator(c.locator, root)
     return opened
 
 

@@ -240,8 +240,10 @@ class RecordIndex:
 
     def _insert(self, file: str, boundary: str, kind: str, rec: Record, title: str | None,
                 person: str, other: str, paths: list[str], omitted: int,
-                author: str | None = None) -> None:
-        gist = _gist(title, person or other)
+                author: str | None = None, tags: str = "") -> None:
+        # tags are searched and read for meaning with the title, but never become its words
+        named = f"{title or ''} {tags}".strip() or None
+        gist = _gist(named, person or other)
         rid = self.q(
             "INSERT INTO rec_records (file, boundary, source, kind, root, session_id, locator, "
             "handle, title, cwd, branch, parent_id, author, started, ended, paths, turns, "
@@ -253,7 +255,7 @@ class RecordIndex:
              len(person) + len(other) + omitted, omitted,
              json.dumps(rec.receipt.to_dict()), gist, embed_hash(gist) if gist else None)
         ).fetchone()[0]
-        self._fts_put(rid, title or "", person, other, " ".join(paths))
+        self._fts_put(rid, named or "", person, other, " ".join(paths))
 
     def _put_record(self, file: str, boundary: str, rec: Record) -> None:
         person, om1 = _cap((t.text for t in rec.turns if t.origin == "person"), PERSON_CAP)
@@ -386,8 +388,8 @@ class RecordIndex:
                                          "opencortex.recall.notes@1", "succeeded"))
                     text, om = _cap([body], OTHER_CAP)
                     tags = " ".join(node.tags)
-                    self._insert(key, root.path, "note", rec, f"{title} {tags}".strip(),
-                                 "", text, list(dict.fromkeys(_PATHS.findall(text)))[:50], om)
+                    self._insert(key, root.path, "note", rec, title, "", text,
+                                 list(dict.fromkeys(_PATHS.findall(text)))[:50], om, tags=tags)
                     s.notes_added += 1
                 st = states[rel]
                 self.q("INSERT INTO rec_files VALUES (?,?,?,?,?,'')",

@@ -1,9 +1,10 @@
 """Offline intent decomposition: request text -> ordered list of atomic intents.
 
-Pipeline: split the request into clauses (``rules.split_clauses``), classify each clause by
-explicit-phrasing rules first and by a k-NN vote over embedded exemplars otherwise, then pull
-the target's arguments out of the clause.  No LLM and no network: it must work offline and be
-deterministic, so the same text always routes the same way.
+Pipeline: split the request into clauses (``rules.split_clauses``, plus a split wherever the
+classifier reads the two sides of an "and"/comma as confident requests for different targets),
+take a target from unambiguous syntax (``rules.rule_target``) or else from the learned
+classifier (``classifier.py``: logistic regression over MiniLM embeddings), then pull the
+target's arguments out of the clause.  No LLM and no network: offline and deterministic.
 """
 
 from __future__ import annotations
@@ -14,38 +15,41 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .exemplars import EXEMPLARS
 from .rules import (
     extract_args,
     is_follow_up,
     is_pleasantry,
     rule_target,
+    split_candidates,
     split_clauses,
+    split_sentences,
     strip_greeting,
 )
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["TARGETS", "EmbedFn", "Intent", "classify", "decompose", "knn_classify"]
+__all__ = ["TARGETS", "WRITE_TARGETS", "EmbedFn", "Intent", "Verdict", "classify", "decompose",
+           "is_imperative", "is_question", "verdict"]
 
-TARGETS: tuple[str, ...] = ("notes", "shell", "gtd", "web", "foundry", "skill-creator",
+TARGETS: tuple[str, ...] = ("notes", "shell", "gtd", "review", "web", "foundry", "skill-creator",
                             "recollect", "chat")
+WRITE_TARGETS = frozenset({"foundry", "skill-creator"})
+"""Targets whose skills create code or folders: they need a confident, imperative request."""
 
 EmbedFn = Callable[[Sequence[str]], "np.ndarray"]
 """Texts -> float rows of unit length, one per text, in order."""
 
-K = 5
-"""Neighbours that vote; small because each target has only ~25 exemplars."""
-MIN_SIMILARITY = 0.38
-"""Below this best-exemplar cosine the clause is not like any tool request: it is chat."""
-
-
-_PERSONAL = re.compile(
-    r"\b(?:i|i'?ve|my|me|mine|notes?|journal|memex|je|j'|mes|mon|ma|ich|mein\w*|notiz\w*|"
-    r"mis|mi|yo|notas?)\b", re.IGNORECASE)
-"""Notes are the person's own: a notes verdict needs some first-person or notes word."""
-
+ABSTAIN = 0.40
+"""Below this top probability the clause is like no tool request: it is chat."""
+MIN_SIMILARITY = 0.20
+"""Below this best cosine to any training utterance the clause is out of distribution: chat
+(kept low: MiniLM's nearness is dominated by topic words, so an unseen topic in a familiar
+request — "what do my notes say about BM25?" — is only ~0.3 near; below 0.2 is noise)."""
+WRITE_CONFIDENCE = 0.80
+"""A code-creating target must be at least this sure (and phrased as a command)."""
+SPLIT_CONFIDENCE = 0.95
+"""Both sides of an unmarked "and"/comma must be this sure, for different targets, to split."""
 
 @dataclass(frozen=True)
 class Intent:
@@ -60,16 +64,15 @@ class Intent:
         return {"target": self.target, **self.args}
 
 
-# -- embedding & exemplar cache ----------------------------------------------------------------
+# -- embedding & classifier -----------------------------------------------------------------------
 
 _lock = threading.Lock()
 _default_embed: EmbedFn | None = None
-_matrix_cache: dict[int, tuple[Any, list[str], EmbedFn]] = {}
-"""Keyed by id(embed); the function is kept in the value so the id cannot be recycled."""
+DEFAULT_MODEL_ID = "minilm:all-MiniLM-L6-v2"
 
 
 def _get_default_embed() -> EmbedFn:
-    """Build the in-process MiniLM once (it takes ~0.5-1.5 s) and reuse it."""
+    """Build the in-process MiniLM once (it takes ~0.4-1.5 s) and reuse it."""
     global _default_embed
     with _lock:
         if _default_embed is None:
@@ -79,105 +82,204 @@ def _get_default_embed() -> EmbedFn:
         return _default_embed
 
 
-def _exemplar_matrix(embed: EmbedFn) -> tuple[Any, list[str]]:
-    """Exemplar embeddings and their labels, computed once per embed function."""
-    key = id(embed)
-    with _lock:
-        hit = _matrix_cache.get(key)
-        if hit is not None and hit[2] is embed:
-            return hit[0], hit[1]
-    texts: list[str] = []
-    labels: list[str] = []
-    for target in TARGETS:
-        for ex in EXEMPLARS.get(target, ()):
-            texts.append(ex)
-            labels.append(target)
-    import numpy as np
+@dataclass(frozen=True)
+class Verdict:
+    """The classifier's reading of one clause: the chosen target, its probability, and the
+    full distribution (for the bench and for abstention)."""
 
-    mat = np.asarray(embed(texts), dtype=np.float32)
-    with _lock:
-        _matrix_cache[key] = (mat, labels, embed)
-    return mat, labels
+    target: str
+    p: float
+    probs: dict[str, float]
+    near: float = 1.0
+    """Best cosine to a training utterance: low means like nothing the model was taught."""
 
 
-def knn_classify(clause: str, embed: EmbedFn, *, k: int = K,
-                 min_similarity: float = MIN_SIMILARITY) -> tuple[str, float]:
-    """Similarity-weighted vote of the k nearest exemplars; ``("chat", s)`` when nothing is near.
-
-    Ties break by ``TARGETS`` order so the result never depends on dict or hash order.
-    """
-    import numpy as np
-
-    mat, labels = _exemplar_matrix(embed)
-    q = np.asarray(embed([clause]), dtype=np.float32)[0]
-    sims = mat @ q
-    order = np.lexsort((np.arange(len(sims)), -sims))[:k]  # stable: by -sim, then index
-    best = float(sims[order[0]])
-    if best < min_similarity:
-        return "chat", best
-    votes: dict[str, float] = {}
-    for i in order:
-        votes[labels[i]] = votes.get(labels[i], 0.0) + float(sims[i])
-    target = max(TARGETS, key=lambda t: (round(votes.get(t, 0.0), 6), -TARGETS.index(t)))
-    return target, best
+_QWORD_RE = re.compile(
+    r"^(?:what|what's|whats|which|how|when|where|who|whose|why|is|are|am|was|were|do|does|did|"
+    r"have|has|any|anything|qu'est-ce|quel|quelle|quand|où|comment|est-ce|was|wie|wann|wo|"
+    r"welche|welcher|qué|que|cuál|cómo|cuándo|dónde|¿\w*)\b", re.IGNORECASE)
+_OPENERS_RE = re.compile(
+    r"^(?:(?:hey|ok|okay|so|um|please|also|then|now|quick one)[,:]?\s+|"
+    r"(?:can|could|would|will) you(?: please)?\s+|i(?:'d| would) like you to\s+|"
+    r"i (?:want|need) you to\s+|go ahead and\s+|s'il te plaît\s+|bitte\s+|por favor\s+)+",
+    re.IGNORECASE)
+_WRITE_VERBS = frozenset("""create make build write draft design develop generate scaffold set
+bootstrap init initialise initialize spin kick begin start add teach learn give extend new author
+lay open craft crée créer crées apprends erstelle erstell leg bring crea aprende genera""".split())
+_WANT_RE = re.compile(r"^i(?:'d like| would like| want| need)\s+(?:a|an|to)\b", re.IGNORECASE)
 
 
-_SENTENCE_WORDS = frozenset("""i you we he she they it that this was is are am be me us
-thanks thank please ok okay cheers hi hello hey bye merci danke gracias je tu nous
-ich du wir yo tú nosotros c'est ça das es""".split())
+def is_question(clause: str) -> bool:
+    """Asked, not commanded: a question word first or a question mark (after politeness:
+    "can you create …?" is a polite command, not a question)."""
+    c = clause.strip()
+    body = _OPENERS_RE.sub("", c)
+    if body != c and not _QWORD_RE.match(body):
+        return False  # "could you scaffold …?" asks for an act
+    return bool(_QWORD_RE.match(body)) or c.endswith("?")
+
+
+def is_imperative(clause: str) -> bool:
+    """A command with a creating verb first (after politeness), or "I want a …": what a
+    write-capable target needs before it may run."""
+    body = _OPENERS_RE.sub("", clause.strip())
+    if _WANT_RE.match(body):
+        return True
+    m = re.match(r"[\w'-]+", body.lower())
+    return bool(m) and m.group(0) in _WRITE_VERBS and not is_question(clause)
+
+
+def _verdicts(clauses: Sequence[str], embed: EmbedFn | None) -> list[Verdict]:
+    """The classifier's reading of each clause (one batched embedding call)."""
+    if not clauses:
+        return []
+    from .classifier import cached_classifier, features
+
+    fn = embed or _get_default_embed()
+    clf = cached_classifier(fn, DEFAULT_MODEL_ID if embed is None else None)
+    emb = fn(list(clauses))
+    probs = clf.proba(features(emb, clauses))
+    out = []
+    for row, near in zip(probs, clf.nearest(emb), strict=True):
+        dist = {t: float(p) for t, p in zip(clf.labels, row, strict=True)}
+        best = max(clf.labels, key=lambda t: (round(dist[t], 9), -TARGETS.index(t)))
+        out.append(Verdict(best, dist[best], dist, float(near)))
+    return out
+
+
+def _decide(clause: str, v: Verdict) -> str:
+    """The target for a classified clause: abstain to chat when unsure; a write-capable
+    target only for a confident command, a question goes to the best read-only target."""
+    target = v.target
+    if v.near < MIN_SIMILARITY:
+        return "chat"
+    if target in WRITE_TARGETS and (v.p < WRITE_CONFIDENCE or not is_imperative(clause)):
+        rest = {t: p for t, p in v.probs.items() if t not in WRITE_TARGETS}
+        target = max(rest, key=lambda t: (round(rest[t], 9), -TARGETS.index(t)))
+        return target if rest[target] >= ABSTAIN / 2 else "chat"
+    if v.p < ABSTAIN:
+        return "chat"
+    return target
+
+
+def verdict(clause: str, embed: EmbedFn | None = None) -> Verdict:
+    """Classifier reading of one clause, without rules (for the bench and the recall skill)."""
+    return _verdicts([clause], embed)[0]
+
+
+def classify(clause: str, embed: EmbedFn | None = None) -> str:
+    """Target for one clause: syntax rules when the syntax is unambiguous, else the classifier."""
+    return _classify_many([clause], embed)[0]
+
+
+_SENTENCE_WORDS = frozenset("""i you we he she they it that this was is are am be me us my
+thanks thank please ok okay cheers hi hello hey bye no yes nope never mind merci danke gracias
+je tu nous ich du wir yo c'est ça das es""".split())
 
 
 def is_keyword_query(clause: str) -> bool:
-    """A short topic with no verb, question word or question mark ("caching strategies",
-    "zfs snapshots"): what people type into a notes search box."""
+    """Search-box syntax: a short bare topic with no verb, question word, pronoun or question
+    mark ("caching strategies", "zfs snapshots") — what people type to look in their notes."""
     from .rules import _QWORDS, _VERBS, _first_word, _is_request
 
     c = clause.strip()
     words = c.split()
-    if not words or len(words) > 6 or "?" in c or _is_request(c):
+    if not words or len(words) > 4 or "?" in c or _is_request(c):
         return False
-    lowered = {w.strip(",.!;:'\"").lower() for w in words}
-    if lowered & _SENTENCE_WORDS:  # pronouns, copulas, thanks: a sentence, not a topic
+    if {w.strip(",.!;:'\"").lower() for w in words} & _SENTENCE_WORDS:
         return False
     w = _first_word(c)
     return w not in _QWORDS and w not in _VERBS and not w.startswith(("/", "$", "`"))
 
 
-def classify(clause: str, embed: EmbedFn | None = None) -> str:
-    """Target for one clause: rules when the phrasing is explicit, else the k-NN classifier."""
-    if is_pleasantry(clause):
-        return "chat"
-    target = rule_target(clause)
-    if target is not None:
-        return target
-    if is_keyword_query(clause):
-        return "notes"  # a bare topic typed as into a search box: look in the notes
-    target = knn_classify(clause, embed or _get_default_embed())[0]
-    if target == "notes" and not _PERSONAL.search(clause):
-        return "chat"  # "who wrote War and Peace?" is about the world, not the person's notes
-    return target
+def _classify_many(clauses: Sequence[str], embed: EmbedFn | None) -> list[str]:
+    out: list[str | None] = []
+    todo: list[int] = []
+    for i, c in enumerate(clauses):
+        if is_pleasantry(c):
+            out.append("chat")
+            continue
+        if is_keyword_query(c):
+            out.append("notes")
+            continue
+        out.append(rule_target(c))
+        if out[-1] is None:
+            todo.append(i)
+    for i, v in zip(todo, _verdicts([clauses[i] for i in todo], embed), strict=True):
+        out[i] = _decide(clauses[i], v)
+    return [t or "chat" for t in out]
+
+
+def _split_by_meaning(clause: str, embed: EmbedFn | None) -> list[str]:
+    """Cut at an unmarked "and"/comma when both sides read, confidently, as requests for
+    different targets ("look up X online and remind me to Y"): general where a verb list
+    is not."""
+    cands = split_candidates(clause)
+    if not cands:
+        return [clause]
+    sides = [s for cut in cands for s in cut]
+    vs = _verdicts(sides, embed)
+    for n, (left, right) in enumerate(cands):
+        lv, rv = vs[2 * n], vs[2 * n + 1]
+        if (lv.target != rv.target and min(lv.p, rv.p) >= SPLIT_CONFIDENCE
+                and "chat" not in (lv.target, rv.target)):
+            return [left, *_split_by_meaning(right, embed)]
+    return [clause]
 
 
 def decompose(text: str, *, embed: EmbedFn | None = None) -> list[Intent]:
     """Split ``text`` into ordered atomic intents (empty list for blank text).
 
-    ``embed`` maps texts to unit rows; the default is the in-process MiniLM, built on first use.
+    ``embed`` maps texts to unit rows; the default is the in-process MiniLM, built on first use
+    (the classifier's weights come from the cache, trained once per training set).
     """
     if not text or not text.strip():
         return []
     clauses: list[str] = []
-    for clause in split_clauses(text):
-        # "fetch URL. Summarize it." / "remember when X? how did we do it?": one intent
-        if clauses and is_follow_up(clause) and not is_pleasantry(clauses[-1]):
-            clauses[-1] = f"{clauses[-1]}; {clause}"
-        else:
-            clauses.append(clause)
-    intents: list[Intent] = []
-    for clause in clauses:
-        body = strip_greeting(clause)
-        target = classify(body, embed)
-        intents.append(Intent(target, extract_args(target, body), clause))
+    sentence_of: list[int] = []
+    for n, sentence in enumerate(split_sentences(text)):
+        for clause in split_clauses(sentence):
+            # "fetch URL. Summarize it." / "remember when X? how did we do it?": one intent
+            if clauses and is_follow_up(clause) and not is_pleasantry(clauses[-1]):
+                clauses[-1] = f"{clauses[-1]}; {clause}"
+            else:
+                parts = _split_by_meaning(clause, embed)
+                clauses.extend(parts)
+                sentence_of.extend([n] * len(parts))
+    bodies = [strip_greeting(c) for c in clauses]
+    targets = _classify_many(bodies, embed)
+    merged = _fold_context(list(zip(targets, bodies, clauses, strict=True)), sentence_of)
+    intents = [Intent(t, extract_args(t, b), c) for t, b, c in merged]
     # A bare "hi"/"thanks" next to real requests is politeness, not an intent of its own.
     if any(i.target != "chat" for i in intents):
         intents = [i for i in intents if not (i.target == "chat" and is_pleasantry(i.text))]
     return intents
+
+
+def _fold_context(items: list[tuple[str, str, str]],
+                  sentence_of: list[int]) -> list[tuple[str, str, str]]:
+    """A sentence that is no tool request ("I'm flying to Oslo on Friday.") is context for
+    the request in the sentence beside it, not an intent of its own: fold it into that one
+    (the next sentence, else the previous).  Two such sentences in a row are one chat."""
+    def alone(i: int) -> bool:
+        return sentence_of.count(sentence_of[i]) == 1
+
+    out: list[tuple[str, str, str]] = []
+    pending: list[tuple[str, str, str]] = []
+    for i, item in enumerate(items):
+        if item[0] == "chat" and alone(i) and not is_pleasantry(item[2]) and len(items) > 1:
+            pending.append(item)
+            continue
+        if pending:
+            ctx = " ".join(p[2] for p in pending)
+            item = (item[0], f"{ctx} {item[1]}", f"{ctx} {item[2]}")
+            pending = []
+        out.append(item)
+    if pending:
+        ctx = " ".join(p[2] for p in pending)
+        if out:
+            t, b, c = out[-1]
+            out[-1] = (t, f"{b} {ctx}", f"{c} {ctx}")
+        else:
+            out.append(("chat", ctx, ctx))
+    return out

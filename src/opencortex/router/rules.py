@@ -1,8 +1,8 @@
-"""Rule layer of the router: clause splitting, explicit-phrasing classification, argument extraction.
+"""Rule layer of the router: clause splitting, syntax-only targets, argument extraction.
 
-Rules catch classes of phrasing whose meaning is unambiguous (slash commands, URLs, "remind me to",
-"new project called ...") so the embedding classifier only has to judge the rest.  Everything here
-is pure string work: deterministic and cheap.
+Rules decide a target only from unambiguous *syntax* (a ``/command``, a URL, a backticked or
+prompted command line, an explicit "run …"); what a request means in words is the learned
+classifier's (``classifier.py``).  Everything here is pure string work: deterministic and cheap.
 """
 
 from __future__ import annotations
@@ -113,6 +113,32 @@ def _split_weak(clause: str) -> list[str]:
     return parts
 
 
+_CANDIDATE_RE = re.compile(r",?\s+\b(?:and|et|und|y)\s+(?=\S)|,\s+(?=\S)", re.IGNORECASE)
+
+
+def split_candidates(clause: str) -> list[tuple[str, str]]:
+    """Every unmarked "and"/comma cut of a clause with at least three words on each side, outside
+    backticks, quotes and URLs, whose right side is not anaphoric ("… and summarize it"):
+    the places a meaning-based split may cut."""
+    out: list[tuple[str, str]] = []
+    for m in _CANDIDATE_RE.finditer(clause):
+        left, right = clause[:m.start()].strip(" ,;"), clause[m.end():].strip(" ,;")
+        if left.count("`") % 2 or left.count('"') % 2 or re.search(r"https?://\S*$", left):
+            continue
+        if len(left.split()) < 3 or len(right.split()) < 3:
+            continue
+        if _ANAPHORIC.match(_SOFT_OPENERS.sub("", right)):
+            continue
+        out.append((left, right))
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """The request's sentences, in order (a sentence may still hold several clauses)."""
+    text = re.sub(r"\s+", " ", text.strip())
+    return [s for s in _SENTENCE_RE.split(text) if s.strip()]
+
+
 def split_clauses(text: str) -> list[str]:
     """Cut a request into ordered clause strings (never empty, punctuation-trimmed)."""
     text = re.sub(r"\s+", " ", text.strip())
@@ -144,106 +170,20 @@ def split_clauses(text: str) -> list[str]:
 _URL_RE = re.compile(r"\b(?:https?://[^\s)>\"']+|www\.[^\s)>\"']+)", re.IGNORECASE)
 _DOMAIN_RE = re.compile(r"\b[\w-]+\.(?:com|org|net|io|dev|de|fr|es|co\.uk|edu|gov)(?:/\S*)?\b",
                         re.IGNORECASE)
-_SLASH_RE = re.compile(r"^/(recollect|notes|shell|gtd|web|foundry|skill|skill-creator|chat)\b",
-                       re.IGNORECASE)
-
-_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
-           "december")
-_VAGUE_TIME = re.compile(
-    r"\b(?:a (?:few|couple(?: of)?) (?:days|weeks|months|years) (?:ago|back)|"
-    r"(?:some|a while|a long time|a little while) (?:ago|back)|"
-    r"(?:several|some|many|a few|two|three) (?:weeks|months|years) ago|months ago|weeks ago|"
-    r"(?:last|this past) (?:spring|summer|autumn|fall|winter|year)|"
-    r"the other (?:day|week)|a while back|at some point|back (?:then|in (?:the )?(?:spring|"
-    r"summer|autumn|fall|winter|" + _MONTHS + r"))|earlier this (?:year|month)|"
-    r"il y a (?:quelques|plusieurs|un certain) (?:jours|semaines|mois|temps)|"
-    r"vor (?:ein paar|einigen|einiger) (?:Tagen|Wochen|Monaten|Zeit)|"
-    r"letzten (?:Frühling|Sommer|Herbst|Winter)|"
-    r"hace (?:unas|unos|algunas|algunos|un tiempo|tiempo)(?: (?:semanas|meses|días))?|"
-    r"(?:la )?primavera pasada|el (?:verano|invierno|otoño) pasado|"
-    r"(?:le )?printemps dernier|l'été dernier|l'hiver dernier)",
+_SLASH_RE = re.compile(r"^/(recollect|recall|notes|shell|gtd|review|web|foundry|skill|"
+                       r"skill-creator|chat)\b", re.IGNORECASE)
+_PROGRAMS = ("git|ls|df|du|ps|grep|rg|cat|tail|head|make|pip|npm|cargo|docker|kubectl|systemctl|"
+             "journalctl|uptime|whoami|pwd|mkdir|rm|mv|cp|chmod|curl|wget|ssh|python3?|pytest|uv|"
+             "wc|find|sort|uniq|sed|awk|echo|touch|tar|zip|unzip|free|top|htop|which|env|date")
+# "run X" / "execute X": the person names the act of running (a program, a script, the tests)
+_RUN_RE = re.compile(r"^(?:please\s+)?(?:run|execute|exec|lance|exécute|ejecuta|führe)\s+\S",
+                     re.IGNORECASE)
+# a command line: a program name then flags, a path or a git subcommand, or the bare name alone
+_COMMAND_LINE_RE = re.compile(
+    rf"^(?:{_PROGRAMS})(?:\s*$|\s+(?:-{{1,2}}\w|[~./]\S*|\*|\w+\.\w{{1,4}}\b)|(?<=git)\s+"
+    r"(?:status|log|diff|pull|push|commit|branch|stash|fetch|checkout|show|add|rebase|merge)\b)",
     re.IGNORECASE)
-_PAST = re.compile(
-    r"\b(?:we|was|were|did|had|discussed|talked|worked|fixed|wrote|remember|recall|something|"
-    r"that|thing|session|idea|on avait|nous avons|on a|wir|hatten|haben|war|hablamos|"
-    r"tuvimos|hicimos|era|fue)\b", re.IGNORECASE)
-
-_RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("recollect", re.compile(
-        r"\bremember (?:when|the time|how|that (?:session|time|conversation|thing|chat))\b|"
-        r"\b(?:do|did) you (?:remember|recall)\b|\bvaguely (?:remember|recall)\b|"
-        r"\b(?:can't|cannot|can not|don't|do not) (?:quite )?(?:remember|recall) "
-        r"(?:where|when|what|which|how)\b|"
-        r"\b(?:the|that) (?:session|conversation|chat|discussion) (?:where|when|in which|about)\b|"
-        r"\bwhat was (?:that|the) (?:thing|session|fix|idea|bug|conversation|discussion|chat)\b|"
-        r"\bremind me (?:what|how|when|where|which) (?:we|i)\b|"
-        r"\bwhat did we (?:do|decide|use|try|settle on|conclude)\b.*\b(?:last time|before|back then)\b|"
-        r"\b(?:that|the) (?:thing|fix|idea|bug) (?:we|from)\b|"
-        r"\btu te souviens\b|\bte rappelles-tu\b|\bje me souviens vaguement\b|"
-        r"\bla (?:session|conversation) où\b|"
-        r"\bweißt du noch\b|\berinnerst du dich\b|\bich erinnere mich (?:vage|dunkel)\b|"
-        r"\b(?:die|der) (?:Sitzung|Unterhaltung),? (?:in der|wo)\b|"
-        r"\b(?:te acuerdas|recuerdas|te recuerdas)\b|\brecuerdo vagamente\b|"
-        r"\bla (?:sesión|conversación) (?:en (?:la )?que|donde)\b", re.IGNORECASE)),
-    ("skill-creator", re.compile(
-        r"\b(?:create|make|write|draft|build|add|design|develop|generate|new|author|craft)\b"
-        r"(?:\s+\w+){0,3}?\s+(?:skill|capability|ability)\b|"
-        r"\b(?:teach|train) yourself\b|\bnew (?:skill|capability)\b|"
-        r"^(?:(?:can|could|would) you |i want you to |please )?learn (?:how )?to\b|"
-        r"\bgive yourself (?:the|a) (?:ability|skill|capability)\b|"
-        r"\bcompétence\b|\bapprends à\b|\bFähigkeit\b|\bbring dir bei\b|\bSkill\b|"
-        r"\bhabilidad\b|\baprende a\b", re.IGNORECASE)),
-    ("foundry", re.compile(
-        r"\b(?:create|start|set ?up|scaffold|bootstrap|init|initiali[sz]e|spin up|make|begin|"
-        r"generate|kick off|open)\b(?:\s+(?:me|up))?\s+(?:a|an|the)?\s*(?:new\s+|fresh\s+|"
-        r"empty\s+)?(?:[\w+#.-]+\s+){0,2}?(?:project|repo|repository|crate|package|workspace|"
-        r"skeleton|codebase)\b|"
-        r"\bnew (?:\w+ )?project\b(?!\s+(?:task|deadline))|\bscaffold\b|"
-        r"\bnouveau projet\b|\bprojet (?:appelé|nommé)\b|\bneues Projekt\b|\bProjektgerüst\b|"
-        r"\b(?:nuevo proyecto|proyecto nuevo)\b", re.IGNORECASE)),
-    ("gtd", re.compile(
-        r"\bremind me\b|\b(?:add|create|make|put|capture|log|set)\b(?:\s+\w+){0,3}?\s+"
-        r"(?:a |an |the )?(?:task|todo|to-do|reminder|deadline|next action)s?\b|"
-        r"\bagenda\b|\bdeadlines?\b|\bschedule\b|\bdue (?:today|tomorrow|this|next|by|on)\b|"
-        r"\bwhat'?s (?:due|overdue|on my plate)\b|\boverdue\b|\bmark\b.*\bas\b|"
-        r"\b(?:my|the) (?:todo|to-do|task) list\b|\bon my (?:list|plate)\b|\bnext action\b|"
-        r"\bweekly review\b|\bwaiting (?:on|for)\b.*\b(?:task|reply|answer)|\bmy tasks\b|"
-        r"\btodos?\b|\bTODO\b|"
-        r"\brappelle-moi\b|\bajoute (?:une|la) tâche\b|\btâches?\b|\bà faire\b|"
-        r"\berinnere mich (?:an|daran)\b|\bAufgaben?\b|\bTermine?\b|\bFrist\b|"
-        r"\brecuérdame\b|\btareas?\b|\bpendientes?\b|\bagéndame\b", re.IGNORECASE)),
-    ("web", re.compile(
-        r"\b(?:search|look (?:it )?up|find|check|browse)\b.*\b(?:the web|online|the internet|"
-        r"on the net|on google|wikipedia)\b|\bgoogle\b|\bweb search\b|\bsearch the web\b|"
-        r"\bonline\b|\bon the (?:web|internet)\b|\bweather\b|\bforecast\b|\bnews\b|"
-        r"\bheadlines\b|\bexchange rate\b|\bstock price\b|\bMétéo\b|\bWetter\b|\bclima\b|\bsur (?:le web|internet)\b|\ben ligne\b|"
-        r"\bim (?:Internet|Netz|Web)\b|\bonline\b|\ben (?:la web|internet)\b",
-        re.IGNORECASE)),
-    ("notes", re.compile(
-        r"\bmy (?:\w+ )?notes?\b|\bwhat did i (?:write|note|jot|say|capture|record)\b|"
-        r"\b(?:did|have) i (?:ever )?(?:write|written|note|noted|jot)\b|"
-        r"\bmy (?:journal|org files|memex|zettelkasten|diary)\b|\bin the memex\b|"
-        r"\bmes notes\b|\bj'ai (?:écrit|noté)\b|\bmeinen? Notizen\b|\bhabe ich .* notiert\b|"
-        r"\bmis notas\b|\bescribí\b|\banoté\b", re.IGNORECASE)),
-    ("shell", re.compile(
-        r"^(?:run|execute|exec)\b|^\$ |`[^`]+`|\bin (?:the|a) (?:terminal|shell)\b|"
-        r"\bgit (?:status|log|diff|pull|push|commit|branch|stash|fetch|checkout|show|add)\b|"
-        r"^(?:ls|df|du|ps|top|htop|grep|rg|cat|tail|head|make|pip|npm|cargo|docker|kubectl|"
-        r"systemctl|journalctl|uptime|free|whoami|pwd|mkdir|rm|mv|cp|chmod|curl|wget|ssh|"
-        r"python3?|pytest|uv)\b(?!\s+(?:my|me|the|a)\b)|"
-        r"\bdisk (?:space|usage)\b|\bfree (?:space|memory)\b|\bmemory usage\b|\bcpu (?:usage|load)\b|"
-        r"\b(?:the|a) \S+\.(?:sh|py)\b|\bscript\b|(?:^|\s)(?:~|\.{1,2})?/[\w.-]+/|"
-        r"\b(?:list|show)\b.*\b(?:files|directories|subfolders)\b|"
-        r"^(?:lance|exécute)\b|^(?:führe)\b.*\baus\b|^ejecuta\b|\bSkript\b", re.IGNORECASE)),
-]
-
-# A clause that opens with a command-line program ("grep for TODO in src", "ls -la") is a command,
-# unless it is aimed at the person's notes ("grep my notes for X").
-_CLI_FIRST = re.compile(
-    r"^(?:git|ls|df|du|ps|grep|rg|cat|tail|head|make|pip|npm|cargo|docker|kubectl|systemctl|"
-    r"journalctl|uptime|whoami|pwd|mkdir|rm|mv|cp|chmod|curl|wget|ssh|python3?|pytest|uv)\b"
-    r"(?!\s+(?:my|me|the|a|an|through|in my|mes|meine|mis)\b)(?![^`]*\b(?:my notes|notes?)\b)",
-    re.IGNORECASE)
+_QUOTED_CMD_RE = re.compile(rf"^`[^`]+`$|^\$ |`(?:{_PROGRAMS})\b[^`]*`")
 
 _PLEASANTRY = re.compile(
     r"^(?:hi|hello|hey|hiya|yo|good (?:morning|afternoon|evening)|thanks|thank you|thx|cheers|"
@@ -286,34 +226,24 @@ def strip_greeting(clause: str) -> str:
 
 
 def rule_target(clause: str) -> str | None:
-    """The target that an explicit phrasing pins down, or None to defer to the classifier."""
+    """The target that the request's *syntax* pins down, or None to defer to the classifier.
+
+    Only unambiguous syntax: a leading ``/command``, a shell prompt or a backticked command
+    line, an explicit "run …", a command line as typed into a terminal, a URL.  Everything
+    phrased in words is the classifier's to decide.
+    """
     c = clause.strip()
     m = _SLASH_RE.match(c)
     if m:
         name = m.group(1).lower()
-        return "skill-creator" if name == "skill" else name
-    if re.match(r"^(?:\$ |`)", c) or _CLI_FIRST.match(c):
+        return {"skill": "skill-creator", "recall": "recollect"}.get(name, name)
+    if _QUOTED_CMD_RE.search(c) or _COMMAND_LINE_RE.match(c):
         return "shell"
-    if _VAGUE_TIME.search(c) and _PAST.search(c) and not re.search(
-            r"\b(?:remind me|schedule|todo|task)\b", c, re.IGNORECASE):
-        return "recollect"
-    has_url = bool(_URL_RE.search(c))
-    for target, pattern in _RULES:
-        if target in ("notes", "shell") and has_url:
-            continue  # "fetch URL" is web even if it says "my notes" about what to do with it
-        if pattern.search(c):
-            if target == "gtd" and has_url and not re.search(r"\bremind me|task|todo", c, re.I):
-                continue
-            if target == "web" and re.search(r"\bmy notes?\b|\bmes notes\b|\bmis notas\b", c,
-                                             re.I) and not re.search(r"\bonline|web|internet",
-                                                                     c, re.I):
-                continue
-            return target
-        if target == "gtd" and has_url:
-            return "web"  # URLs outrank the notes/shell rules below
-    if has_url or re.match(r"^(?:fetch|download|open|browse|visit)\s+" + _DOMAIN_RE.pattern, c,
-                           re.IGNORECASE):
+    if _URL_RE.search(c) or re.match(r"^(?:fetch|download|open|browse|visit)\s+"
+                                     + _DOMAIN_RE.pattern, c, re.IGNORECASE):
         return "web"
+    if _RUN_RE.match(c):
+        return "shell"
     return None
 
 
@@ -326,6 +256,8 @@ def _tidy(s: str) -> str:
     return s
 
 
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
+           "december")
 _WHEN_RE = re.compile(
     r"\b(?:(?:on|by|for|before|until|next|this|coming)\s+)?(?:next |this )?"
     r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|week|month)\b|"
@@ -548,7 +480,11 @@ def extract_args(target: str, clause: str) -> dict:
     if target == "shell":
         return _shell_args(c)
     if target == "gtd":
+        # a coarse hint (op, task, when) beside the clause, which travels as the intent's
+        # text: the gtd skill's own parser owns the slots and may ignore this
         return _gtd_args(c)
+    if target == "review":
+        return {}  # the clause itself goes to the review skill
     if target == "web":
         return _web_args(c)
     if target == "foundry":

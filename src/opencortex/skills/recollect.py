@@ -40,14 +40,29 @@ def open_recall(ctx: Context) -> str | None:
         return None
 
 
+MOVE_ON_CONFIDENCE = 0.85
+"""How sure the router's classifier must be that a turn asks for another tool before an open
+recall lets it go there (an answer to the recall — "no, the one with Sam" — must stay)."""
+
+
 def _moves_on(text: str) -> bool:
     """A request plainly for something else (an agenda, a command, a web page…): the
     person moved on. The recall holds — moving on is neither an identification nor a
-    stop — and the request goes where it belongs."""
+    stop — and the request goes where it belongs.  Plain syntax (a /command, a URL, a
+    command line) decides at once; words only when the classifier is confident."""
+    from ..router.decompose import verdict
     from ..router.rules import rule_target
 
     target = rule_target(text)
-    return target is not None and target not in ("recollect", "chat")
+    if target is not None:
+        return target not in ("recollect", "chat")
+    if len(text.split()) < 3:
+        return False
+    try:
+        v = verdict(text)
+    except Exception:  # no embedder: only syntax can tell that the person moved on
+        return False
+    return v.target not in ("recollect", "chat") and v.p >= MOVE_ON_CONFIDENCE
 
 
 def _trigger(ctx: Context) -> bool:

@@ -12,7 +12,8 @@ from .base import Action, Context, Proposal, Rejection, Skill
 
 __all__ = ["INTENT_SCHEMA", "TARGETS", "WRITE_TARGETS", "skill", "supported"]
 
-TARGETS = ("notes", "shell", "gtd", "web", "foundry", "skill-creator", "recollect", "chat")
+TARGETS = ("notes", "shell", "gtd", "review", "web", "foundry", "skill-creator", "recollect",
+           "chat")
 ENTRY_SENSORS = ("user-input", "chat-message", "user-command")
 MAX_INTENTS = 6
 INTENT_SCHEMA: dict[str, Any] = {
@@ -55,7 +56,8 @@ def _offline(ctx: Context) -> Proposal:
 def _prompt(text: str) -> str:
     return ("Split the person's request into an ordered list of atomic intents. Targets: "
             "notes (search/read their notes: query), shell (run a command: command), gtd "
-            "(tasks/agenda/capture/schedule: op, task, when), web (url or query), foundry "
+            "(tasks/agenda/capture/schedule: op, task, when), review (what was done or how much "
+            "time was spent over a period: text), web (url or query), foundry "
             "(new project: name), skill-creator (new skill: description), recollect (vague "
             "recall of past work: cue), chat (anything else: text). Reply as JSON "
             '{"action": "route", "intents": [{"target": ..., ...}]}.\n'

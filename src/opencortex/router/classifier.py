@@ -1,0 +1,274 @@
+"""The router's learned intent classifier: multinomial logistic regression over sentence embeddings.
+
+Why this shape: phrase rules fit the phrasing they were written from; a linear model over MiniLM
+embeddings, trained on several hundred varied utterances per target (``data/train.jsonl``,
+written by ``scripts/router_train_gen.py``), generalises to wording nobody wrote down.  It is
+trained at first use (embedding the set takes a few seconds) and the weights are cached under
+the XDG cache dir keyed by the set's hash, the embedder's id and the hyperparameters, so later
+processes only embed the query.  numpy only; deterministic (full-batch gradient descent from
+zeros).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["TRAIN_FILE", "Classifier", "cached_classifier", "cross_validate", "features", "fit",
+           "load_training", "ngram_features"]
+
+TRAIN_FILE = Path(__file__).with_name("data") / "train.jsonl"
+L2 = 1e-3
+"""Weight decay, chosen by 5-fold cross-validation on the training set (bench/router_eval.py
+--cv); never by the dev sets."""
+ITERS = 200
+LEARNING_RATE = 0.75
+FORMAT = 2
+"""Bumped when the cached file's layout or the training procedure changes."""
+
+EmbedFn = Callable[[Sequence[str]], "np.ndarray"]
+
+
+NGRAM_DIM = 512
+"""Hashed word uni-/bigram features beside the embedding: the embedding carries the topic, the
+function words ("my notes", "online", "session", "remind me") carry much of the intent."""
+NGRAM_WEIGHT = 1.0
+
+
+def load_training(path: Path = TRAIN_FILE) -> tuple[list[str], list[str], list[str]]:
+    """Texts, their target labels and their phrasing groups, in file order."""
+    texts, labels, groups = [], [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            texts.append(str(row["text"]))
+            labels.append(str(row["target"]))
+            groups.append(str(row.get("group") or row["text"]))
+    return texts, labels, groups
+
+
+def ngram_features(texts: Sequence[str], dim: int = NGRAM_DIM) -> Any:
+    """L2-normalised hashed counts of words, word bigrams and the first word (crc32: the
+    same on every run, unlike ``hash``)."""
+    import re
+    import zlib
+
+    import numpy as np
+
+    rows = np.zeros((len(texts), dim))
+    for i, t in enumerate(texts):
+        words = re.findall(r"[\w']+|\?", t.lower())
+        grams = words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
+        if words:
+            grams.append(f"^{words[0]}")
+        for g in grams:
+            rows[i, zlib.crc32(g.encode()) % dim] += 1.0
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms == 0, 1.0, norms)
+
+
+def features(emb: Any, texts: Sequence[str]) -> Any:
+    """The model's input: the sentence embedding beside the hashed n-grams."""
+    import numpy as np
+
+    return np.hstack([np.asarray(emb, dtype=np.float64),
+                      NGRAM_WEIGHT * ngram_features(texts)])
+
+
+@dataclass
+class Classifier:
+    """Standardised features -> softmax over ``labels``."""
+
+    labels: list[str]
+    w: Any  # (dim, n_labels)
+    b: Any  # (n_labels,)
+    mu: Any  # (dim,)
+    sd: Any  # (dim,)
+    anchors: Any = None
+    """The training utterances' embeddings (float16): how near a query is to anything the
+    model was taught — a confident softmax far from all of them is no evidence."""
+
+    def nearest(self, emb: Any) -> Any:
+        """Each embedding row's best cosine to a training utterance (1.0 without anchors)."""
+        import numpy as np
+
+        if self.anchors is None:
+            return np.ones(len(emb))
+        return (np.asarray(emb, dtype=np.float32) @ self.anchors.astype(np.float32).T).max(
+            axis=1)
+
+    def proba(self, x: Any) -> Any:
+        """Class probabilities, one row per feature row (``features``)."""
+        import numpy as np
+
+        z = ((np.asarray(x, dtype=np.float64) - self.mu) / self.sd) @ self.w + self.b
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def save(self, path: Path) -> None:
+        """Atomic write: a crash never leaves a half file that a later load would trust."""
+        import numpy as np
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, w=self.w, b=self.b, mu=self.mu, sd=self.sd,
+                         labels=np.asarray(self.labels),
+                         anchors=self.anchors if self.anchors is not None else np.zeros(0))
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    @classmethod
+    def load(cls, path: Path) -> Classifier:
+        import numpy as np
+
+        with np.load(path, allow_pickle=False) as z:
+            anchors = z["anchors"] if "anchors" in z and z["anchors"].size else None
+            return cls([str(x) for x in z["labels"]], z["w"], z["b"], z["mu"], z["sd"],
+                       anchors)
+
+
+def fit(x: Any, labels: Sequence[str], *, l2: float = L2, iters: int = ITERS,
+        lr: float = LEARNING_RATE) -> Classifier:
+    """Multinomial logistic regression by full-batch gradient descent (deterministic)."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=np.float32)
+    names = sorted(set(labels))
+    y = np.asarray([names.index(t) for t in labels])
+    mu = x.mean(axis=0)
+    sd = x.std(axis=0) + np.float32(1e-6)
+    emb_dim = x.shape[1] - NGRAM_DIM
+    mu[emb_dim:] = 0.0  # sparse n-gram columns keep their scale: standardising them would
+    sd[emb_dim:] = 1.0 / 8  # blow rare grams up; 8x puts them near the embedding's range
+    xs = (x - mu) / sd
+    n, d = xs.shape
+    k = len(names)
+    onehot = np.zeros((n, k), dtype=np.float32)
+    onehot[np.arange(n), y] = 1.0
+    w = np.zeros((d, k), dtype=np.float32)
+    b = np.zeros(k, dtype=np.float32)
+    # Adam on the mean cross-entropy + l2: converges in a few hundred steps on ~4k rows
+    m_w = np.zeros_like(w)
+    v_w = np.zeros_like(w)
+    m_b = np.zeros_like(b)
+    v_b = np.zeros_like(b)
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    step = lr * 0.02
+    for t in range(1, iters + 1):
+        z = xs @ w + b
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        g = (p - onehot) / n
+        gw = xs.T @ g + l2 * w
+        gb = g.sum(axis=0)
+        m_w = b1 * m_w + (1 - b1) * gw
+        v_w = b2 * v_w + (1 - b2) * gw * gw
+        m_b = b1 * m_b + (1 - b1) * gb
+        v_b = b2 * v_b + (1 - b2) * gb * gb
+        corr1, corr2 = 1 - b1 ** t, 1 - b2 ** t
+        w -= step * (m_w / corr1) / (np.sqrt(v_w / corr2) + eps)
+        b -= step * (m_b / corr1) / (np.sqrt(v_b / corr2) + eps)
+    return Classifier(names, w, b, mu, sd)
+
+
+def cross_validate(x: Any, labels: Sequence[str], groups: Sequence[str] | None = None, *,
+                   folds: int = 5, l2: float = L2, iters: int = ITERS,
+                   seed: int = 0) -> dict[str, Any]:
+    """k-fold accuracy and pooled confusion counts.  With ``groups`` whole phrasings are held
+    out together (every filling of one template lands in the same fold): an estimate for
+    wording the model never saw, not just new slot values in seen wording."""
+    import numpy as np
+
+    x = np.asarray(x)
+    labels = list(labels)
+    rng = np.random.default_rng(seed)
+    if groups is None:
+        fold_of = rng.permutation(len(labels)) % folds
+    else:
+        names = sorted(set(groups))
+        perm = {g: int(i) % folds for g, i in zip(names, rng.permutation(len(names)),
+                                                  strict=True)}
+        fold_of = np.asarray([perm[g] for g in groups])
+    correct = 0
+    confusion: dict[tuple[str, str], int] = {}
+    for f in range(folds):
+        test = np.flatnonzero(fold_of == f)
+        train = np.flatnonzero(fold_of != f)
+        clf = fit(x[train], [labels[i] for i in train], l2=l2, iters=iters)
+        pred = clf.proba(x[test]).argmax(axis=1)
+        for i, p in zip(test, pred, strict=True):
+            got = clf.labels[int(p)]
+            correct += got == labels[i]
+            confusion[(labels[i], got)] = confusion.get((labels[i], got), 0) + 1
+    return {"folds": folds, "n": len(labels), "accuracy": correct / len(labels),
+            "confusion": confusion}
+
+
+# -- caching -------------------------------------------------------------------------------------
+_lock = threading.Lock()
+_memo: dict[Any, tuple[Classifier, Any]] = {}
+
+
+def _cache_dir() -> Path:
+    from opencortex.embed.minilm import default_cache_dir
+
+    return default_cache_dir().parent / "router"
+
+
+def _key(data: bytes, model_id: str) -> str:
+    h = hashlib.sha256(data)
+    h.update(f"\0{model_id}\0{L2}\0{ITERS}\0{LEARNING_RATE}\0{NGRAM_DIM}\0{NGRAM_WEIGHT}"
+             f"\0{FORMAT}".encode())
+    return h.hexdigest()[:24]
+
+
+def cached_classifier(embed: EmbedFn, model_id: str | None = None,
+                      path: Path = TRAIN_FILE) -> Classifier:
+    """The classifier for this embedder: from memory, else from the disk cache (only when
+    ``model_id`` names the embedder, so a test's fake embedder never lands there), else
+    trained now on the bundled set and cached."""
+    data = path.read_bytes()
+    key = _key(data, model_id or f"id:{id(embed)}")
+    with _lock:
+        hit = _memo.get(key)
+        if hit is not None and (model_id or hit[1] is embed):
+            return hit[0]
+    file = _cache_dir() / f"{key}.npz" if model_id else None
+    clf: Classifier | None = None
+    if file is not None and file.is_file():
+        try:
+            clf = Classifier.load(file)
+        except (OSError, ValueError, KeyError):
+            clf = None  # a damaged cache file: retrain below and overwrite it
+    if clf is None:
+        import numpy as np
+
+        texts, labels, _ = load_training(path)
+        emb = np.asarray(embed(texts), dtype=np.float32)
+        clf = fit(features(emb, texts), labels)
+        clf.anchors = emb.astype(np.float16)
+        if file is not None:
+            try:
+                clf.save(file)
+            except OSError:
+                pass  # a read-only cache dir: keep the in-memory model, train again next run
+    with _lock:
+        _memo[key] = (clf, embed)
+    return clf
