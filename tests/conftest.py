@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ TEST_STORE = os.environ.get("OPENCORTEX_TEST_STORE", "sqlite").strip().lower() o
 """Which index store every test's memex uses: ``sqlite`` (default) or ``postgresql``
 (each test then gets a fresh schema on one session-wide PostgreSQL server).  Read at
 import: the autouse fixture below strips OPENCORTEX_* from the environment."""
+SHARED_DERIVED = Path(tempfile.gettempdir()) / f"opencortex-tests-derived-{os.getuid()}"
+"""Where the content-keyed derived caches (MiniLM graph, router classifier) of the tests live."""
 _PG_URL = os.environ.get("OPENCORTEX_TEST_PG_URL")
 """A running server to use (``.ci/run`` starts one); else the tests start their own."""
 
@@ -78,6 +81,14 @@ def _isolated_env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     home = tmp_path_factory.mktemp("xdg")
     for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
         monkeypatch.setenv(var, str(home / var.lower()))
+    # Derived, content-keyed caches shared by every test and test run: the MiniLM graph
+    # built from the weights and the router's trained classifier (seconds to a minute each,
+    # which every subprocess of every test would otherwise pay again). Nothing else is shared.
+    mine = home / "xdg_cache_home" / "opencortex"
+    mine.mkdir(parents=True)
+    for sub in ("embed", "router"):
+        (SHARED_DERIVED / sub).mkdir(parents=True, exist_ok=True)
+        (mine / sub).symlink_to(SHARED_DERIVED / sub, target_is_directory=True)
     for k in list(os.environ):
         if k.startswith("OPENCORTEX_"):
             monkeypatch.delenv(k)
@@ -143,3 +154,23 @@ def html_page():
     for s in servers:
         s.shutdown()
         s.server_close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _trained_router(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The router's classifier trains once at first use (embedding its training set takes
+    tens of seconds on a loaded machine, then it is cached in SHARED_DERIVED): do it before
+    any test, whose deadlines measure the pipeline, not that one-time cost."""
+    cache = tmp_path_factory.mktemp("warm-cache")
+    (cache / "opencortex").mkdir()
+    for sub in ("embed", "router"):
+        (SHARED_DERIVED / sub).mkdir(parents=True, exist_ok=True)
+        (cache / "opencortex" / sub).symlink_to(SHARED_DERIVED / sub, target_is_directory=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(cache))
+        try:
+            from opencortex.router.decompose import verdict
+
+            verdict("warm up")
+        except Exception:  # no embedder installed: the tests that need it say so
+            pass

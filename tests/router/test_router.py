@@ -191,6 +191,7 @@ def test_training_set_is_varied_and_covers_every_target():
 
 
 def test_cached_by_the_sets_hash_under_the_cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # not the shared test cache
     calls = []
 
     def counting(texts):
