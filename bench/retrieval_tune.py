@@ -81,8 +81,8 @@ def main() -> None:
     cache = cache_root(args.cache)
     names = args.sets.split(",")
 
-    boosts = [{"text": 1.0, "title": t, "tags": g}
-              for t, g in itertools.product((0.0, 0.25, 0.5, 1.0, 2.0), (0.0, 0.5))]
+    boosts = [{"text": 1.0, "title": t, "outline": o, "tags": g} for t, o, g in
+              itertools.product((0.0, 0.25, 0.5, 1.0, 2.0), (0.0, 0.25, 0.5, 1.0), (0.0, 0.5))]
     aggs = [("max", 0.0), ("max+0.1*second", 0.1), ("max+0.25*second", 0.25)]
     weights = [round(w, 2) for w in np.arange(0.0, 1.0001, 0.05)]
     rrfs = [(kk, ws) for kk in (10, 30, 60) for ws in (0.3, 0.5, 0.7)]
@@ -100,8 +100,8 @@ def main() -> None:
             "ON f.id = n.file_id")}
 
         class _H:  # what item() reads off a hit
-            def __init__(self, key: str) -> None:
-                self.id, self.file, self.line = info[key]
+            def __init__(self, key: str, _info: dict = info) -> None:
+                self.id, self.file, self.line = _info[key]
 
         def m_of(keys: list[str], q: dict) -> float:
             return metrics([item(_H(k)) for k in keys], q["rel"], cut)[metric]  # noqa: B023
@@ -132,7 +132,7 @@ def main() -> None:
         # fusion over the shipped sparse boosts and the max aggregate
         from opencortex.retrieval.keyword import FIELD_BOOSTS
 
-        si = boosts.index({**{"title": 0.0, "tags": 0.0}, **FIELD_BOOSTS})
+        si = boosts.index(FIELD_BOOSTS)
         sl = [[(h.key, h.score) for h in hs] for hs in sparse_lists[si]]
         dl = dense_lists[0]
         cfgs: dict = {}

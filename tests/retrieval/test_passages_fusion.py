@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from pathlib import Path
 
@@ -9,10 +10,10 @@ import pytest
 
 from opencortex.memex import Memex
 from opencortex.memory.migrations import MIGRATIONS, apply_migrations
-from opencortex.memory.nodes import (PASSAGE_OVERLAP, PASSAGE_WORDS, embed_hash, embed_text,
-                                     passages)
+from opencortex.memory.nodes import PASSAGE_OVERLAP, PASSAGE_WORDS, embed_hash, embed_text, passages
 from opencortex.retrieval.fusion import fuse
 from opencortex.retrieval.hybrid import Retriever
+from opencortex.retrieval.keyword import FIELD_BOOSTS
 from opencortex.retrieval.vectors import VectorIndex
 
 from .conftest import HashingEmbedder
@@ -42,7 +43,7 @@ def test_long_node_splits_at_line_starts_with_overlap_and_outline_prefix() -> No
     starts = [ln for ln, _ in ps]
     assert starts == sorted(starts) and starts[0] == 12
     # consecutive passages share their boundary line (overlap), and every word is kept
-    for (_, a), (_, b) in zip(ps, ps[1:], strict=False):
+    for (_, a), (_, b) in itertools.pairwise(ps):
         assert set(a.split("\n", 1)[1].split()) & set(b.split("\n", 1)[1].split())
     covered = {w for _, t in ps for w in t.split("\n", 1)[1].split()}
     assert covered == set(body.split())
@@ -62,7 +63,7 @@ def test_one_over_long_line_is_cut_at_words_with_overlap() -> None:
 def long_mx(tmp_path: Path):
     root = tmp_path / "m"
     root.mkdir()
-    body = _lines(10, 40) + "\nthe zeppelin hangar lies here\n" + _lines(10, 40, "v")
+    body = _lines(10, 40) + "\nzeppelin hangar airship dirigible mooring mast helium\n" + _lines(10, 40, "v")
     (root / "long.org").write_text(f"* Long note\n:PROPERTIES:\n:ID: L\n:END:\n{body}\n"
                                    "* Short note\nsourdough bread\n")
     m = Memex(root, index=tmp_path / "i.sqlite3")
@@ -95,9 +96,9 @@ def test_passages_stored_and_unchanged_text_not_reembedded(long_mx: Memex) -> No
 
 
 def test_dense_hit_carries_the_matching_passage_line(long_mx: Memex) -> None:
-    r = Retriever(long_mx, embedder=HashingEmbedder(dim=4096))  # few collisions
+    r = Retriever(long_mx, embedder=HashingEmbedder(dim=1024))  # few collisions
     r.vectors.embed_pending(r.embedder.embed)
-    res = r.search("zeppelin hangar", mode="dense", k=2)
+    res = r.search("zeppelin hangar airship dirigible mooring mast helium", mode="dense", k=2)
     top = res.hits[0]
     assert top.id == "L" and top.match_line is not None and top.match_line > top.line
     text = (long_mx.root / "long.org").read_text().split("\n")
@@ -107,7 +108,7 @@ def test_dense_hit_carries_the_matching_passage_line(long_mx: Memex) -> None:
     # ``file:LINE`` of the passage is a reference read/citations resolve to the node
     assert [n.key for n in long_mx.store.nodes_by_ref(f"{top.file}:{top.match_line}")] == \
         ["id:L"]
-    hy = r.search("zeppelin hangar", mode="hybrid", k=2)
+    hy = r.search("zeppelin hangar airship dirigible", mode="hybrid", k=2)
     assert hy.hits[0].id == "L" and hy.hits[0].match_line == top.match_line
     sp = r.search("zeppelin", mode="sparse", k=2)
     assert sp.hits[0].match_line is None  # sparse alone says no passage
@@ -190,6 +191,36 @@ def test_sparse_stems_and_ors_the_query_words(words_mx: Memex) -> None:
     # phrases and prefixes still work
     assert [h.title for h in r.search('"caching layer"', mode="sparse").hits] == ["Caches"]
     assert "Caches" in [h.title for h in r.search("cach*", mode="sparse").hits]
-    # the outline path is searchable text of the child
-    assert {"Outline parent", "Child leaf"} == {
-        h.title for h in r.search("parent", mode="sparse").hits}
+    # the outline path is searched (as its own field, when its boost is not 0)
+    want = {"Outline parent", "Child leaf"} if FIELD_BOOSTS["outline"] else {"Outline parent"}
+    assert want == {h.title for h in r.search("parent", mode="sparse").hits}
+
+
+def test_existing_postgresql_index_upgrades(tmp_path: Path, pg_server: str, pg_schema: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("psycopg", reason="the PostgreSQL driver (dev extras) is missing")
+    from opencortex.memory import nodes, pg_migrations
+
+    root = tmp_path / "m"
+    root.mkdir()
+    (root / "a.org").write_text("* Parent heading\n** Child\nrunning notes\n")
+
+    def pg_memex() -> Memex:
+        m = Memex(root)
+        m.settings.store_url, m.settings.store_schema = pg_server, pg_schema
+        return m
+
+    before = [x for x in pg_migrations.PG_MIGRATIONS if x[0] != "pg005_passages"]
+    monkeypatch.setattr(pg_migrations, "PG_MIGRATIONS", before)
+    monkeypatch.setattr(nodes, "passages", lambda *a: [])  # that release wrote none
+    with pg_memex() as m:  # the index as the release before passages made it
+        m.sync()
+        assert m.store.counts()["nodes"] == 2
+    monkeypatch.undo()
+    with pg_memex() as m:
+        assert "pg005_passages" in m.store.migrations_applied
+        m.sync()  # every file read again: passages written, full text with outline paths
+        assert m.store.db.execute("SELECT count(*) FROM passages").fetchone()[0] == 2
+        r = Retriever(m, embedder=HashingEmbedder())
+        assert [h.title for h in r.search("run", mode="sparse").hits] == ["Child"]
+        assert "Child" in [h.title for h in r.search("parent", mode="sparse").hits]

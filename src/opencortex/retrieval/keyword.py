@@ -26,10 +26,11 @@ from ..memory.sqlite_store import SqliteStore
 
 __all__ = ["KeywordEngine", "KeywordHit", "TantivyEngine", "engine_for", "query_terms"]
 
-FIELD_BOOSTS = {"text": 1.0, "title": 0.0, "tags": 0.0}
-"""``text`` holds everything (one BM25 document per node: this is what beat per-field
-scoring); ``title`` (outline path + title) and ``tags`` add on top of it."""
-SCHEMA_VERSION = "2"
+FIELD_BOOSTS = {"text": 1.0, "title": 0.0, "outline": 0.0, "tags": 0.0}
+"""``text`` holds the title, tags and body (one BM25 document per node: this is what beat
+per-field scoring); ``title``, ``outline`` (the ancestors' titles) and ``tags`` add on top
+of it with these boosts (0: not searched)."""
+SCHEMA_VERSION = "3"
 _STOP = frozenset("""a an and are as at be but by can do does for from how i if in into is
 it its of on or so such that the their then there these they this to was what when where
 which who why will with you your my me we our""".split())
@@ -139,10 +140,10 @@ class TantivyEngine:
             for key, outline, title, tags, body in db.execute(
                     "SELECT key, outline, title, tags, body FROM nodes WHERE file_id = ?",
                     (fid,)):
-                head = " / ".join([*json.loads(outline), title])
                 writer.add_document(tantivy.Document(
-                    key=key, file=p, title=head, tags=tags,
-                    text=f"{head}\n{tags}\n{body}"))
+                    key=key, file=p, title=title, tags=tags,
+                    outline=" / ".join(json.loads(outline)),
+                    text=f"{title}\n{tags}\n{body}"))
             if progress:
                 progress(i, len(changed))
         writer.commit()
