@@ -32,30 +32,39 @@ def test_short_node_is_one_passage_equal_to_the_node_text() -> None:
 def test_long_node_splits_at_line_starts_with_overlap_and_outline_prefix() -> None:
     body = _lines(12, 40)  # 480 words, lines of 40
     ps = passages(["Parent", "Child"], "Leaf", body, 10, 12)
-    assert len(ps) >= 4
+    # the first passage is the whole text (what the model always read: its first window)
+    assert ps[0] == (10, embed_text(["Parent", "Child"], "Leaf", body))
+    rest = ps[1:]
+    assert len(rest) >= 3
     lines = body.split("\n")
-    for ln, text in ps:
-        head, _, rest = text.partition("\n")
+    for ln, text in rest:
+        head, _, words = text.partition("\n")
         assert head == "Parent / Child / Leaf"
         assert len(text.split()) <= PASSAGE_WORDS
         # a passage starts at the start of the line it names
-        assert rest.startswith(lines[ln - 12].split()[0] + " ")
-    starts = [ln for ln, _ in ps]
-    assert starts == sorted(starts) and starts[0] == 12
-    # consecutive passages share their boundary line (overlap), and every word is kept
-    for (_, a), (_, b) in itertools.pairwise(ps):
+        assert words.startswith(lines[ln - 12].split()[0] + " ")
+    starts = [ln for ln, _ in rest]
+    assert starts == sorted(starts) and starts[0] > 12
+    # the first window (PASSAGE_WORDS words) and the later passages overlap
+    first_window = set(" ".join([*["Parent / Child / Leaf"], body]).split()[:PASSAGE_WORDS])
+    assert first_window & set(rest[0][1].split("\n", 1)[1].split())
+    for (_, a), (_, b) in itertools.pairwise(rest):
         assert set(a.split("\n", 1)[1].split()) & set(b.split("\n", 1)[1].split())
-    covered = {w for _, t in ps for w in t.split("\n", 1)[1].split()}
-    assert covered == set(body.split())
+    # every word past the first window is in a later passage
+    covered = {w for _, t in rest for w in t.split("\n", 1)[1].split()}
+    assert set(body.split()) - first_window <= covered
 
 
 def test_one_over_long_line_is_cut_at_words_with_overlap() -> None:
     body = " ".join(f"t{i}" for i in range(500))
     ps = passages([], "T", body, 1, 2)
-    assert all(ln == 2 for ln, _ in ps) and len(ps) >= 4
-    first, second = (t.split("\n", 1)[1].split() for _, t in ps[:2])
-    assert first[-PASSAGE_OVERLAP:] == second[:PASSAGE_OVERLAP]
-    assert {w for _, t in ps for w in t.split("\n", 1)[1].split()} == set(body.split())
+    assert ps[0] == (1, embed_text([], "T", body))
+    assert all(ln == 2 for ln, _ in ps[1:]) and len(ps) >= 4
+    second, third = (t.split("\n", 1)[1].split() for _, t in ps[1:3])
+    assert second[-PASSAGE_OVERLAP:] == third[:PASSAGE_OVERLAP]
+    assert second[0] != "t0"  # the first window is not embedded twice
+    assert {w for _, t in ps[1:] for w in t.split("\n", 1)[1].split()} >= \
+        set(body.split()[PASSAGE_WORDS:])
 
 
 # -- storage and incremental embedding ----------------------------------------------------

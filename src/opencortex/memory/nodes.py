@@ -49,12 +49,15 @@ whole in one of the two)."""
 
 def passages(outline: list[str], title: str, body: str, line: int, body_line: int
              ) -> list[tuple[int, str]]:
-    """The ``(line, text)`` passages a model embeds for a node.  A node whose text fits
-    the window is one passage, exactly ``embed_text`` (so its hash is the node's
-    ``embed_hash`` and indexes made before passages keep their vectors); a longer one is
-    cut at line starts (a single over-long line at word boundaries) into passages of at
-    most ``PASSAGE_WORDS`` words overlapping by ``PASSAGE_OVERLAP``, each prefixed with the
-    outline path and title, and each carrying the file line it starts on."""
+    """The ``(line, text)`` passages a model embeds for a node.
+
+    The first is always the node's whole text (``embed_text``, hash = ``embed_hash``): the
+    model reads its first window, as it always did, so an index made before passages keeps
+    every vector it has.  A node longer than that window gets more passages for the rest:
+    the text is cut at line starts (a single over-long line at word boundaries) into runs of
+    at most ``PASSAGE_WORDS`` words overlapping by ``PASSAGE_OVERLAP``; the first run is the
+    part the whole-text passage already covers, the others are embedded, each prefixed
+    with the outline path and title and carrying the file line it starts on."""
     whole = embed_text(outline, title, body)
     if len(whole.split()) <= PASSAGE_WORDS:
         return [(line, whole)]
@@ -81,8 +84,11 @@ def passages(outline: list[str], title: str, body: str, line: int, body_line: in
         while e < len(pieces) and (e == s or n + len(pieces[e][1]) <= budget):
             n += len(pieces[e][1])
             e += 1
-        text = " ".join(w for _, ws in pieces[s:e] for w in ws)
-        out.append((pieces[s][0], f"{head}\n{text}"))
+        if out:  # (the first run is what the whole-text passage covers)
+            text = " ".join(w for _, ws in pieces[s:e] for w in ws)
+            out.append((pieces[s][0], f"{head}\n{text}"))
+        else:
+            out.append((line, whole))
         if e >= len(pieces):
             break
         # step back over whole pieces worth at most ``overlap`` words, or the last piece
