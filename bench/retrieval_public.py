@@ -159,8 +159,9 @@ def run_set(name: str, cache: Path, dump: Path | None) -> list[tuple]:
     info = r.sync(embed=True)
     st = info.get("vectors", {})
     print(f"[{name}] {info['nodes']} nodes, {len(qs)} queries; embedded "
-          f"{info.get('embedded')} new texts in {time.perf_counter() - t:.1f}s; vectors "
-          f"{st.get('vectors', st.get('embedded'))}", file=sys.stderr)
+          f"{info.get('embedded')} new texts in {time.perf_counter() - t:.1f}s; nodes "
+          f"embedded {st.get('embedded')}, vector rows {st.get('passages', '-')}",
+          file=sys.stderr)
     store = r.memex.store
     plain = PlainFts5(store)
     byid = {i: _Row(key, oid, f, ln) for i, key, oid, f, ln in store.db.execute(

@@ -82,9 +82,9 @@ def main() -> None:
     names = args.sets.split(",")
 
     boosts = [{"text": 1.0, "title": t, "outline": o, "tags": g} for t, o, g in
-              itertools.product((0.0, 0.25, 0.5, 1.0, 2.0), (0.0, 0.25, 0.5, 1.0), (0.0, 0.5))]
+              itertools.product((0.0, 0.25, 0.5, 1.0), (0.0, 0.25, 0.5), (0.0, 0.5))]
     aggs = [("max", 0.0), ("max+0.1*second", 0.1), ("max+0.25*second", 0.25)]
-    weights = [round(w, 2) for w in np.arange(0.0, 1.0001, 0.05)]
+    weights = [round(float(w), 2) for w in np.arange(0.0, 1.0001, 0.05)]
     rrfs = [(kk, ws) for kk in (10, 30, 60) for ws in (0.3, 0.5, 0.7)]
     sp_per: dict[str, dict] = {}
     de_per: dict[str, dict] = {}
@@ -136,9 +136,9 @@ def main() -> None:
         sl = [[(h.key, h.score) for h in hs] for hs in sparse_lists[si]]
         dl = dense_lists[0]
         cfgs: dict = {}
-        for w in weights:
-            cfgs[("fuse", w)] = [m_of([k2 for k2, _ in fuse(s, d, w)], q)
-                                 for s, d, q in zip(sl, dl, qs, strict=True)]
+        for w, norm in itertools.product(weights, ("max", "minmax")):
+            cfgs[("fuse", norm, w)] = [m_of([k2 for k2, _ in fuse(s, d, w, norm)], q)
+                                       for s, d, q in zip(sl, dl, qs, strict=True)]
         for kk, ws in rrfs:
             cfgs[("rrf", kk, ws)] = [m_of([k2 for k2, _ in rrf([s, d], [ws, 1 - ws], kk)], q)
                                      for s, d, q in zip(sl, dl, qs, strict=True)]

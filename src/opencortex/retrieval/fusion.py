@@ -24,14 +24,16 @@ SPARSE_WEIGHT = 0.5
 """w above (chosen by cross-validation, see the module docstring)."""
 
 
-def _scaled(ranked: Sequence[tuple[str, float]]) -> tuple[dict[str, float], float]:
+def _scaled(ranked: Sequence[tuple[str, float]], norm: str = "max"
+            ) -> tuple[dict[str, float], float]:
     """Scores divided by the best (``(map, value of an absent node)``); a list with a
-    non-positive best (cosines can be) is shifted so its lowest is 0 first."""
+    negative lowest score (cosines can be) is shifted so its lowest is 0 first.
+    ``norm="minmax"`` shifts every list so its lowest is 0 (compared in the tuning)."""
     if not ranked:
         return {}, 0.0
     vals = [s for _, s in ranked]
     top, low = max(vals), min(vals)
-    shift = 0.0 if low >= 0 else -low
+    shift = -low if (low < 0 or norm == "minmax") else 0.0
     top += shift
     if top <= 0:
         return {k: 0.0 for k, _ in ranked}, 0.0
@@ -43,12 +45,12 @@ def _scaled(ranked: Sequence[tuple[str, float]]) -> tuple[dict[str, float], floa
 
 
 def fuse(sparse: Sequence[tuple[str, float]], dense: Sequence[tuple[str, float]],
-         weight: float = SPARSE_WEIGHT) -> list[tuple[str, float]]:
+         weight: float = SPARSE_WEIGHT, norm: str = "max") -> list[tuple[str, float]]:
     """Both rankings as one, best first (ties: sparse order, then dense order)."""
     if not dense or not sparse:
         return list(sparse or dense)
-    s, s_absent = _scaled(sparse)
-    d, d_absent = _scaled(dense)
+    s, s_absent = _scaled(sparse, norm)
+    d, d_absent = _scaled(dense, norm)
     order = {k: i for i, k in enumerate([*s, *(k for k in d if k not in s)])}
     fused = {k: weight * s.get(k, s_absent) + (1 - weight) * d.get(k, d_absent)
              for k in order}

@@ -122,7 +122,8 @@ class Retriever:
         if embed:
             out["embedded"] = self.vectors.embed_pending(
                 lambda texts: self.embedder.embed(texts), progress=progress)
-            out["vectors"] = asdict(self.vectors.status())
+            out["vectors"] = {**asdict(self.vectors.status()),
+                              "passages": self.vectors.passage_count()}
         return out
 
     def sparse(self, query: str, k: int) -> list[tuple[str, float]]:
