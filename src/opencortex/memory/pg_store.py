@@ -40,9 +40,9 @@ __all__ = ["PgKeywordEngine", "PgStore", "PgVectors", "is_pg_url", "pg_tsquery"]
 WRITE_LOCK = 0x0C0_7E9
 """Advisory lock class for writes (second key: hashtext(schema))."""
 FTS_CONFIG = "english"
-RANK_WEIGHTS = "{0.0, 1.0, 1.0, 1.0}"
-"""ts_rank_cd weights {D, C, B, A}: body, tags and title alike, as the tantivy engine
-(whose boosts for title and tags came out 0 on the dev sets: one document per node)."""
+RANK_WEIGHTS = "{0.0, 0.67, 0.67, 1.0}"
+"""ts_rank_cd weights {D, C, B, A}: body and tags 1, title + outline 1.5 (scaled to PG's
+at most 1), near the tantivy boosts chosen on the dev sets (text 1 + title 0.5)."""
 _NODE_COPY_COLS = (
     "id, file_id, idx, key, org_id, level, line, title, todo, todo_type, priority, "
     "local_tags, tags, outline, properties, category, scheduled, scheduled_raw, deadline, "

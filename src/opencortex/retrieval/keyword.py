@@ -26,7 +26,7 @@ from ..memory.sqlite_store import SqliteStore
 
 __all__ = ["KeywordEngine", "KeywordHit", "TantivyEngine", "engine_for", "query_terms"]
 
-FIELD_BOOSTS = {"text": 1.0, "title": 0.0, "outline": 0.0, "tags": 0.0}
+FIELD_BOOSTS = {"text": 1.0, "title": 0.5, "outline": 0.25, "tags": 0.0}
 """``text`` holds the title, tags and body (one BM25 document per node: this is what beat
 per-field scoring); ``title``, ``outline`` (the ancestors' titles) and ``tags`` add on top
 of it with these boosts (0: not searched)."""
