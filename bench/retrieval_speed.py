@@ -94,7 +94,9 @@ def main() -> None:
         r.vectors.embed_pending(rand_vecs, batch=4096)
         r.vectors.matrix()
         t_vec = time.perf_counter() - t
-        row: dict = {"nodes": s.nodes, "index_s": round(t_index, 1),
+        rows_of = getattr(r.vectors, "passage_count", None)  # passages: rows a search ranks
+        row: dict = {"nodes": s.nodes, "vector_rows": rows_of() if rows_of else s.nodes,
+                     "index_s": round(t_index, 1),
                      "keyword_build_s": round(t_kw, 1), "vectors_load_s": round(t_vec, 1)}
         bm, dn, enc_t, hy = [], [], [], []
         qvecs = [model.embed([q])[0] for q in queries]
@@ -138,12 +140,12 @@ def main() -> None:
         import shutil
 
         shutil.rmtree(work, ignore_errors=True)
-    print("\n| nodes | BM25 p50/p95 ms | dense search p50/p95 ms | dense encode+search p50 ms "
+    print("\n| nodes | vector rows | BM25 p50/p95 ms | dense search p50/p95 ms | dense encode+search p50 ms "
           "| hybrid p50/p95 ms | scan p50 ms | rg direct p50 ms | scan/rg |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r_ in rows:
         h = r_.get("hybrid", {})
-        print(f"| {r_['nodes']:,} | {r_['bm25']['p50_ms']} / {r_['bm25']['p95_ms']} | "
+        print(f"| {r_['nodes']:,} | {r_['vector_rows']:,} | {r_['bm25']['p50_ms']} / {r_['bm25']['p95_ms']} | "
               f"{r_['dense_search']['p50_ms']} / {r_['dense_search']['p95_ms']} | "
               f"{r_['dense_encode_plus_search']['p50_ms']} | "
               f"{h.get('p50_ms', '-')} / {h.get('p95_ms', '-')} | "

@@ -157,8 +157,10 @@ def test_privacy_remote(mx: Memex) -> None:
     assert f":ID: {PRIVATE_ID}" not in remote.text  # (other notes may link to it)
     assert ":FILE: notes/sleep-and-running.org" not in remote.text
     assert "6 h 40 min" not in remote.text  # the private body's snippet
-    assert remote.withheld_private == 2  # the note and its child "Sleep"
-    assert "- 2 private nodes withheld" in remote.text
+    # the note and its four children (the search reads their outline path, "Sleep and
+    # running", too)
+    assert remote.withheld_private == 5
+    assert "- 5 private nodes withheld" in remote.text
     for s in remote.sections:
         for e in s.entries:
             assert "private" not in (e.get("tags") or [])

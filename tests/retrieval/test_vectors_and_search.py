@@ -39,7 +39,7 @@ def test_embeddings_are_incremental_and_content_addressed(mx: Memex) -> None:
     e = HashingEmbedder()
     v = VectorIndex(mx.store, e.name, e.dim)
     assert v.status().pending == 5
-    assert v.embed_pending(e.embed) == 5
+    assert v.embed_pending(e.embed) == 8  # Gamma (400 words) is 4 passages
     assert v.embed_pending(e.embed) == 0 and v.status().ready
     f = mx.root / "d.org"
     f.write_text(f.read_text() + "More about rye.\n")
@@ -60,8 +60,8 @@ def test_model_or_dimension_change_reembeds_never_mixes(mx: Memex) -> None:
     assert v2.search(e2.embed(["caching"])[0]) == []
     v3.embed_pending(e3.embed)
     _keys, m = v3.matrix()
-    assert m.shape == (5, 32)
-    assert v1.matrix()[1].shape == (5, 64)
+    assert m.shape == (8, 32)  # one row per passage
+    assert v1.matrix()[1].shape == (8, 64)
 
 
 def test_wrong_dimension_from_embedder_is_a_clear_error(mx: Memex) -> None:
@@ -79,9 +79,9 @@ def test_corrupted_vector_row_is_dropped_and_redone(mx: Memex) -> None:
     mx.store.db.execute("UPDATE embeddings SET vec = x'00ff' WHERE hash = "
                         "(SELECT min(hash) FROM embeddings)")
     keys, _m = v.matrix()
-    assert len(keys) == 4 and v.corrupt_dropped == 1
+    assert len(keys) == 7 and v.corrupt_dropped == 1  # 8 passages, one dropped
     assert v.embed_pending(e.embed) == 1
-    assert len(v.matrix()[0]) == 5
+    assert len(v.matrix()[0]) == 8
 
 
 def test_hybrid_fuses_and_expands_links(mx: Memex) -> None:

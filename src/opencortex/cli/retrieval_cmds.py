@@ -70,6 +70,8 @@ def search(query: str | None, mode: str | None, k: int, queries, filters: str | 
         for i, h in enumerate(res.hits, 1):
             where = click.style(f"{h.file}:{h.line}", fg="cyan")
             click.echo(f"{i:>2}. {where}  {' / '.join(h.outline)}  ({h.score:.3f})")
+            if h.match_line and h.match_line != h.line:  # `opencortex read FILE:LINE`
+                click.echo(f"      matched passage: {h.file}:{h.match_line}")
             if h.snippet:
                 click.echo(f"      {h.snippet}")
 

@@ -159,11 +159,29 @@ _M004_RECALL = """
     );
 """
 
+_M005_PASSAGES = """
+    CREATE TABLE passages (                         -- what a model embeds, per node
+        node_id INTEGER NOT NULL,                   -- nodes.id
+        file_id INTEGER NOT NULL,
+        seq INTEGER NOT NULL,                       -- 0, 1, ... within the node
+        line INTEGER NOT NULL,                      -- file line the passage starts on
+        hash TEXT NOT NULL,                         -- key into embeddings
+        body_line INTEGER NOT NULL,                 -- file line of the node's body
+        PRIMARY KEY (node_id, seq)
+    ) WITHOUT ROWID;
+    CREATE INDEX passages_file ON passages(file_id);
+    CREATE INDEX passages_hash ON passages(hash);
+    -- every file is read again on the next sync so its passages are written (vectors
+    -- are content-addressed: a node that is one passage keeps the vector it had)
+    UPDATE files SET mtime_ns = -1, hash = '';
+"""
+
 MIGRATIONS: list[Migration] = [
     ("m001_core", _M001_CORE),
     ("m002_journal", _M002_JOURNAL),
     ("m003_retrieval", _M003_RETRIEVAL),
     ("m004_recall", _M004_RECALL),
+    ("m005_passages", _M005_PASSAGES),
 ]
 
 

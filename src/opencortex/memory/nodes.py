@@ -15,9 +15,9 @@ from typing import Any
 
 from ..org.model import Heading, OrgDocument, Timestamp
 
-__all__ = ["FileRows", "Node", "NodeLink", "content_hash", "embed_hash", "embed_node_rows",
-           "embed_text", "file_rows", "heading_keys",
-           "node_key"]
+__all__ = ["PASSAGE_OVERLAP", "PASSAGE_WORDS", "FileRows", "Node", "NodeLink", "content_hash",
+           "embed_hash", "embed_node_rows", "embed_text", "file_rows", "heading_keys",
+           "node_key", "passages"]
 
 HASH_PREFIX = "b2:"
 
@@ -39,27 +39,96 @@ def embed_text(outline: list[str], title: str, body: str) -> str:
     return f"{head}\n{body}" if body else head
 
 
+PASSAGE_WORDS = 150
+"""Words per passage, outline prefix included: MiniLM's window is 256 word pieces, about
+1.3–1.6 per English word, so a passage this long is embedded whole, not truncated."""
+PASSAGE_OVERLAP = 30
+"""Words a passage repeats from the end of the one before (a fact cut at a boundary is
+whole in one of the two)."""
+
+
+def passages(outline: list[str], title: str, body: str, line: int, body_line: int
+             ) -> list[tuple[int, str]]:
+    """The ``(line, text)`` passages a model embeds for a node.
+
+    The first is always the node's whole text (``embed_text``, hash = ``embed_hash``): the
+    model reads its first window, as it always did, so an index made before passages keeps
+    every vector it has.  A node longer than that window gets more passages for the rest:
+    the text is cut at line starts (a single over-long line at word boundaries) into runs of
+    at most ``PASSAGE_WORDS`` words overlapping by ``PASSAGE_OVERLAP``; the first run is the
+    part the whole-text passage already covers, the others are embedded, each prefixed
+    with the outline path and title and carrying the file line it starts on."""
+    whole = embed_text(outline, title, body)
+    if len(whole.split()) <= PASSAGE_WORDS:
+        return [(line, whole)]
+    head = " / ".join([*outline, title])
+    budget = max(32, PASSAGE_WORDS - len(head.split()))
+    overlap = min(PASSAGE_OVERLAP, budget // 3)
+    # (file line, words) pieces: whole lines, over-long lines cut into budget-sized runs
+    pieces: list[tuple[int, list[str]]] = []
+    for i, text in enumerate(body.split("\n")):
+        words = text.split()
+        step = budget - overlap
+        if len(words) <= budget:
+            if words:
+                pieces.append((body_line + i, words))
+            continue
+        for j in range(0, len(words), step):
+            pieces.append((body_line + i, words[j:j + budget]))
+            if j + budget >= len(words):
+                break
+    out: list[tuple[int, str]] = []
+    s = 0
+    while s < len(pieces):
+        e, n = s, 0
+        while e < len(pieces) and (e == s or n + len(pieces[e][1]) <= budget):
+            n += len(pieces[e][1])
+            e += 1
+        if out:  # (the first run is what the whole-text passage covers)
+            text = " ".join(w for _, ws in pieces[s:e] for w in ws)
+            out.append((pieces[s][0], f"{head}\n{text}"))
+        else:
+            out.append((line, whole))
+        if e >= len(pieces):
+            break
+        # step back over whole pieces worth at most ``overlap`` words, or the last piece
+        # alone if it is longer but under half a passage (always move on)
+        back, nb = e, 0
+        while back - 1 > s and nb + len(pieces[back - 1][1]) <= overlap:
+            back -= 1
+            nb += len(pieces[back][1])
+        if back == e and e - 1 > s and len(pieces[e - 1][1]) <= budget // 2:
+            back = e - 1
+        s = back
+    return out
+
+
 def embed_node_rows(rows: Sequence[tuple[str, str, str, str]],
                     embed: Callable[[list[str]], Any], dim: int,
                     put: Callable[[list[tuple[str, Any]]], None], batch: int = 32,
                     progress: Callable[[int, int], None] | None = None) -> int:
-    """Embed pending ``(embed_hash, outline JSON, title, body)`` rows batch by batch and
-    hand each batch's ``(hash, float32 vector)`` pairs to ``put`` (which commits them), so
-    an interruption keeps what was done. Every store's vectors go through here."""
+    """Embed pending ``(hash, outline JSON, title, body, seq, line, body line)`` passage
+    rows batch by batch (the text is cut again from the node: passages are not stored
+    twice) and hand each batch's ``(hash, float32 vector)`` pairs to ``put`` (which
+    commits them), so an interruption keeps what was done. Every store's vectors go
+    through here."""
     import numpy as np
 
     done = 0
     for i in range(0, len(rows), batch):
         chunk = rows[i:i + batch]
-        vecs = np.asarray(embed([embed_text(json.loads(o), t, b) for _, o, t, b in chunk]),
-                          dtype="<f4")
+        texts = []
+        for _h, o, t, b, seq, ln, bl in chunk:
+            ps = passages(json.loads(o), t, b, ln, bl)
+            texts.append(ps[min(seq, len(ps) - 1)][1])
+        vecs = np.asarray(embed(texts), dtype="<f4")
         if vecs.shape != (len(chunk), dim):
             from ..errors import OpenCortexError
 
             raise OpenCortexError(
                 f"embedder returned shape {vecs.shape}, expected ({len(chunk)}, {dim}): the "
                 "model's dimension changed? configure the right model/dimension")
-        put([(h, v) for (h, _, _, _), v in zip(chunk, vecs, strict=True)])
+        put([(r[0], v) for r, v in zip(chunk, vecs, strict=True)])
         done += len(chunk)
         if progress:
             progress(done, len(rows))
@@ -140,6 +209,8 @@ class FileRows:
     embed_hash)"""
     links: list[tuple] = field(default_factory=list)
     """(node_idx, type, path, description, search)"""
+    passages: list[tuple] = field(default_factory=list)
+    """(node_idx, seq, line, hash, body_line): what the model embeds, passage by passage"""
 
 
 def heading_keys(doc: OrgDocument, relpath: str) -> list[str]:
@@ -196,6 +267,9 @@ def file_rows(doc: OrgDocument, relpath: str) -> FileRows:
         ))
         for ln in h.links:
             rows.links.append((h.index, ln.type, ln.path, ln.description, ln.search))
+        bl = _body_line(doc.text, h) if h.body else h.line + 1
+        for seq, (pline, ptext) in enumerate(passages(outline, h.title, h.body, h.line, bl)):
+            rows.passages.append((h.index, seq, pline, embed_hash(ptext), bl))
     if _has_surrogates(doc.text):
         # invalid UTF-8 bytes survive in the file (surrogate-escaped); the index gets U+FFFD
         rows.nodes = [tuple(_clean(x) for x in r) for r in rows.nodes]
@@ -203,6 +277,16 @@ def file_rows(doc: OrgDocument, relpath: str) -> FileRows:
         rows.title = _clean(rows.title)
         rows.filetags = [_clean(t) for t in rows.filetags]
     return rows
+
+
+def _body_line(text: str, h: Heading) -> int:
+    """The file line of the body's first line (the body has its leading blank lines
+    stripped, so it is found from ``body_start``)."""
+    first = h.body.split("\n", 1)[0]
+    pos = text.find(first, h.body_start, h.end) if first else -1
+    if pos < 0:
+        pos = h.body_start
+    return h.line + text.count("\n", h.start, pos)
 
 
 def _has_surrogates(text: str) -> bool:

@@ -123,6 +123,32 @@ _M003_VECTORS = """
     );
 """
 
+_M005_PASSAGES = """
+    -- what a model embeds, per node (retrieval.vectors): hash keys into embeddings
+    CREATE TABLE passages (
+        node_id bigint NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+        file_id bigint NOT NULL,
+        seq integer NOT NULL,
+        line integer NOT NULL,
+        hash text NOT NULL,
+        body_line integer NOT NULL,
+        PRIMARY KEY (node_id, seq)
+    );
+    CREATE INDEX passages_file ON passages(file_id);
+    CREATE INDEX passages_hash ON passages(hash);
+    -- the full text takes the outline path with the title (as the tantivy engine does)
+    DROP INDEX IF EXISTS nodes_tsv;
+    ALTER TABLE nodes DROP COLUMN tsv;
+    ALTER TABLE nodes ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('english', outline || ' ' || title), 'A') ||
+        setweight(to_tsvector('english', tags), 'B') ||
+        setweight(to_tsvector('english', left(body, 500000)), 'C')) STORED;
+    CREATE INDEX nodes_tsv ON nodes USING gin(tsv);
+    -- every file is read again on the next sync so its passages are written
+    UPDATE files SET mtime_ns = -1, hash = '';
+"""
+
+
 def _recall() -> str:
     from ..recall.pg_index import PG_RECALL_MIGRATION  # recall owns its tables
 
@@ -134,6 +160,7 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
     ("pg002_journal", _M002_JOURNAL),
     ("pg003_vectors", _M003_VECTORS),
     ("pg004_recall", _recall()),  # recall's record index, used with [recall] index = "store"
+    ("pg005_passages", _M005_PASSAGES),
 ]
 
 

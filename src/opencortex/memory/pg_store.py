@@ -1,9 +1,10 @@
 """The PostgreSQL index store: the same interface and behaviour as ``SqliteStore``,
 for a memex shared by a team or larger than one laptop indexes comfortably.
 
-- Full text: a stored, weighted ``tsvector`` (title A, tags B, body C) with a GIN index;
-  ranked by ``ts_rank_cd``; user words go through ``websearch_to_tsquery`` so no
-  tsquery syntax leaks through.
+- Full text: a stored, weighted ``tsvector`` (outline path + title A, tags B, body C,
+  English stemming) with a GIN index; the query's words OR-ed and ranked by
+  ``ts_rank_cd``; user words go through ``websearch_to_tsquery`` so no tsquery syntax
+  leaks through.
 - Vectors: pgvector, keyed by (content hash, model, dim) and shared by every machine that
   points at the store; one partial HNSW index (cosine) per (model, dim).
 - Concurrency: every write transaction takes one advisory lock per schema, and a whole
@@ -39,8 +40,9 @@ __all__ = ["PgKeywordEngine", "PgStore", "PgVectors", "is_pg_url", "pg_tsquery"]
 WRITE_LOCK = 0x0C0_7E9
 """Advisory lock class for writes (second key: hashtext(schema))."""
 FTS_CONFIG = "english"
-RANK_WEIGHTS = "{0.0, 0.33, 0.67, 1.0}"
-"""ts_rank_cd weights {D, C, B, A}: body 1, tags 2, title 3 (as the tantivy boosts)."""
+RANK_WEIGHTS = "{0.0, 0.67, 0.67, 1.0}"
+"""ts_rank_cd weights {D, C, B, A}: body and tags 1, title + outline 1.5 (scaled to PG's
+at most 1), near the tantivy boosts chosen on the dev sets (text 1 + title 0.5)."""
 _NODE_COPY_COLS = (
     "id, file_id, idx, key, org_id, level, line, title, todo, todo_type, priority, "
     "local_tags, tags, outline, properties, category, scheduled, scheduled_raw, deadline, "
@@ -209,6 +211,7 @@ class PgStore:
 
     def _delete_file_rows(self, file_id: int) -> None:
         self.db.execute("DELETE FROM links WHERE file_id = %s", (file_id,))
+        self.db.execute("DELETE FROM passages WHERE file_id = %s", (file_id,))
         self.db.execute("DELETE FROM nodes WHERE file_id = %s", (file_id,))
 
     def put_file(self, rows: FileRows, state: tuple[int, int, str]) -> int:
@@ -244,6 +247,12 @@ class PgStore:
                     "FROM STDIN") as cp:
                 for ni, t, p, d, s in rows.links:
                     cp.write_row((first + ni, file_id, t, _clean(p), _clean(d), _clean(s)))
+        if rows.passages:
+            with db.cursor() as cur, cur.copy(
+                    "COPY passages (node_id, file_id, seq, line, hash, body_line) "
+                    "FROM STDIN") as cp:
+                for ni, q, ln, h, bl in rows.passages:
+                    cp.write_row((first + ni, file_id, q, ln, h, bl))
         return file_id
 
     def touch_file(self, relpath: str, state: tuple[int, int, str]) -> None:
@@ -488,7 +497,7 @@ class PgStore:
         history) and the shared embeddings stay."""
         self.begin()
         try:
-            self.db.execute("TRUNCATE files, nodes, links")
+            self.db.execute("TRUNCATE files, nodes, links, passages")
             self.bump_generation()
             self.commit()
         except BaseException:
@@ -518,35 +527,22 @@ class PgStore:
 
     # -- search seams (used by retrieval.keyword and retrieval.vectors) ------------
     def keyword_search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
-        """Ranked full-text search: ``ts_rank_cd`` with title > tags > body weights.
-
-        Nodes holding all the words come first (a GIN intersection: cheap); only when
-        they are fewer than ``k`` are nodes holding any word ranked after them — ranking
-        every OR match costs a tsvector read per match, ~100 ms on common words at 100k
-        nodes, where tantivy's block-max WAND does not have to."""
+        """Ranked full-text search: the query's words OR-ed (a node need not hold them
+        all) and ranked by ``ts_rank_cd``, as the tantivy engine's BM25 does with SQLite.
+        Ranking every OR match reads each match's tsvector: slower than tantivy's
+        block-max WAND on common words at 100k nodes, the price of the same semantics."""
         from ..retrieval.keyword import query_terms
 
         words, phrases, prefixes = query_terms(query)
-        out: list[tuple[str, float]] = []
-        seen: set[str] = set()
-        ops = ("&&", "||") if len(words) + len(phrases) + len(prefixes) > 1 else ("&&",)
-        for op in ops:
-            try:
-                q, params = pg_tsquery([*words, *phrases], op=op, prefixes=prefixes)
-            except QuerySyntaxError:
-                return []
-            rows = self.db.execute(
-                f"SELECT n.key, ts_rank_cd('{RANK_WEIGHTS}', n.tsv, q, 1) AS r "
-                f"FROM nodes n, (SELECT {q}) AS qq(q) WHERE n.tsv @@ q "
-                f"ORDER BY r DESC, n.id LIMIT %s", [*params, int(k) + len(out)]).fetchall()
-            bonus = 1.0 if op == "&&" and len(ops) > 1 else 0.0  # all-words hits stay ahead
-            for key, r in rows:
-                if key not in seen and len(out) < k:
-                    seen.add(key)
-                    out.append((key, float(r) + bonus))
-            if len(out) >= k:
-                break
-        return out
+        try:
+            q, params = pg_tsquery([*words, *phrases], op="||", prefixes=prefixes)
+        except QuerySyntaxError:
+            return []
+        rows = self.db.execute(
+            f"SELECT n.key, ts_rank_cd('{RANK_WEIGHTS}', n.tsv, q, 1) AS r "
+            f"FROM nodes n, (SELECT {q}) AS qq(q) WHERE n.tsv @@ q "
+            f"ORDER BY r DESC, n.id LIMIT %s", [*params, int(k)]).fetchall()
+        return [(key, float(r)) for key, r in rows]
 
     def vectors(self, model: str, dim: int) -> PgVectors:
         return PgVectors(self, model, dim)
@@ -592,21 +588,29 @@ class PgVectors:
         m = sql.Literal(self.model).as_string(self.store.db)
         return f"e.model = {m} AND e.dim = {int(self.dim)}", f"vector({int(self.dim)})"
 
-    def pending_rows(self, limit: int | None = None) -> list[tuple[str, str, str, str]]:
-        sql = ("SELECT DISTINCT ON (n.embed_hash) n.embed_hash, n.outline, n.title, n.body "
-               "FROM nodes n WHERE n.embed_hash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
-               "embeddings e WHERE e.hash = n.embed_hash AND e.model = %s AND e.dim = %s) "
-               "ORDER BY n.embed_hash")
+    def pending_rows(self, limit: int | None = None) -> list[tuple]:
+        sql = ("SELECT DISTINCT ON (p.hash) p.hash, n.outline, n.title, n.body, p.seq, "
+               "n.line, p.body_line FROM passages p JOIN nodes n ON n.id = p.node_id "
+               "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = p.hash AND "
+               "e.model = %s AND e.dim = %s) ORDER BY p.hash")
         if limit:
             sql += f" LIMIT {int(limit)}"
         return self.store.db.execute(sql, (self.model, self.dim)).fetchall()
 
     def counts(self) -> tuple[int, int]:
-        """(nodes, nodes with a vector of this model and dim)."""
+        """(nodes, nodes with a vector of this model and dim for every passage)."""
+        db = self.store.db
+        nodes = db.execute("SELECT count(*) FROM nodes").fetchone()[0]
+        pending = db.execute(
+            "SELECT count(DISTINCT p.node_id) FROM passages p WHERE NOT EXISTS (SELECT 1 "
+            "FROM embeddings e WHERE e.hash = p.hash AND e.model = %s AND e.dim = %s)",
+            (self.model, self.dim)).fetchone()[0]
+        return nodes, nodes - pending
+
+    def passage_count(self) -> int:
         return self.store.db.execute(
-            "SELECT count(*), count(e.hash) FROM nodes n LEFT JOIN embeddings e ON "
-            "e.hash = n.embed_hash AND e.model = %s AND e.dim = %s",
-            (self.model, self.dim)).fetchone()
+            "SELECT count(*) FROM passages p JOIN embeddings e ON e.hash = p.hash AND "
+            "e.model = %s AND e.dim = %s", (self.model, self.dim)).fetchone()[0]
 
     def put(self, rows: Sequence[tuple[str, Any]]) -> None:
         """Store (hash, float32 vector) rows; a row another process stored first wins
@@ -654,37 +658,52 @@ class PgVectors:
             raise
         return True
 
-    def search(self, qvec: Any, k: int = 10, exact: bool = False) -> list[tuple[str, float]]:
-        """Top-k nodes by cosine similarity (approximate through HNSW unless ``exact``)."""
+    def search_passages(self, qvec: Any, k: int = 10, exact: bool = False
+                        ) -> list[tuple[str, float, int]]:
+        """Top-k nodes by their best passage's cosine similarity, with that passage's
+        line (approximate through HNSW unless ``exact``)."""
         import numpy as np
 
         q = np.asarray(qvec, dtype=np.float32).reshape(-1)
         qtxt = "[" + ",".join(map(repr, q.tolist())) + "]"
         cond, typ = self._lit()
         db = self.store.db
-        db.execute(f"SET hnsw.ef_search = {max(self.ef_search, min(1000, 2 * int(k)))}")
+        want = 4 * int(k)  # nodes with several passages take several rows
+        db.execute(f"SET hnsw.ef_search = {max(self.ef_search, min(1000, 2 * want))}")
         if exact:
             db.execute("SET enable_indexscan = off")
         try:
-            # the HNSW scan ranks distinct vectors; nodes sharing one are joined after
+            # the HNSW scan ranks distinct vectors; the passages (and nodes) sharing one
+            # are joined after
             rows = db.execute(
-                f"SELECT n.key, 1 - t.d FROM (SELECT e.hash, e.vec::{typ} <=> %s::{typ} AS d "
-                f"FROM embeddings e WHERE {cond} AND EXISTS (SELECT 1 FROM nodes x WHERE "
-                f"x.embed_hash = e.hash) ORDER BY d LIMIT %s) t "
-                f"JOIN nodes n ON n.embed_hash = t.hash ORDER BY t.d, n.id LIMIT %s",
-                (qtxt, int(k), int(k))).fetchall()
+                f"SELECT n.key, 1 - t.d, p.line FROM (SELECT e.hash, e.vec::{typ} <=> "
+                f"%s::{typ} AS d FROM embeddings e WHERE {cond} AND EXISTS (SELECT 1 FROM "
+                f"passages x WHERE x.hash = e.hash) ORDER BY d LIMIT %s) t "
+                f"JOIN passages p ON p.hash = t.hash JOIN nodes n ON n.id = p.node_id "
+                f"ORDER BY t.d, n.id, p.seq", (qtxt, want)).fetchall()
         finally:
             if exact:
                 db.execute("RESET enable_indexscan")
-        return [(key, float(s)) for key, s in rows]
+        out: list[tuple[str, float, int]] = []
+        seen: set[str] = set()
+        for key, s, line in rows:
+            if key not in seen and len(out) < k:
+                seen.add(key)
+                out.append((key, float(s), int(line)))
+        return out
+
+    def search(self, qvec: Any, k: int = 10, exact: bool = False) -> list[tuple[str, float]]:
+        """Top-k nodes by cosine similarity of their best passage."""
+        return [(key, s) for key, s, _ in self.search_passages(qvec, k, exact)]
 
     def matrix(self) -> tuple[list[str], Any]:
-        """(node keys, float32 matrix) of every node with a vector (tests, exports)."""
+        """(node key per passage, float32 matrix) of every passage with a vector."""
         import numpy as np
 
         rows = self.store.db.execute(
-            "SELECT n.key, e.vec::text FROM nodes n JOIN embeddings e ON e.hash = n.embed_hash "
-            "AND e.model = %s AND e.dim = %s ORDER BY n.id", (self.model, self.dim)).fetchall()
+            "SELECT n.key, e.vec::text FROM passages p JOIN nodes n ON n.id = p.node_id "
+            "JOIN embeddings e ON e.hash = p.hash AND e.model = %s AND e.dim = %s "
+            "ORDER BY p.node_id, p.seq", (self.model, self.dim)).fetchall()
         keys = [k for k, _ in rows]
         m = (np.array([json.loads(v) for _, v in rows], dtype="<f4").reshape(len(keys), self.dim)
              if rows else np.zeros((0, self.dim), dtype="<f4"))

@@ -110,6 +110,7 @@ class SqliteStore:
             "INSERT INTO nodes_fts(nodes_fts, rowid, title, tags, body) "
             "SELECT 'delete', id, title, tags, body FROM nodes WHERE file_id = ?", (file_id,))
         db.execute("DELETE FROM links WHERE file_id = ?", (file_id,))
+        db.execute("DELETE FROM passages WHERE file_id = ?", (file_id,))
         db.execute("DELETE FROM nodes WHERE file_id = ?", (file_id,))
 
     def put_file(self, rows: FileRows, state: tuple[int, int, str]) -> int:
@@ -150,6 +151,11 @@ class SqliteStore:
                 "INSERT INTO links (source_id, file_id, type, path, description, search) "
                 "VALUES (?,?,?,?,?,?)",
                 [(first + ni, file_id, t, p, d, s) for ni, t, p, d, s in rows.links])
+        if rows.passages:
+            db.executemany(
+                "INSERT INTO passages (node_id, file_id, seq, line, hash, body_line) "
+                "VALUES (?,?,?,?,?,?)",
+                [(first + ni, file_id, q, ln, h, bl) for ni, q, ln, h, bl in rows.passages])
         return file_id
 
     def touch_file(self, relpath: str, state: tuple[int, int, str]) -> None:

@@ -23,6 +23,7 @@ _TABLES = {
              "errors, node_count, indexed_at",
     "nodes": _NODE_COPY_COLS,
     "links": "source_id, file_id, type, path, description, search, target_key",
+    "passages": "node_id, file_id, seq, line, hash, body_line",
     "journal": "id, at, op, description, path, before_hash, after_hash, before_data, "
                "before_mode, undone_at, batch",
 }
@@ -70,7 +71,7 @@ def copy_store(src: SqliteStore | PgStore, dst: PgStore, replace: bool = False
     dst.begin()
     try:
         if replace:
-            db.execute("TRUNCATE files, nodes, links, journal, embeddings")
+            db.execute("TRUNCATE files, nodes, links, passages, journal, embeddings")
         for table, cols in _TABLES.items():
             n = 0
             with db.cursor() as cur, cur.copy(f"COPY {table} ({cols}) FROM STDIN") as cp:

@@ -1,5 +1,7 @@
-"""Search: sparse (BM25), dense (embeddings) and hybrid (reciprocal rank fusion plus
-one hop of link expansion from the top hits), as one Retriever over a Memex."""
+"""Search: sparse (BM25), dense (embeddings, best passage per node) and hybrid (a weighted
+fusion of the two lists' scaled scores, ``retrieval.fusion``), as one Retriever over a
+Memex.  Link expansion (one hop along id:/file: links from the top hits) is there but off
+in hybrid search: it did not help on the dev sets (``bench/retrieval_tune.py``)."""
 
 from __future__ import annotations
 
@@ -11,12 +13,14 @@ from typing import Any
 from ..errors import OpenCortexError
 from ..memex import Memex
 from ..memory.nodes import Node
+from .fusion import fuse
 from .keyword import engine_for, query_terms
 from .vectors import VectorIndex
 
 __all__ = ["Retriever", "SearchHit", "SearchResult"]
 
-RRF_K = 60
+EXPAND = False
+"""Link expansion in hybrid search (measured: it did not help on the dev sets)."""
 EXPAND_FROM = 3
 """Link expansion follows the links of this many top hits."""
 EXPAND_DISCOUNT = 0.5
@@ -34,6 +38,9 @@ class SearchHit:
     score: float
     snippet: str
     why: dict[str, Any] = field(default_factory=dict)
+    match_line: int | None = None
+    """The file line of the passage dense search matched (``file:LINE`` is a reference
+    ``read`` and citations accept); None for a sparse-only hit."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -116,7 +123,8 @@ class Retriever:
         if embed:
             out["embedded"] = self.vectors.embed_pending(
                 lambda texts: self.embedder.embed(texts), progress=progress)
-            out["vectors"] = asdict(self.vectors.status())
+            out["vectors"] = {**asdict(self.vectors.status()),
+                              "passages": self.vectors.passage_count()}
         return out
 
     def sparse(self, query: str, k: int) -> list[tuple[str, float]]:
@@ -134,8 +142,12 @@ class Retriever:
         return self._status[1]
 
     def dense(self, query: str, k: int) -> list[tuple[str, float]]:
+        return [(key, s) for key, s, _ in self.dense_passages(query, k)]
+
+    def dense_passages(self, query: str, k: int) -> list[tuple[str, float, int]]:
+        """Top-k nodes by their best passage: ``(key, cosine, that passage's line)``."""
         qv = self.embedder.embed([query])[0]
-        return self.vectors.search(qv, k)
+        return self.vectors.search_passages(qv, k)
 
     # -- search ------------------------------------------------------------------
     def search(self, query: str, mode: str | None = None, k: int = 10,
@@ -172,7 +184,9 @@ class Retriever:
         mode = mode or "hybrid"
         deep = max(k * 5, 50) if allowed is None else max(k * 50, 1000)
         sparse = self.sparse(query, deep) if mode in ("sparse", "hybrid") else []
-        dense = self.dense(query, deep) if mode in ("dense", "hybrid") else []
+        dense_p = self.dense_passages(query, deep) if mode in ("dense", "hybrid") else []
+        lines = {key: ln for key, _, ln in dense_p}
+        dense = [(key, s) for key, s, _ in dense_p]
         if allowed is not None:
             sparse = [x for x in sparse if x[0] in allowed]
             dense = [x for x in dense if x[0] in allowed]
@@ -186,12 +200,12 @@ class Retriever:
         why: dict[str, dict[str, Any]] = {}
         if mode == "hybrid":
             for rank, (key, _) in enumerate(sparse, 1):
-                scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
                 why.setdefault(key, {})["sparse_rank"] = rank
             for rank, (key, _) in enumerate(dense, 1):
-                scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
                 why.setdefault(key, {})["dense_rank"] = rank
-            self._expand(scores, why, allowed)
+            scores = dict(fuse(sparse, dense))
+            if EXPAND:
+                self._expand(scores, why, allowed)
         else:
             name = "sparse_rank" if mode == "sparse" else "dense_rank"
             for rank, (key, s) in enumerate(sparse or dense, 1):
@@ -216,7 +230,9 @@ class Retriever:
             if n is None:
                 continue
             w = {"sparse_rank": None, "dense_rank": None, "linked_from": None, **why[key]}
-            hits.append(self._hit(n, score, query, w))
+            hit = self._hit(n, score, query, w)
+            hit.match_line = lines.get(key)
+            hits.append(hit)
         return SearchResult(query, mode, hits, notes)
 
     def _expand(self, scores: dict[str, float], why: dict[str, dict[str, Any]],

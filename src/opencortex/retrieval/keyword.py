@@ -1,4 +1,7 @@
-"""Ranked keyword search (BM25 with field weights title > tags > body).
+"""Ranked keyword search: BM25 over a node's whole text (outline path, title, tags and
+body, English stemming), plus boosted title and tags fields; the query's words are OR-ed
+and scored (a node need not hold them all), phrases and ``prefix*`` as written.  The boosts
+were chosen by cross-validation on public dev sets (``bench/retrieval_tune.py``).
 
 The engine is tantivy (Rust, block-max WAND): sub-millisecond at 100k nodes where
 SQLite FTS5 OR-queries take ~20 ms.  Its index lives beside the SQLite index, is derived
@@ -11,6 +14,7 @@ to build: ``engine_for`` returns an engine that asks the store's own full text.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Callable
@@ -22,8 +26,11 @@ from ..memory.sqlite_store import SqliteStore
 
 __all__ = ["KeywordEngine", "KeywordHit", "TantivyEngine", "engine_for", "query_terms"]
 
-FIELD_BOOSTS = {"title": 3.0, "tags": 2.0, "body": 1.0}
-SCHEMA_VERSION = "1"
+FIELD_BOOSTS = {"text": 1.0, "title": 0.5, "outline": 0.25, "tags": 0.0}
+"""``text`` holds the title, tags and body (one BM25 document per node: this is what beat
+per-field scoring); ``title``, ``outline`` (the ancestors' titles) and ``tags`` add on top
+of it with these boosts (0: not searched)."""
+SCHEMA_VERSION = "3"
 _STOP = frozenset("""a an and are as at be but by can do does for from how i if in into is
 it its of on or so such that the their then there these they this to was what when where
 which who why will with you your my me we our""".split())
@@ -72,9 +79,10 @@ def query_terms(query: str) -> tuple[list[str], list[str], list[str]]:
 class TantivyEngine:
     """BM25 over title/tags/body in a tantivy index at ``path`` (a directory)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, boosts: dict[str, float] | None = None) -> None:
         self.path = Path(path)
         self._index: Any = None
+        self.boosts = {f: b for f, b in (boosts or FIELD_BOOSTS).items() if b > 0}
 
     # -- building ---------------------------------------------------------------
     def _schema(self) -> Any:
@@ -129,10 +137,13 @@ class TantivyEngine:
         for i, (fid, p, _h) in enumerate(changed, 1):
             if p in have:
                 writer.delete_documents_by_term("file", p)
-            for key, title, tags, body in db.execute(
-                    "SELECT key, title, tags, body FROM nodes WHERE file_id = ?", (fid,)):
-                writer.add_document(tantivy.Document(key=key, file=p, title=title,
-                                                     tags=tags, body=body))
+            for key, outline, title, tags, body in db.execute(
+                    "SELECT key, outline, title, tags, body FROM nodes WHERE file_id = ?",
+                    (fid,)):
+                writer.add_document(tantivy.Document(
+                    key=key, file=p, title=title, tags=tags,
+                    outline=" / ".join(json.loads(outline)),
+                    text=f"{title}\n{tags}\n{body}"))
             if progress:
                 progress(i, len(changed))
         writer.commit()
@@ -153,13 +164,13 @@ class TantivyEngine:
         words, phrases, prefixes = query_terms(query)
         parts = []
         quoted = [f'"{w}"' for w in words] + [f'"{p}"' for p in phrases]
-        if quoted:
+        if quoted:  # OR-ed (the parser's default): scored, not required
             qs = " ".join(q.replace("\\", " ") for q in quoted)
-            parts.append(index.parse_query_lenient(qs, list(FIELD_BOOSTS),
-                                                   field_boosts=FIELD_BOOSTS)[0])
+            parts.append(index.parse_query_lenient(qs, list(self.boosts),
+                                                   field_boosts=self.boosts)[0])
         schema = index.schema
         for p in prefixes:
-            for f, b in FIELD_BOOSTS.items():
+            for f, b in self.boosts.items():
                 q = tantivy.Query.fuzzy_term_query(schema, f, p, distance=0, prefix=True)
                 parts.append(tantivy.Query.boost_query(q, b))
         if not parts:

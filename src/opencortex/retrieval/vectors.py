@@ -1,5 +1,9 @@
-"""Dense vectors per node: content-addressed storage, incremental embedding, and
+"""Dense vectors per passage: content-addressed storage, incremental embedding, and
 brute-force cosine top-k (a float32 matrix product: ~4 ms over 100k × 384 here).
+
+A node is one passage when its text fits the model's window, else several overlapping
+ones (``memory.nodes.passages``); a node's dense score is its best passage's, and a hit
+says which passage (its line) matched.
 
 Vectors are keyed by (hash of the embedded text, model, dimension): an unchanged node
 is never embedded twice, a node moved between files keeps its vector, and a different
@@ -47,16 +51,17 @@ class VectorIndex:
         native = getattr(store, "vectors", None)
         self._native = native(model, dim) if native is not None else None
         self.cache_dir = Path(cache_dir) if cache_dir else None
-        self._mem: tuple[Any, list[str], Any] | None = None  # (signature, keys, matrix)
+        self._mem: tuple[Any, list[str], Any, Any] | None = None  # (sig, keys, lines, matrix)
         self._scores: Any = None
         self.corrupt_dropped = 0
 
     # -- embedding -------------------------------------------------------------
-    def _pending_rows(self, limit: int | None = None) -> list[tuple[str, str, str, str]]:
-        sql = ("SELECT n.embed_hash, n.outline, n.title, n.body FROM nodes n "
-               "WHERE n.embed_hash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM embeddings e "
-               "WHERE e.hash = n.embed_hash AND e.model = ? AND e.dim = ?) "
-               "GROUP BY n.embed_hash")
+    def _pending_rows(self, limit: int | None = None) -> list[tuple]:
+        sql = ("SELECT p.hash, n.outline, n.title, n.body, p.seq, n.line, p.body_line "
+               "FROM passages p JOIN nodes n ON n.id = p.node_id "
+               "WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
+               "WHERE e.hash = p.hash AND e.model = ? AND e.dim = ?) "
+               "GROUP BY p.hash")
         if limit:
             sql += f" LIMIT {int(limit)}"
         return self.store.db.execute(sql, (self.model, self.dim)).fetchall()
@@ -67,10 +72,20 @@ class VectorIndex:
             return VectorStatus(self.model, self.dim, nodes, embedded, nodes - embedded)
         q = self.store.db.execute
         nodes = q("SELECT count(*) FROM nodes").fetchone()[0]
-        embedded = q("SELECT count(*) FROM nodes n JOIN embeddings e ON e.hash = n.embed_hash "
-                     "AND e.model = ? AND e.dim = ?", (self.model, self.dim)).fetchone()[0]
-        return VectorStatus(self.model, self.dim, nodes, embedded, nodes - embedded,
+        # a node is embedded when every one of its passages has a vector
+        pending = q("SELECT count(DISTINCT p.node_id) FROM passages p WHERE NOT EXISTS "
+                    "(SELECT 1 FROM embeddings e WHERE e.hash = p.hash AND e.model = ? "
+                    "AND e.dim = ?)", (self.model, self.dim)).fetchone()[0]
+        return VectorStatus(self.model, self.dim, nodes, nodes - pending, pending,
                             self.corrupt_dropped)
+
+    def passage_count(self) -> int:
+        """Vectors a full search ranks (passages of nodes with one): the cost of passages."""
+        if self._native is not None:
+            return self._native.passage_count()
+        return self.store.db.execute(
+            "SELECT count(*) FROM passages p JOIN embeddings e ON e.hash = p.hash AND "
+            "e.model = ? AND e.dim = ?", (self.model, self.dim)).fetchone()[0]
 
     def embed_pending(self, embed: Callable[[list[str]], Any], batch: int = 32,
                       progress: Callable[[int, int], None] | None = None,
@@ -103,36 +118,46 @@ class VectorIndex:
         return self.cache_dir / f"{stem}.npy", self.cache_dir / f"{stem}.json"
 
     def matrix(self) -> tuple[list[str], Any]:
-        """(node keys, float32 matrix of their unit vectors) for nodes with a vector."""
+        """(node key of each row, float32 matrix of unit passage vectors); a node with
+        several passages has several rows (``lines()`` says where each starts)."""
+        keys, _lines, m = self._load()
+        return keys, m
+
+    def _load(self) -> tuple[list[str], Any, Any]:
         import numpy as np
 
         if self._native is not None:
-            return self._native.matrix()
+            keys, m = self._native.matrix()
+            return keys, np.zeros(len(keys), dtype=np.int32), m
         sig = self._signature()
         if self._mem is not None and self._mem[0] == sig:
-            return self._mem[1], self._mem[2]
+            return self._mem[1], self._mem[2], self._mem[3]
         paths = self._cache_paths()
         if paths and paths[0].exists() and paths[1].exists():
             try:
                 meta = json.loads(paths[1].read_text())
-                if tuple(meta["signature"]) == sig:
+                if tuple(meta["signature"]) == sig and "lines" in meta:
                     m = np.load(paths[0])  # into memory: searches must not page-fault
-                    self._mem = (sig, meta["keys"], m)
-                    return meta["keys"], m
+                    lines = np.asarray(meta["lines"], dtype=np.int32)
+                    self._mem = (sig, meta["keys"], lines, m)
+                    return meta["keys"], lines, m
             except (OSError, ValueError, KeyError):
                 pass
         keys: list[str] = []
+        lines_l: list[int] = []
         blobs: list[bytes] = []
         bad: list[str] = []
         want = self.dim * 4
-        for key, h, blob in self.store.db.execute(
-                "SELECT n.key, e.hash, e.vec FROM nodes n JOIN embeddings e ON "
-                "e.hash = n.embed_hash AND e.model = ? AND e.dim = ? ORDER BY n.id",
+        for key, line, h, blob in self.store.db.execute(
+                "SELECT n.key, p.line, e.hash, e.vec FROM passages p "
+                "JOIN nodes n ON n.id = p.node_id JOIN embeddings e ON "
+                "e.hash = p.hash AND e.model = ? AND e.dim = ? ORDER BY p.node_id, p.seq",
                 (self.model, self.dim)):
             if not isinstance(blob, bytes) or len(blob) != want:
                 bad.append(h)
                 continue
             keys.append(key)
+            lines_l.append(line)
             blobs.append(blob)
         if bad:  # a corrupted row: drop it so the next embedding run redoes it
             self.corrupt_dropped += len(set(bad))
@@ -147,30 +172,50 @@ class VectorIndex:
              if keys else np.zeros((0, self.dim), dtype="<f4"))
         if not np.all(np.isfinite(m)):
             m = np.nan_to_num(m)
+        lines = np.asarray(lines_l, dtype=np.int32)
         if paths:
             try:
                 paths[0].parent.mkdir(parents=True, exist_ok=True)
                 np.save(paths[0], m)
-                paths[1].write_text(json.dumps({"signature": sig, "keys": keys}))
+                paths[1].write_text(json.dumps({"signature": sig, "keys": keys,
+                                                "lines": lines_l}))
             except OSError:
                 pass
-        self._mem = (sig, keys, m)
-        return keys, m
+        self._mem = (sig, keys, lines, m)
+        return keys, lines, m
 
-    def search(self, qvec: Any, k: int = 10) -> list[tuple[str, float]]:
+    def search_passages(self, qvec: Any, k: int = 10) -> list[tuple[str, float, int]]:
+        """Top-k nodes as ``(key, score, line)``: a node's score is its best passage's
+        cosine, ``line`` where that passage starts."""
         import numpy as np
 
         if self._native is not None:
-            return self._native.search(qvec, k)
-        keys, m = self.matrix()
-        if not keys:
+            return self._native.search_passages(qvec, k)
+        keys, lines, m = self._load()
+        n = len(keys)
+        if not n:
             return []
         q = np.ascontiguousarray(qvec, dtype=np.float32).reshape(-1)
         buf = self._scores
-        if buf is None or buf.shape[0] != len(keys):  # reused: no 400 kB allocation per query
-            buf = self._scores = np.empty(len(keys), dtype=np.float32)
+        if buf is None or buf.shape[0] != n:  # reused: no 400 kB allocation per query
+            buf = self._scores = np.empty(n, dtype=np.float32)
         np.dot(m, q, out=buf)  # memory-bound: one pass over the matrix
-        k = min(k, len(keys))
-        top = np.argpartition(buf, len(keys) - k)[len(keys) - k:]
-        top = top[np.argsort(-buf[top])]
-        return [(keys[i], float(buf[i])) for i in top]
+        want = min(n, k * 4)
+        while True:  # rows of one node are several: take more rows until k nodes
+            top = np.argpartition(buf, n - want)[n - want:]
+            top = top[np.argsort(-buf[top])]
+            out: list[tuple[str, float, int]] = []
+            seen: set[str] = set()
+            for i in top:
+                key = keys[i]
+                if key not in seen:
+                    seen.add(key)
+                    out.append((key, float(buf[i]), int(lines[i])))
+                    if len(out) == k:
+                        return out
+            if want >= n:
+                return out
+            want = min(n, want * 4)
+
+    def search(self, qvec: Any, k: int = 10) -> list[tuple[str, float]]:
+        return [(key, score) for key, score, _ in self.search_passages(qvec, k)]
