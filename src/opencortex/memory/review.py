@@ -175,7 +175,10 @@ class Review:
         out = [f"* Review {self.start.isoformat()}"
                + (f"--{last.isoformat()}" if last != self.start else "")]
         if self.summary:
-            out += [f"- {s['text']}" for s in self.summary]
+            from ..write.markdown_org import model_text_to_org  # a model's sentences
+
+            out += ["- " + " ".join(model_text_to_org(s["text"], parent_level=None).split())
+                    for s in self.summary]
         for name, items in (("Done", self.done), ("Journal", self.journal),
                             ("Captured", self.captures), ("Meetings", self.meetings),
                             ("Agent sessions", self.sessions)):

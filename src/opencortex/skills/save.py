@@ -120,13 +120,6 @@ def _label(text: str) -> str:
     return re.sub(r"[\[\]]", "", " ".join(text.split()))[:120]
 
 
-def _as_text(answer: str) -> str:
-    """The answer as body text: a line that would open a headline, a keyword or a block
-    is indented, so nothing in it becomes Org structure."""
-    return "\n".join(("  " + ln if re.match(r"^(?:\*|#\+|:[A-Za-z_-]+:\s*$)", ln) else ln)
-                     for ln in answer.rstrip().splitlines())
-
-
 def apply_memex_op(memex: Any, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Run the guarded write: ``op`` "save" (a child entry under args.node) or "unsave"
     (undo args.batch)."""
@@ -137,10 +130,12 @@ def apply_memex_op(memex: Any, args: dict[str, Any]) -> tuple[str, dict[str, Any
     node = memex.resolve(str(args["node"]))
     cites = [citation_link(memex, c, node.file) for c in args.get("citations") or []]
     q = " ".join(str(args.get("question") or "").split())[:70] or "the last answer"
-    body = _as_text(str(args["text"]))
+    body = str(args["text"]).rstrip()
     if cites:
-        body += "\n\nSources:\n" + "\n".join(f"- {c}" for c in dict.fromkeys(cites))
-    r = memex.capture(f"Answer: {q}\n{body}", to=f"id:{node.id}" if node.id else node.key)
+        body += "\n\nSources:\n\n" + "\n".join(f"- {c}" for c in dict.fromkeys(cites))
+    # a model's answer: Markdown rendered as Org, then neutralised (write/markdown_org.py)
+    r = memex.capture(f"Answer: {q}\n{body}", to=f"id:{node.id}" if node.id else node.key,
+                      model=True)
     return (f"Saved the answer under “{node.title}” ({node.file}:{node.line}); "
             "undo with /unsave or `opencortex undo`.",
             {"saved": r.to_dict(), "node": node.key, "citations": [f"{node.file}:{node.line}"]})
