@@ -130,12 +130,14 @@ def apply_memex_op(memex: Any, args: dict[str, Any]) -> tuple[str, dict[str, Any
     node = memex.resolve(str(args["node"]))
     cites = [citation_link(memex, c, node.file) for c in args.get("citations") or []]
     q = " ".join(str(args.get("question") or "").split())[:70] or "the last answer"
-    body = str(args["text"]).rstrip()
+    from ..write.markdown_org import model_text_to_org
+
+    # a model's answer: Markdown rendered as Org with no headlines of its own (under a note
+    # the person chose, only the one entry is added), then neutralised by the writer
+    body = model_text_to_org(str(args["text"]), parent_level=None).rstrip()
     if cites:
-        body += "\n\nSources:\n\n" + "\n".join(f"- {c}" for c in dict.fromkeys(cites))
-    # a model's answer: Markdown rendered as Org, then neutralised (write/markdown_org.py)
-    r = memex.capture(f"Answer: {q}\n{body}", to=f"id:{node.id}" if node.id else node.key,
-                      model=True)
+        body += "\n\nSources:\n" + "\n".join(f"- {c}" for c in dict.fromkeys(cites))
+    r = memex.capture(f"Answer: {q}\n{body}", to=f"id:{node.id}" if node.id else node.key)
     return (f"Saved the answer under “{node.title}” ({node.file}:{node.line}); "
             "undo with /unsave or `opencortex undo`.",
             {"saved": r.to_dict(), "node": node.key, "citations": [f"{node.file}:{node.line}"]})
