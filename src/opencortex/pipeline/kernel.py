@@ -405,7 +405,15 @@ class Kernel:
                 sig.meta.get("record") is False:
             return
         try:
-            self.recorder.record(str(sig.meta["session"]), origin, text,
+            from ..access import Access
+
+            # a turn of a client that sees private notes may quote one: the record is
+            # withheld from every client that does not (search, reads, recall)
+            acc = Access.for_signal(self.memex, sig.meta)
+            tags = acc.policy.privacy_tags
+            tag = (("private" if "private" in tags else min(tags))
+                   if acc.sees_private and tags else None)
+            self.recorder.record(str(sig.meta["session"]), origin, text, tag=tag,
                                  properties={"SIGNAL": sig.id,
                                              "SOURCE": str(sig.meta.get("source"))})
         except Exception as e:  # a record we could not write is logged, never fatal

@@ -556,10 +556,35 @@ def _model_phrasing(gw: Any, cue: Cue, opened: list[Opened], story: list[dict[st
 def _hidden_notes(index: Any, memex: Any, hide: Callable[[Iterable[str]], bool]) -> set[int]:
     """Record ids of the notes ``hide`` withholds (and of notes no longer indexed)."""
     rows = list(index.q("SELECT id, session_id FROM rec_records WHERE kind = 'note'"))
-    if not rows:
-        return set()
-    nodes = memex.store.nodes_by_keys([k for _, k in rows], with_body=False)
-    return {i for i, k in rows if k not in nodes or hide(nodes[k].tags)}
+    out: set[int] = set()
+    if rows:
+        nodes = memex.store.nodes_by_keys([k for _, k in rows], with_body=False)
+        out = {i for i, k in rows if k not in nodes or hide(nodes[k].tags)}
+    return out | _hidden_memex_records(index, memex, hide)
+
+
+def _hidden_memex_records(index: Any, memex: Any,
+                          hide: Callable[[Iterable[str]], bool]) -> set[int]:
+    """Records read from a file inside the memex (the agent's own session records) that
+    hold an entry ``hide`` withholds: a turn of a conversation that could see private
+    notes is tagged private, and the whole conversation is withheld with it."""
+    from ..memory.query import Predicate
+
+    root = Path(memex.root).resolve()
+    rows = list(index.q("SELECT id, file FROM rec_records WHERE kind <> 'note'"))
+    out: set[int] = set()
+    verdict: dict[str, bool] = {}
+    for rid, file in rows:
+        try:
+            rel = Path(file).resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            continue  # a transcript outside the memex: no Org tags to honour
+        if rel not in verdict:
+            nodes = memex.store.find([Predicate("file", (rel,))])
+            verdict[rel] = any(n.file == rel and hide(n.tags) for n in nodes)
+        if verdict[rel]:
+            out.add(rid)
+    return out
 
 
 @functools.lru_cache(maxsize=4)

@@ -1,0 +1,91 @@
+"""Red team of the whole system from the outside: a real daemon on loopback, the real MCP
+server over stdio and, where the model is the attacker, a real fake model server on
+loopback. Each test is one finding (it failed before its fix) or one attack that held."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from click.testing import CliRunner
+
+from .edge_live import daemons, leaks, plant
+
+pytest.importorskip("starlette")
+
+
+@pytest.fixture
+def live_factory(tmp_path: Path) -> Iterator[Any]:
+    yield from daemons(tmp_path)
+
+
+def _quoted_by_the_person(memex: Path, index: Path) -> None:
+    """The person asks at their own terminal (trusted: sees private notes); the answer
+    quotes the private note and is recorded in the memex as a session record."""
+    from opencortex.cli import cli
+
+    res = CliRunner().invoke(cli, ["ask", "--memex", str(memex), "--index", str(index),
+                                   "--json", "search my notes for the walrus code"])
+    assert res.exit_code == 0, res.output
+    assert "quixotic walrus" in res.output  # the person may see it
+    recs = list((memex / "sessions").rglob("*.org"))
+    assert recs and any("quixotic walrus" in p.read_text() for p in recs)
+
+
+def _mcp(memex: Path, index: Path, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-c", "from opencortex.cli import main; main()", "mcp", "--memex", str(memex),
+              "--index", str(index)], env=env)
+
+    async def run() -> list[str]:
+        out = []
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            for name, args in calls:
+                res = await s.call_tool(name, args)
+                out.append(json.dumps([c.model_dump() for c in res.content], ensure_ascii=False))
+        return out
+
+    return anyio.run(run)
+
+
+def test_a_trusted_session_quoting_a_private_note_is_withheld(memex: Path, tmp_path: Path,
+                                                              live_factory: Any) -> None:
+    """Finding: a private note quoted in a conversation of a client that may see it (the
+    CLI, the TUI, a trusted gateway) was recorded in ``sessions/`` untagged, so every
+    untrusted client got it back through search, nodes, recall and MCP."""
+    plant(memex)
+    index = tmp_path / "cli.sqlite3"
+    _quoted_by_the_person(memex, index)
+    live = live_factory(memex)
+    seen = []
+    for q in ("walrus", "quixotic", "7731", "Zanzibar"):
+        st, body, _ = live.request("GET", "/v1/search?" + urllib.parse.urlencode(
+            {"q": q, "k": 50}))
+        assert st == 200
+        seen.append(json.dumps(body).replace(f'"query": "{q}"', ""))  # its own words
+    rec = next((memex / "sessions").rglob("*.org")).relative_to(memex).as_posix()
+    for line in (5, 14):
+        st, body, _ = live.request("GET", "/v1/nodes/" + urllib.parse.quote(f"{rec}:{line}",
+                                                                             safe=""))
+        seen.append(json.dumps(body))
+    st, body, _ = live.request("POST", "/v1/recall", {"cue": "the walrus code"})
+    assert st == 200, body
+    seen.append(json.dumps(body).replace("walrus code", ""))
+    seen += [t.replace("quixotic walrus", "<sent>") for t in _mcp(
+        memex, tmp_path / "mcp.sqlite3", [("search", {"query": "quixotic walrus"}),
+                                          ("recollect", {"message": "that walrus code"})])]
+    found = [leaks(s.replace("the walrus code", "")) for s in seen]
+    assert not any(found), [(f, s[:600]) for f, s in zip(found, seen, strict=True) if f]
