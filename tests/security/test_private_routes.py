@@ -107,6 +107,9 @@ PROBES: dict[tuple[str, str], Probe] = {
     ("GET", "/v1/search"): _search,
     ("GET", "/v1/nodes/{ref:path}"): _nodes,
     ("POST", "/v1/recall"): _recall,
+    ("GET", "/v1/skills"): _get("/v1/skills"),
+    ("POST", "/v1/skills/trust"): lambda live: [
+        _req(live, "POST", "/v1/skills/trust", {"name": "secret"})],
 }
 
 

@@ -89,3 +89,30 @@ def test_a_trusted_session_quoting_a_private_note_is_withheld(memex: Path, tmp_p
                                           ("recollect", {"message": "that walrus code"})])]
     found = [leaks(s.replace("the walrus code", "")) for s in seen]
     assert not any(found), [(f, s[:600]) for f, s in zip(found, seen, strict=True) if f]
+
+
+def test_a_symlink_out_of_the_memex_is_not_read(memex: Path, tmp_path: Path,
+                                                live_factory: Any) -> None:
+    """Finding: an ``.org`` symlink that arrived by sync or clone (``notes/k.org ->
+    ~/.ssh/id_ed25519``) was indexed through the link, so its target's text reached every
+    client (search, nodes, MCP read) and the model's context. Writes already refused it."""
+    outside = tmp_path / "home" / ".ssh"
+    outside.mkdir(parents=True)
+    (outside / "id_ed25519").write_text("* key\nOBSIDIAN-PRIVATE-KEY-MATERIAL\n")
+    (memex / "notes" / "k.org").symlink_to(outside / "id_ed25519")
+    (memex / "inner.org").symlink_to(memex / "gtd.org")  # a link inside the memex: read
+    live = live_factory(memex)
+    assert any("leading out of the memex" in p for p in live.memex.sync().problems) or \
+        live.memex.store.nodes_by_ref("notes/k.org:1") == []
+    st, body, _ = live.request("GET", "/v1/search?q=OBSIDIAN-PRIVATE-KEY-MATERIAL&k=50")
+    assert st == 200 and "MATERIAL" not in json.dumps(body).replace(
+        '"query": "OBSIDIAN-PRIVATE-KEY-MATERIAL"', ""), body
+    st, body, _ = live.request("GET", "/v1/nodes/" + urllib.parse.quote("notes/k.org:1",
+                                                                         safe=""))
+    assert st == 404, body
+    st, body, _ = live.request("GET", "/v1/nodes/" + urllib.parse.quote("inner.org:12",
+                                                                         safe=""))
+    assert st == 200, body
+    out = _mcp(memex, tmp_path / "mcp.sqlite3", [("read", {"refs": ["notes/k.org:1"]}),
+                                                  ("search", {"query": "MATERIAL"})])
+    assert not any("OBSIDIAN-PRIVATE" in o for o in out), out
