@@ -139,7 +139,8 @@ class Access:
             node_ref(r)
         with self._lock:
             res = deep_read(self.memex, refs, depth, budget, hide=self._hide)
-        if refs and not res.nodes and all("ref" in o for o in res.omitted):
+        if refs and not res.nodes and all("ref" in o or str(o.get("reason")).startswith(
+                "private") for o in res.omitted):
             raise NodeNotFoundError(_withheld(refs[0]))
         return res
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,3 +117,28 @@ def test_a_symlink_out_of_the_memex_is_not_read(memex: Path, tmp_path: Path,
     out = _mcp(memex, tmp_path / "mcp.sqlite3", [("read", {"refs": ["notes/k.org:1"]}),
                                                   ("search", {"query": "MATERIAL"})])
     assert not any("OBSIDIAN-PRIVATE" in o for o in out), out
+
+
+def test_a_buffer_update_cannot_untag_a_private_note(memex: Path, live_factory: Any) -> None:
+    """Finding: ``/v1/events`` buffer-update indexes the client's text for a file; a buffer
+    with the ``:private:`` tags (or ``#+FILETAGS``) left out made the index call the file
+    public, and node reads then returned the file's real, private text from disk."""
+    plant(memex)
+    live = live_factory(memex)
+    buffers = {"diary.org": "* Cerulean armadillo diary\nnothing here\n",
+               "secret.org": "* TODO Zanzibar vault combination\nx\n** Child inherits the tag\n",
+               "umbrella.org": "* Public umbrella plan\nx\n** Hidden ledger\ny\n"
+                               "** Public rain gauge\nz\n"}
+    for f, text in buffers.items():
+        st, body, _ = live.request("POST", "/v1/events", {"payload": {
+            "sensor": "buffer-update", "file": f, "text": text}})
+        assert st == 202, body
+    time.sleep(1.5)  # the kernel indexes each buffer on its loop
+    got = []
+    for ref in ("diary.org:1", "secret.org:1", "secret.org:3", "umbrella.org:1",
+                "umbrella.org:3", "Child inherits the tag", "Hidden ledger"):
+        st, body, _ = live.request("GET", "/v1/nodes/" + urllib.parse.quote(ref, safe=""))
+        assert st in (200, 404), body
+        got.append(json.dumps(body).replace(ref, "<sent>"))
+    found = [leaks(g.replace("Zanzibar vault combination", "")) for g in got]
+    assert not any(found), [(f, g[:300]) for f, g in zip(found, got, strict=True) if f]

@@ -71,9 +71,9 @@ def iter_org_files(root: Path, special: list[str] | None = None
                     if e.is_dir(follow_symlinks=False):
                         stack.append(r)
                     elif name.endswith(".org"):
-                        if e.is_symlink() and (out := leads_out(root, r)):
+                        if e.is_symlink() and (why := leads_out(root, r)):
                             if special is not None:
-                                special.append(out)
+                                special.append(why)
                             continue
                         st = e.stat()
                         if stat.S_ISREG(st.st_mode):
@@ -164,8 +164,8 @@ def _sync(root: Path, store: IndexStore, progress: Progress | None, workers: int
     else:
         on_disk = {}
         for rel in only:
-            if out := leads_out(root, rel):
-                special.append(out)
+            if why := leads_out(root, rel):
+                special.append(why)
                 continue
             try:
                 st = (root / rel).stat()
