@@ -142,3 +142,71 @@ def test_a_buffer_update_cannot_untag_a_private_note(memex: Path, live_factory: 
         got.append(json.dumps(body).replace(ref, "<sent>"))
     found = [leaks(g.replace("Zanzibar vault combination", "")) for g in got]
     assert not any(found), [(f, g[:300]) for f, g in zip(found, got, strict=True) if f]
+
+
+def _route_to_chat(srv: Any) -> None:
+    from ..llm.conftest import Reply, completion
+
+    route = {"action": "route", "intents": [{"target": "chat", "text": "hello"}]}
+    srv.push(Reply(body=completion(json.dumps(route))))
+
+
+def test_a_local_model_never_sees_private_notes_for_an_untrusted_client(
+        memex: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        live_factory: Any) -> None:
+    """Finding: with a *local* model, a chat from an HTTP client (not trusted with private
+    notes) put private notes (the agenda's private TODO) into the model's prompt, and the
+    model's answer handed them to the client. The prompt is now built for the client."""
+    from .edge_live import write_config
+
+    plant(memex)
+    from ..llm.conftest import FakeLLM
+
+    srv = FakeLLM()
+    try:
+        write_config(tmp_path, monkeypatch, f"""
+            [llm.providers.local]
+            base_url = "{srv.url}"
+            key_required = false
+            models = {{ fast = "f", smart = "s" }}
+            """)
+        live = live_factory(memex)
+        for path, body in (("/v1/chat", {"message": "hello there"}),
+                           ("/v1/chat/completions", {"model": "opencortex", "messages": [
+                               {"role": "user", "content": "hello there"}]})):
+            _route_to_chat(srv)
+            st, got, _ = live.request("POST", path, body)
+            assert st == 200, got
+        assert srv.seen, "the model was never asked"
+        prompts = json.dumps([s.body for s in srv.seen])
+        assert "Send revised chapter 7 outline" in prompts  # public notes are there
+        assert not leaks(prompts), leaks(prompts)
+    finally:
+        srv.close()
+
+
+def test_an_agent_answer_in_a_public_entry_quotes_no_private_note(
+        memex: Path, tmp_path: Path, live_factory: Any) -> None:
+    """Finding: an ``@agent`` headline in a file that is not private (one shared with a
+    sync peer, say) ran with the person's view, so its answer wrote the private note's
+    text into the public file, where every client read it. Under a private entry it still
+    may."""
+    plant(memex)
+    (memex / "shared.org").write_text(
+        "* Shared with Bob\n** TODO @agent search my notes for walrus code\n")
+    (memex / "own.org").write_text(
+        "* Mine :private:\n** TODO @agent search my notes for walrus code\n")
+    live = live_factory(memex)
+    for f in ("shared.org", "own.org"):
+        st, body, _ = live.request("POST", "/v1/events", {"payload": {
+            "sensor": "buffer-update", "file": f, "text": (memex / f).read_text()}})
+        assert st == 202, body
+    for _ in range(200):
+        if all("AGENT_HANDLED" in (memex / f).read_text() for f in ("shared.org", "own.org")):
+            break
+        time.sleep(0.1)
+    shared, own = (memex / "shared.org").read_text(), (memex / "own.org").read_text()
+    assert "Answer:" in shared and not leaks(shared), shared
+    assert "quixotic walrus" in own, own
+    st, body, _ = live.request("GET", "/v1/nodes/shared.org:1")
+    assert st == 200 and not leaks(json.dumps(body)), body
