@@ -210,3 +210,26 @@ def test_an_agent_answer_in_a_public_entry_quotes_no_private_note(
     assert "quixotic walrus" in own, own
     st, body, _ = live.request("GET", "/v1/nodes/shared.org:1")
     assert st == 200 and not leaks(json.dumps(body)), body
+
+
+def test_bad_text_and_sizes_get_4xx_not_500(memex: Path, live_factory: Any) -> None:
+    """Findings: an unpaired surrogate (valid JSON ``"\\ud800"``) in a point-update id or a
+    recall cue was a 500 (UnicodeEncodeError / TypeError); a recall session id of 100k
+    characters was a 500 (file name too long); a 100k-character cue ran past every
+    timeout."""
+    live = live_factory(memex)
+    cases = [
+        ("/v1/events", b'{"payload": {"sensor": "point-update", "id": "\\ud800"}}'),
+        ("/v1/recall", b'{"cue": "the thing \\udfff"}'),
+        ("/v1/chat", b'{"message": "hi \\ud800 there"}'),
+        ("/v1/recall", json.dumps({"session": "x" * 100_000, "reply": "yes"}).encode()),
+    ]
+    for path, raw in cases:
+        st, body, _ = live.request("POST", path, raw=raw)
+        assert 400 <= st < 500, (path, raw[:60], st, body)
+    t0 = time.monotonic()
+    st, body, _ = live.request("POST", "/v1/recall", {"cue": "word " * 20_000}, timeout=30)
+    assert st == 400 and "at most" in json.dumps(body), body
+    assert time.monotonic() - t0 < 10
+    st, body, _ = live.request("GET", "/healthz")
+    assert st == 200

@@ -224,8 +224,10 @@ class Recall:
 
     # -- sessions ------------------------------------------------------------------------
     def _path(self, session: str) -> Path:
-        if not session or not all(c.isalnum() or c == "-" for c in session):
-            raise RecallError(f"not a recall session id: {session!r}")
+        if not (0 < len(session) <= 64 and session.isascii()
+                and all(c.isalnum() or c == "-" for c in session)):
+            raise RecallError(f"not a recall session id: {session[:80]!r} (1-64 of A-Z a-z "
+                              "0-9 -, as a recall's first round returned it)")
         return self.state_dir / f"{session}.json"
 
     def load(self, session: str) -> dict[str, Any]:
@@ -252,6 +254,7 @@ class Recall:
         /recollect, ``opencortex recall``; otherwise it runs only on an empty intention).
         ``conversation``: the id of the OpenCortex conversation this recall runs in; its
         own record is the present, not the past, and is never searched."""
+        _short(text)
         session = dt.datetime.now().strftime("%Y%m%d") + "-" + secrets.token_hex(4)
         bound, noted = bind(text, previous)
         on, reason = activation(text, invoked=invoked)
@@ -274,6 +277,7 @@ class Recall:
 
     def reply(self, session: str, text: str | None) -> Round:
         """The person's next utterance in ``session`` (None or blank: the round holds)."""
+        _short(text or "")
         st = self.load(session)
         if st["state"] in ("identified", "stopped", "unresolved"):
             raise RecallError(f"recall {session} is closed ({st['state']}); start a new one")
@@ -551,6 +555,16 @@ def _model_phrasing(gw: Any, cue: Cue, opened: list[Opened], story: list[dict[st
                                   [c.origin for c in claims])
     searched["model_claims_dropped"] = dropped
     return story
+
+
+MAX_CUE = 4000
+"""Characters in one cue or reply: what a person says of a half-remembered thing; a longer
+one would make every pass scan the archive for thousands of terms."""
+
+
+def _short(text: str) -> None:
+    if len(text) > MAX_CUE:
+        raise RecallError(f"the cue is {len(text)} characters; say it in at most {MAX_CUE}")
 
 
 def _hidden_notes(index: Any, memex: Any, hide: Callable[[Iterable[str]], bool]) -> set[int]:
