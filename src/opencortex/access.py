@@ -32,8 +32,10 @@ from .schema import ValidationError, node_ref
 
 __all__ = ["CLIENTS", "Access", "AccessDenied", "NeedsApproval"]
 
-CLIENTS = ("cli", "http", "mcp", "tui", "telegram")
-"""Gateway names; ``cli`` is the person at their own terminal."""
+CLIENTS = ("cli", "http", "mcp", "tui", "telegram", "org")
+"""Gateway names; ``cli`` is the person at their own terminal; ``org`` is an ``@agent``
+headline in a file that is not private (its answer lands where clients and sync peers
+read it, so it is written without private notes)."""
 PERSON = frozenset({"cli", "tui"})
 """The person at their own terminal (the in-process TUI too): sees private notes, and
 their own command is the approval an "ask" write needs."""
@@ -69,7 +71,7 @@ class Access:
         the HTTP and Telegram gateways (never taken from the client); signals without one
         come from the person's own terminal or the agent itself."""
         gw = meta.get("gateway")
-        return cls(memex, gw if gw in ("http", "mcp", "telegram") else "cli")
+        return cls(memex, gw if gw in ("http", "mcp", "telegram", "org") else "cli")
 
     # -- privacy ---------------------------------------------------------------------
     def hidden(self, tags: Iterable[str]) -> bool:
@@ -139,7 +141,8 @@ class Access:
             node_ref(r)
         with self._lock:
             res = deep_read(self.memex, refs, depth, budget, hide=self._hide)
-        if refs and not res.nodes and all("ref" in o for o in res.omitted):
+        if refs and not res.nodes and all("ref" in o or str(o.get("reason")).startswith(
+                "private") for o in res.omitted):
             raise NodeNotFoundError(_withheld(refs[0]))
         return res
 

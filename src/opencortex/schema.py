@@ -10,6 +10,7 @@ Every failure is a :class:`ValidationError` whose message says what to fix.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -102,16 +103,30 @@ def _kind_ok(value: Any, kind: str) -> bool:
     return isinstance(value, _KINDS[kind])
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text_ok(value: str, name: str) -> None:
+    """No NUL, and no unpaired surrogate (JSON may spell ``"\\ud800"``, which is not
+    text: it cannot be written to a file, a log or a reply)."""
+    no_nul(value, name)
+    m = _LONE_SURROGATE.search(value)
+    if m:
+        raise ValidationError(f"{name} contains an unpaired surrogate (\\u{ord(m.group()):04x}"
+                              f") at character {m.start()}: send valid Unicode text")
+
+
 def no_nul_anywhere(value: Any, name: str) -> None:
-    """No NUL in any string anywhere inside ``value`` (paths, text, nested payloads)."""
+    """No NUL or unpaired surrogate in any string anywhere inside ``value`` (paths, text,
+    nested payloads): what a client sends is text."""
     stack = [(value, name)]
     while stack:
         v, where = stack.pop()
         if isinstance(v, str):
-            no_nul(v, where)
+            _text_ok(v, where)
         elif isinstance(v, dict):
             for k, x in v.items():
-                no_nul(str(k), f"a key in {where}")
+                _text_ok(str(k), f"a key in {where}")
                 stack.append((x, f"{where}.{k}"))
         elif isinstance(v, list):
             stack.extend((x, f"{where}[{i}]") for i, x in enumerate(v))

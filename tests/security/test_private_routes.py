@@ -109,7 +109,7 @@ PROBES: dict[tuple[str, str], Probe] = {
     ("POST", "/v1/recall"): _recall,
     ("GET", "/v1/skills"): _get("/v1/skills"),
     ("POST", "/v1/skills/trust"): lambda live: [
-        _req(live, "POST", "/v1/skills/trust", {"name": q}, sent=q) for q in QUERIES[:2]],
+        _req(live, "POST", "/v1/skills/trust", {"name": "secret"})],
 }
 
 

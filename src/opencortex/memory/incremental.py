@@ -71,6 +71,10 @@ def iter_org_files(root: Path, special: list[str] | None = None
                     if e.is_dir(follow_symlinks=False):
                         stack.append(r)
                     elif name.endswith(".org"):
+                        if e.is_symlink() and (why := leads_out(root, r)):
+                            if special is not None:
+                                special.append(why)
+                            continue
                         st = e.stat()
                         if stat.S_ISREG(st.st_mode):
                             yield r, st
@@ -81,6 +85,21 @@ def iter_org_files(root: Path, special: list[str] | None = None
                                            "(only regular files are read)")
                 except OSError:
                     continue
+
+
+def leads_out(root: Path, rel: str) -> str | None:
+    """Why ``rel`` is not read, when it resolves (through a symlink) outside the memex:
+    a link that arrived by sync must not hand ``~/.ssh/...`` to clients and models."""
+    from ..guard.paths import is_inside
+
+    try:
+        real = (Path(root) / rel).resolve()
+        base = Path(root).resolve()
+    except (OSError, RuntimeError):
+        return f"{rel}: skipped, a symlink that cannot be resolved"
+    if is_inside(real, base):
+        return None
+    return f"{rel}: skipped, a symlink leading out of the memex (to {real}); not read"
 
 
 def load_file(abspath: str, relpath: str, known_hash: str | None) -> tuple[
@@ -145,6 +164,9 @@ def _sync(root: Path, store: IndexStore, progress: Progress | None, workers: int
     else:
         on_disk = {}
         for rel in only:
+            if why := leads_out(root, rel):
+                special.append(why)
+                continue
             try:
                 st = (root / rel).stat()
             except OSError:

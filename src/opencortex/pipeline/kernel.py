@@ -258,13 +258,24 @@ class Kernel:
                 continue
             self._agent_inflight.add(req.key)
             got: list[str] = []
+            meta: dict[str, Any] = {"source": "org", "session": "internal",
+                                    "reply": lambda t, d=None, got=got: got.append(t)}
+            if not self._private_entry(req.key):
+                meta["gateway"] = "org"  # the answer is written where others may read it
             fut = self.submit({"payload": {"sensor": "user-command", "text": req.instruction},
-                               "meta": {"source": "org", "session": "internal",
-                                        "reply": lambda t, d=None, got=got: got.append(t)}})
+                               "meta": meta})
             if fut is None:
                 self._agent_inflight.discard(req.key)
                 continue
             fut.add_done_callback(lambda f, req=req, got=got: self._answer_under(req, got))
+
+    def _private_entry(self, key: str) -> bool:
+        """Whether the entry ``key`` is private (its own, inherited or file tags)."""
+        from ..access import Access
+
+        with self.memex_lock:
+            node = self.memex.store.nodes_by_keys([key], with_body=False).get(key)
+        return node is not None and Access(self.memex, "org").hidden(node.tags)
 
     def _answer_under(self, req: Any, replies: list[str]) -> None:
         try:
@@ -405,7 +416,15 @@ class Kernel:
                 sig.meta.get("record") is False:
             return
         try:
-            self.recorder.record(str(sig.meta["session"]), origin, text,
+            from ..access import Access
+
+            # a turn of a client that sees private notes may quote one: the record is
+            # withheld from every client that does not (search, reads, recall)
+            acc = Access.for_signal(self.memex, sig.meta)
+            tags = acc.policy.privacy_tags
+            tag = (("private" if "private" in tags else min(tags))
+                   if acc.sees_private and tags else None)
+            self.recorder.record(str(sig.meta["session"]), origin, text, tag=tag,
                                  properties={"SIGNAL": sig.id,
                                              "SOURCE": str(sig.meta.get("source"))})
         except Exception as e:  # a record we could not write is logged, never fatal

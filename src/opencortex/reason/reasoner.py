@@ -152,12 +152,17 @@ class Reasoner:
     def _situation(self, ctx: Context, skills: list[Skill]) -> str:
         """Peripheral vision for the model: focus, agenda, projects, neighbours, skills,
         recent log lines — private nodes withheld when the model is remote."""
+        from ..access import Access
         from ..context import assemble
 
         try:
+            # private notes stay out when the model is remote, and when the answer goes to
+            # a client that may not see them (a local model would quote them to it)
+            withhold = bool(ctx.extra.get("remote_model")) or not Access.for_signal(
+                ctx.memex, getattr(getattr(ctx, "signal", None), "meta", None) or {}
+            ).sees_private
             return assemble(ctx.memex, focus=ctx.focus, query=ctx.text or None,
-                            budget=self.context_budget,
-                            remote=bool(ctx.extra.get("remote_model")), skills=skills,
+                            budget=self.context_budget, remote=withhold, skills=skills,
                             log_lines=ctx.logs).text
         except Exception as e:  # context is help, not a precondition
             log.warning("context assembly failed: %s", e)

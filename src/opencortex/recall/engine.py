@@ -254,8 +254,10 @@ class Recall:
 
     # -- sessions ------------------------------------------------------------------------
     def _path(self, session: str) -> Path:
-        if not session or not all(c.isalnum() or c == "-" for c in session):
-            raise RecallError(f"not a recall session id: {session!r}")
+        if not (0 < len(session) <= 64 and session.isascii()
+                and all(c.isalnum() or c == "-" for c in session)):
+            raise RecallError(f"not a recall session id: {session[:80]!r} (1-64 of A-Z a-z "
+                              "0-9 -, as a recall's first round returned it)")
         return self.state_dir / f"{session}.json"
 
     def load(self, session: str) -> dict[str, Any]:
@@ -282,6 +284,7 @@ class Recall:
         /recollect, ``opencortex recall``; otherwise it runs only on an empty intention).
         ``conversation``: the id of the OpenCortex conversation this recall runs in; its
         own record is the present, not the past, and is never searched."""
+        _short(text)
         session = dt.datetime.now().strftime("%Y%m%d") + "-" + secrets.token_hex(4)
         bound, noted = bind(text, previous)
         on, reason = activation(text, invoked=invoked)
@@ -306,6 +309,7 @@ class Recall:
 
     def reply(self, session: str, text: str | None) -> Round:
         """The person's next utterance in ``session`` (None or blank: the round holds)."""
+        _short(text or "")
         st = self.load(session)
         if st["state"] in ("identified", "stopped", "unresolved"):
             raise RecallError(f"recall {session} is closed ({st['state']}); start a new one")
@@ -587,13 +591,48 @@ def _model_phrasing(gw: Any, cue: Cue, opened: list[Opened], story: list[dict[st
     return story
 
 
+MAX_CUE = 4000
+"""Characters in one cue or reply: what a person says of a half-remembered thing; a longer
+one would make every pass scan the archive for thousands of terms."""
+
+
+def _short(text: str) -> None:
+    if len(text) > MAX_CUE:
+        raise RecallError(f"the cue is {len(text)} characters; say it in at most {MAX_CUE}")
+
+
 def _hidden_notes(index: Any, memex: Any, hide: Callable[[Iterable[str]], bool]) -> set[int]:
     """Record ids of the notes ``hide`` withholds (and of notes no longer indexed)."""
     rows = list(index.q("SELECT id, session_id FROM rec_records WHERE kind = 'note'"))
-    if not rows:
-        return set()
-    nodes = memex.store.nodes_by_keys([k for _, k in rows], with_body=False)
-    return {i for i, k in rows if k not in nodes or hide(nodes[k].tags)}
+    out: set[int] = set()
+    if rows:
+        nodes = memex.store.nodes_by_keys([k for _, k in rows], with_body=False)
+        out = {i for i, k in rows if k not in nodes or hide(nodes[k].tags)}
+    return out | _hidden_memex_records(index, memex, hide)
+
+
+def _hidden_memex_records(index: Any, memex: Any,
+                          hide: Callable[[Iterable[str]], bool]) -> set[int]:
+    """Records read from a file inside the memex (the agent's own session records) that
+    hold an entry ``hide`` withholds: a turn of a conversation that could see private
+    notes is tagged private, and the whole conversation is withheld with it."""
+    from ..memory.query import Predicate
+
+    root = Path(memex.root).resolve()
+    rows = list(index.q("SELECT id, file FROM rec_records WHERE kind <> 'note'"))
+    out: set[int] = set()
+    verdict: dict[str, bool] = {}
+    for rid, file in rows:
+        try:
+            rel = Path(file).resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            continue  # a transcript outside the memex: no Org tags to honour
+        if rel not in verdict:
+            nodes = memex.store.find([Predicate("file", (rel,))])
+            verdict[rel] = any(n.file == rel and hide(n.tags) for n in nodes)
+        if verdict[rel]:
+            out.add(rid)
+    return out
 
 
 @functools.lru_cache(maxsize=4)

@@ -74,6 +74,19 @@ class _Files:
                 self.docs[rel] = None
         return self.docs[rel]
 
+    def tags(self, rel: str) -> list[list[str]]:
+        """Each heading's tags as the file on disk says (inherited and FILETAGS): the
+        index may hold a client's unsaved buffer, so privacy is judged on the text read."""
+        got = self.get(rel)
+        if got is None:
+            return []
+        doc = got[0]
+        out: list[list[str]] = []
+        for h in doc.headings:
+            above = out[h.parent] if h.parent is not None else doc.filetags
+            out.append([*above, *h.tags])
+        return out
+
 
 def _subtree_links(doc: OrgDocument, h: Heading) -> list[Any]:
     out = []
@@ -128,7 +141,7 @@ _Hide = Callable[[Iterable[str]], bool]
 
 
 def _visible_subtree(memex: Memex, doc: OrgDocument, keys: list[str], h: Heading,
-                     hide: _Hide) -> tuple[str, list[Heading]]:
+                     hide: _Hide, disk: list[list[str]]) -> tuple[str, list[Heading]]:
     """The subtree text of ``h`` with every hidden descendant cut out (a marker line in
     its place), and the headings whose text remains."""
     inner = [x for x in doc.headings[h.index + 1:] if x.start < h.subtree_end]
@@ -140,7 +153,7 @@ def _visible_subtree(memex: Memex, doc: OrgDocument, keys: list[str], h: Heading
         if x.start < cut_end:
             continue
         n = rows.get(keys[x.index])
-        if n is None or hide(n.tags):
+        if n is None or hide(n.tags) or hide(disk[x.index]):
             parts.append(doc.text[pos:x.start])
             parts.append(WITHHELD)
             pos = cut_end = x.subtree_end
@@ -181,13 +194,14 @@ def deep_read(memex: Memex, refs: list[str], depth: int = 1, budget: int = 4000,
             continue
         doc, keys = got
         h = doc.headings[keys.index(key)]
-        if hide is not None and hide(node.tags):
+        disk = files.tags(node.file) if hide is not None else []
+        if hide is not None and (hide(node.tags) or hide(disk[h.index])):
             omitted.append({"reason": "private: withheld from this client", "depth": d})
             continue
         if hide is None:
             text, kept = doc.text[h.start:h.subtree_end], None
         else:
-            text, kept = _visible_subtree(memex, doc, keys, h, hide)
+            text, kept = _visible_subtree(memex, doc, keys, h, hide, disk)
         text = text.rstrip() + "\n"
         tokens = estimate_tokens(text)
         truncated = False

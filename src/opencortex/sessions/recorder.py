@@ -48,8 +48,12 @@ class SessionRecorder:
         return self._paths[session]
 
     def record(self, session: str, origin: str, text: str, *, title: str | None = None,
-               properties: dict[str, str] | None = None) -> Path:
-        """Append one turn; returns the file written."""
+               properties: dict[str, str] | None = None, tag: str | None = None) -> Path:
+        """Append one turn; returns the file written. ``tag`` (a privacy tag) marks a turn
+        of a conversation that could see private notes, so that clients not trusted with
+        them never read it back through search, reads or recall."""
+        if tag is not None and not re.fullmatch(r"[\w@#%]+", tag):
+            raise ValueError(f"tag {tag!r} is not an Org tag")
         if origin not in ORIGINS:
             raise ValueError(f"origin must be one of {ORIGINS}")
         validate_session_id(session)
@@ -66,7 +70,8 @@ class SessionRecorder:
                 head = neutralise_title((title or text.strip().split("\n")[0]
                                          if text.strip() else origin)[:80])
                 props = {"ORIGIN": origin, **(properties or {})}
-                lines = [f"* {stamp} {origin}: {head}", ":PROPERTIES:"]
+                lines = [f"* {stamp} {origin}: {head}" + (f" :{tag}:" if tag else ""),
+                         ":PROPERTIES:"]
                 lines += [f":{k}: {' '.join(normalise_lines(str(v)).split())}"
                           for k, v in props.items()]
                 lines += [":END:", "#+begin_example", escape_block(text.rstrip("\n")),
