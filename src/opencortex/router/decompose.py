@@ -284,7 +284,7 @@ def decompose(text: str, *, embed: EmbedFn | None = None) -> list[Intent]:
 _BACK_REFERENCE = re.compile(
     r"^(?:(?:and|but|oh|also|btw|by the way|plus|oh and)[,:]?\s+)*(?:"
     # a statement about the item just named: "it's an errand", "that one is for work"
-    r"(?:it|that|this|that one|this one)(?:'s|’s|\s+(?:is|isn't|is not|was|will|won't|'ll|"
+    r"(?:it|that|this|that one|this one)(?:'s|’s|\s+(?:is|isn't|is not|will|won't|'ll|"
     r"needs|should|has|can|can't|goes|belongs|must|might|may|takes|shouldn't|has to)\b)"
     # or a verb acting on it: "move it into january", "make that one high priority"
     r"|[\w'-]+\s+(?:it|them|that one|this one|that|this)\b(?!\s+(?:is|was|are)\b)"
