@@ -10,6 +10,7 @@ OC=.venv/bin/opencortex
 MEMEX="${XDG_CACHE_HOME:-$HOME/.cache}/opencortex/demo-memex"
 rm -rf "$MEMEX" && mkdir -p "$(dirname "$MEMEX")" && cp -r examples/memex "$MEMEX"
 echo "== index (+ embeddings, offline MiniLM)" && $OC index --memex "$MEMEX" --embed
+echo "== router (train the offline intent classifier once; cached)" && $OC router train
 echo "== agenda"   && $OC agenda  --memex "$MEMEX"
 echo "== projects" && $OC projects --memex "$MEMEX" --next
 echo "== query 'tags:project todo'" && $OC query --memex "$MEMEX" todo tags:project --limit 10

@@ -125,6 +125,7 @@ def test_import_is_lazy() -> None:
 
 def test_get_embedder_minilm_specs(monkeypatch: pytest.MonkeyPatch) -> None:
     made: list[object] = []
+    monkeypatch.setattr("opencortex.embed.minilm._shared", {})
     monkeypatch.setattr("opencortex.embed.minilm.MiniLMEmbedder",
                         lambda model_dir=None: made.append(model_dir) or "built")
     assert get_embedder("minilm") == "built"
@@ -133,7 +134,8 @@ def test_get_embedder_minilm_specs(monkeypatch: pytest.MonkeyPatch) -> None:
     assert get_embedder("minilm:/models/minilm") == "built"
     monkeypatch.setenv("OPENCORTEX_EMBEDDER", "minilm:/from/env")
     get_embedder(None)
-    assert made == [None, None, None, "/models/minilm", "/from/env"]
+    # one session per model folder per process: the router and the search share it
+    assert made == [None, "/models/minilm", "/from/env"]
 
 
 @pytest.mark.parametrize("spec, message", [

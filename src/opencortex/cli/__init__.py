@@ -18,6 +18,7 @@ from .memex_cmds import agenda, index, projects, query
 from .recall_cmd import recall
 from .retrieval_cmds import read, scan, search
 from .review_cmd import review
+from .router_cmd import router
 from .serve_cmds import serve, token
 from .skills_cmd import skills
 from .store_cmds import store as store_group
@@ -57,7 +58,7 @@ def cli(store: str | None) -> None:
 
 for _cmd in (index, query, agenda, projects, export, capture, todo, priority, set_property, tag,
              schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp, serve, token, init, chat, telegram, store_group,
-             recall, archive, review, links):
+             recall, archive, review, links, router):
     cli.add_command(_cmd)
 
 

@@ -77,9 +77,9 @@ def get_embedder(spec: str | None = None) -> Embedder:
     kind, _, rest = spec.partition(":")
     kind = kind.lower()
     if kind in ("minilm", "all-minilm-l6-v2"):
-        from .minilm import MiniLMEmbedder
+        from .minilm import shared
 
-        return MiniLMEmbedder(model_dir=rest or None)
+        return shared(rest or None)
     if kind == "openai":
         from .openai_compat import DEFAULT_KEY_ENV, OpenAICompatEmbedder
 

@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,7 +32,7 @@ from .base import EmbeddingError
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["MODEL_PACKAGE", "MiniLMEmbedder", "default_cache_dir", "find_model_dir"]
+__all__ = ["MODEL_PACKAGE", "MiniLMEmbedder", "default_cache_dir", "find_model_dir", "shared"]
 
 log = logging.getLogger(__name__)
 
@@ -207,6 +208,22 @@ class MiniLMEmbedder:
 
     def __repr__(self) -> str:
         return f"MiniLMEmbedder(model_dir={str(self.model_dir)!r}, graph={str(self.graph_path)!r})"
+
+
+_shared: dict[str, MiniLMEmbedder] = {}
+_shared_lock = threading.Lock()
+
+
+def shared(model_dir: str | Path | None = None) -> MiniLMEmbedder:
+    """One embedder per model folder for the whole process: building the session costs
+    ~0.5-1 s, and one request may need it twice (the router's classifier, then the hybrid
+    search's query embedding).  Embedding through one session from several threads is safe."""
+    key = str(Path(model_dir).resolve()) if model_dir else ""
+    with _shared_lock:
+        emb = _shared.get(key)
+        if emb is None:
+            emb = _shared[key] = MiniLMEmbedder(model_dir=model_dir)
+        return emb
 
 
 def _sbert_max_len(model_dir: Path) -> int | None:

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["TARGETS", "WRITE_TARGETS", "EmbedFn", "Intent", "Verdict", "classify", "decompose",
-           "is_imperative", "is_question", "verdict"]
+           "is_back_reference", "is_imperative", "is_question", "verdict",
+           "warm"]
 
 TARGETS: tuple[str, ...] = ("notes", "shell", "gtd", "review", "web", "foundry", "skill-creator",
                             "recollect", "chat")
@@ -138,13 +139,35 @@ def _verdicts(clauses: Sequence[str], embed: EmbedFn | None) -> list[Verdict]:
     fn = embed or _get_default_embed()
     clf = cached_classifier(fn, DEFAULT_MODEL_ID if embed is None else None)
     emb = fn(list(clauses))
-    probs = clf.proba(features(emb, clauses))
+    probs, nears = clf.predict(features(emb, clauses), emb)
     out = []
-    for row, near in zip(probs, clf.nearest(emb), strict=True):
+    for row, near in zip(probs, nears, strict=True):
         dist = {t: float(p) for t, p in zip(clf.labels, row, strict=True)}
         best = max(clf.labels, key=lambda t: (round(dist[t], 9), -TARGETS.index(t)))
         out.append(Verdict(best, dist[best], dist, float(near)))
     return out
+
+
+def warm(*, retrain: bool = False) -> dict[str, Any]:
+    """Build the default embedder and make sure the classifier is trained and cached (what the
+    first worded request would otherwise pay for): for ``opencortex router train`` and the
+    quick start.  Returns what it did and how long each part took."""
+    import time
+
+    from .classifier import TRAIN_FILE, cache_file, cached_classifier, drop_cached
+
+    t0 = time.perf_counter()
+    fn = _get_default_embed()
+    t1 = time.perf_counter()
+    file = cache_file(DEFAULT_MODEL_ID)
+    if retrain:
+        drop_cached(DEFAULT_MODEL_ID)
+    cached = file.is_file()
+    clf = cached_classifier(fn, DEFAULT_MODEL_ID)
+    t2 = time.perf_counter()
+    return {"ok": True, "trained": not cached, "cache": str(file), "train_file": str(TRAIN_FILE),
+            "labels": clf.labels, "rows": 0 if clf.anchors is None else len(clf.anchors),
+            "embedder_seconds": round(t1 - t0, 3), "classifier_seconds": round(t2 - t1, 3)}
 
 
 def _decide(clause: str, v: Verdict) -> str:
@@ -248,12 +271,61 @@ def decompose(text: str, *, embed: EmbedFn | None = None) -> list[Intent]:
                 sentence_of.extend([n] * len(parts))
     bodies = [strip_greeting(c) for c in clauses]
     targets = _classify_many(bodies, embed)
-    merged = _fold_context(list(zip(targets, bodies, clauses, strict=True)), sentence_of)
+    items, sentence_of = _join_back_references(
+        list(zip(targets, bodies, clauses, strict=True)), sentence_of)
+    merged = _fold_context(items, sentence_of)
     intents = [Intent(t, extract_args(t, b), c) for t, b, c in merged]
     # A bare "hi"/"thanks" next to real requests is politeness, not an intent of its own.
     if any(i.target != "chat" for i in intents):
         intents = [i for i in intents if not (i.target == "chat" and is_pleasantry(i.text))]
     return intents
+
+
+_BACK_REFERENCE = re.compile(
+    r"^(?:(?:and|but|oh|also|btw|by the way|plus|oh and)[,:]?\s+)*(?:"
+    # a statement about the item just named: "it's an errand", "that one is for work"
+    r"(?:it|that|this|that one|this one)(?:'s|’s|\s+(?:is|isn't|is not|will|won't|'ll|"
+    r"needs|should|has|can|can't|goes|belongs|must|might|may|takes|shouldn't|has to)\b)"
+    # or a verb acting on it: "move it into january", "make that one high priority"
+    r"|[\w'-]+\s+(?:it|them|that one|this one|that|this)\b(?!\s+(?:is|was|are)\b)"
+    r"|(?:c'est|es ist|das ist|es)\b)", re.IGNORECASE)
+"""A clause that names no item of its own but points back at the previous one."""
+
+
+def is_back_reference(clause: str) -> bool:
+    """Does the clause only add to the previous clause's item ("… . it's an errand",
+    "…, move it into january") rather than make a request of its own?"""
+    c = clause.strip()
+    return bool(_BACK_REFERENCE.match(c)) and rule_target(c) is None
+
+
+def _join_back_references(items: list[tuple[str, str, str]], sentence_of: list[int]
+                          ) -> tuple[list[tuple[str, str, str]], list[int]]:
+    """Keep one GTD request whole: a back-referring clause beside a task ("jot down: X. it's an
+    errand") is a slot of that task, not a note or a chat of its own, and a back-referring task
+    command after a remark about the item ("X won't happen this year, push it to january")
+    takes the remark with it (either half may read as notes or chat alone: together they are
+    one GTD request).  A back reference to another tool's request ("… and save it to my
+    notes") stays separate; a bare remark after any request belongs to it."""
+    out: list[tuple[str, str, str]] = []
+    sents: list[int] = []
+    for (t, b, c), n in zip(items, sentence_of, strict=True):
+        if out and is_back_reference(c):
+            pt, pb, pc = out[-1]
+            joined = None
+            if "gtd" in (pt, t) and {pt, t} <= {"gtd", "notes", "chat", "review"}:
+                joined = "gtd"  # a task and a remark on it ("… it's an errand"): one task
+            elif t == "chat" and pt != "chat":
+                joined = pt
+            if joined is not None:
+                sep = ". " if n != sents[-1] else ", "
+                if pc.rstrip().endswith((".", "!", "?", ",", ";", ":")):
+                    sep = " "
+                out[-1] = (joined, f"{pb}{sep}{b}", f"{pc}{sep}{c}")
+                continue
+        out.append((t, b, c))
+        sents.append(n)
+    return out, sents
 
 
 def _fold_context(items: list[tuple[str, str, str]],
