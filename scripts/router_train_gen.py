@@ -15,8 +15,8 @@ import json
 import random
 from pathlib import Path
 
-VERSION = 5
-PER_TARGET = 560
+VERSION = 4
+PER_TARGET = 500
 OUT = Path(__file__).resolve().parents[1] / "src" / "opencortex" / "router" / "data" / "train.jsonl"
 
 # -- slot fillers ------------------------------------------------------------------------------
@@ -684,102 +684,6 @@ T["skill-creator"] = [
 ]
 
 # Hand-written lines that templates do not produce (negatives and odd registers).
-
-# -- v5: more sentence forms per target (indirect requests, statements of need, fragments,
-# trailing tool pointers, other languages, bare command lines), all in this project's phrasing
-TOOLS_CMD = ["systemctl status nginx", "journalctl -u sshd --since today", "rsync -av src/ backup/",
-             "ffmpeg -i talk.mov talk.mp4", "pandoc notes.md -o notes.pdf", "docker logs web",
-             "kubectl get pods", "lsblk", "free -h", "ip addr",
-             "smartctl -a /dev/sda", "git log --oneline -5",
-             "tar czf photos.tgz photos", "crontab -l", "tail -n 50 app.log", "ps aux",
-             "brew upgrade", "apt list --upgradable", "nmap -p 22 192.168.1.10", "wc -l data.csv"]
-T["shell"] += [
-    'open a shell on the {host} and report its load', 'does {service} start automatically',
-    'make a pdf out of {file}', 'connect to the {host} and list the mounts',
-    '{shellcmd}', '{shellcmd} please', '{shellcmd} for me', 'just do {shellcmd}',
-    'log into the {host} and check the disks',
-    'restart {service} on the {host}', 'is {service} running on this machine',
-    'compress {dir} into a tarball',
-    'find every file over 1 GB in {dir}', 'which process is listening on port 8080',
-    'show the last hundred lines of {file}',
-    'I need the disk usage of {dir}', "it'd be great if you could list {dir}",
-    'could you tail {file} for me', 'need the free space on this box',
-    'bitte zeig mir den Inhalt von {dir}', 'lance {shellcmd} stp', 'ejecuta {shellcmd}',
-    'liste les fichiers de {dir}', 'wie viel Speicher ist auf der Platte frei',
-    'muéstrame los procesos que más memoria usan',
-]
-HOSTS = ["nas", "pi", "home server", "vps", "router box", "build machine"]
-SERVICES = ["nginx", "postgres", "the samba share", "syncthing", "cron", "docker",
-            "the backup timer", "home assistant"]
-T["notes"] += [
-    'going by my own notes, what about {topic}', 'my org files on {topic} please',
-    'backlinks to {topic}', 'search my notes for {topic}', 'whatever my notes hold on {topic}',
-    '{topic}, according to my notes',         'I need my notes on {topic}', "it'd help to see what I noted about {topic}",
-    'which of my notes mention {topic}',
-        'my journal entry from {month} about {topic}',
-        'read back my note about {topic}', 'the org file where I keep {topic}',
-    "cerca nelle mie note {topic}",     'busca en mis notas lo que escribí sobre {topic}', 'such in meinen Notizen nach {topic}',
-    'was habe ich über {topic} notiert', "qu'ai-je noté sur {topic}",
-    'my notes: {topic}', 'notes on {topic}?',
-]
-T["gtd"] += [
-    'jot down: {task}', 'jot this down: {task}', 'note to self: {task}', 'write down that I must {task}',
-    'inbox count', 'what is left to process in the inbox', 'list tasks for the {tag} context',
-    'forget about {task}, it will not happen', 'next step for {project}?',
-    'who owes me a reply', 'strike {task} off, not doing it',
-    '{task} - add it to my todos', 'need to {task}',
-    "don't let me forget to {task}", 'can you nudge me {when} to {task}',
-    'buzz me {when} about {task}', "it'd be great if you reminded me to {task}",
-    'I should {task} {when}', 'gotta {task}', 'todo: {task}', '{task} {when}, work stuff',
-    '{task} is done', 'finished {task}', 'I already did the {task} thing', 'scratch {task}',
-        '{task} can wait until {month}, move it', 'push {task} back to {when}',
-        'anything tagged {tag} still open', 'what am I waiting on {person} for',
-            'when is {task} due', "what's the deadline for {task}", 'when do I have to {task} by',
-    "what's the next action for the {project} project",     'which projects are active right now', 'show my someday maybe list',
-        'erinnere mich {when} daran, {task}',
-    'rappelle-moi de {task} {when}', 'ajoute {task} à ma liste', 'mets {task} dans mes tâches',
-    'recuérdame {task} {when}', 'apunta {task} en mi lista', '¿cuándo vence {task}?',
-    'quand dois-je rendre {task}', 'wann ist {task} fällig',
-]
-T["recollect"] += [
-    "didn't we tackle {past} together once?", 'our old exchange about {past}',
-    'resurface the session on {past}', 'erinnerst du dich an unser Gespräch über {past}',
-    'te acuerdas de cuando arreglamos {past}', 'tu te souviens de notre échange sur {past}',
-    'the conversation where we sorted out {past}',
-    'what did we settle on for {past} back then', 'dig out the chat where we fixed {past}',
-    'which of our sessions covered {past}', 'we already discussed {past}, what did we decide',
-    "qu'est-ce qu'on avait retenu sur {past}",
-    'was hatten wir bei {past} entschieden',
-    'la conversación sobre {past}, búscala',
-]
-T["web"] += [
-    'google whether {techq}', 'is it true that {techq}? verify on the web',
-        'find out on the internet if {techq}',     'pull the release notes for {tech}',
-    'what do people online say about {tech}', 'I need the current price of {tech}',
-    'busca en internet {techq}', 'cherche sur le web {techq}',     'such im Netz, ob {techq}', 'schau online nach {tech}',
-]
-TECHQ = ["the new kernel fixes the wifi bug", "the drive uses SMR", "postgres 17 is out",
-         "the bus strike is still on", "the museum opens on Mondays", "the recipe needs eggs",
-         "the library has an app", "emacs 30 supports tree-sitter", "the ferry runs in winter"]
-T["chat"] += [
-    '{mood}', 'honestly, {mood}',     'who made you', 'tell me a joke', 'how are you today',
-    'explain {qworld}', '{qworld}, in simple terms', 'je suis crevé', 'mir ist langweilig',
-    'qué día más largo',
-]
-MOODS = ["long day", "so tired", "what a week", "I'm bored",
-         "feeling good today", "coffee first", "rainy again"]
-T["foundry"] += [
-    'arma un repositorio nuevo para {newproj}',
-    'crée un nouveau projet pour {newproj}',
-    'leg ein neues Projekt für {newproj} an', 'I need a fresh project for {newproj}',
-    "it'd be great to have a project skeleton for {newproj}",
-]
-T["skill-creator"] += [
-        "I wish you could {skillinf}, make that a skill", 'give yourself a skill that {skill}',
-    'bring in a new capability that {skill}', 'crée une compétence qui {skill}',
-]
-
-
 EXTRA: dict[str, list[str]] = {
     "notes": ["what skills did I say I want to learn?", "what are my tips for better sleep",
               "my tips about running in the heat", "do I have a note on skill-building",
@@ -876,8 +780,6 @@ def _fill(rng: random.Random, template: str) -> str:
                            "pytest -q", "npm install", "the deploy script", "cargo build",
                            "docker ps", "du -sh .", "uptime"]),
     }
-    slots.update(shellcmd=rng.choice(TOOLS_CMD), host=rng.choice(HOSTS),
-                 service=rng.choice(SERVICES), techq=rng.choice(TECHQ), mood=rng.choice(MOODS))
     skill = rng.choice(SKILLS)
     slots["skill"] = skill
     slots["skillinf"] = " ".join([_infinitive(skill.split()[0]), *skill.split()[1:]])
