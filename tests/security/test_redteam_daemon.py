@@ -202,7 +202,8 @@ def test_an_agent_answer_in_a_public_entry_quotes_no_private_note(
             "sensor": "buffer-update", "file": f, "text": (memex / f).read_text()}})
         assert st == 202, body
     for _ in range(200):
-        if all("AGENT_HANDLED" in (memex / f).read_text() for f in ("shared.org", "own.org")):
+        if all("Answer:" in (memex / f).read_text()  # the answer is the second write
+               for f in ("shared.org", "own.org")):
             break
         time.sleep(0.1)
     shared, own = (memex / "shared.org").read_text(), (memex / "own.org").read_text()
