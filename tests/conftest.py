@@ -61,10 +61,15 @@ def pg_schema(pg_server: str):
         c.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
-STORE_FREE = ("tests/org/", "tests/guard/", "tests/embed/", "tests/router/",
-              "tests/security/test_shell_redteam.py", "tests/security/test_sandbox.py")
-"""Tests that never open an index store (no Memex, no CLI, no daemon): the PostgreSQL pass
-would run exactly what the SQLite pass ran, so it skips them (CI time)."""
+STORE_FREE = ("tests/org/", "tests/guard/", "tests/embed/", "tests/router/", "tests/llm/",
+              "tests/security/test_shell_redteam.py", "tests/security/test_sandbox.py",
+              "tests/security/test_shell_guard.py", "tests/security/test_fifo.py",
+              "tests/write/test_markdown_org.py", "tests/skills/test_gtd_questions.py",
+              "tests/tui/test_pty.py")
+"""Tests whose subject is not the index store (the parser, the guard and its sandbox, the
+embedder, the router, the model client, reading FIFOs, Markdown rendering, question form, TUI
+keys): most never open one, the rest would exercise the same code either way. The PostgreSQL
+pass skips them; the SQLite pass runs them (CI time)."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -63,7 +63,9 @@ def test_model_proposal_verified_rejected_then_accepted(mx: Memex) -> None:
     server = FakeLLM()
     try:
         key = "id:6d4942f8-dde5-46fc-aa5e-559c341cc2d6"
-        server.push(ROUTE_NOTES,
+        route = Reply(body=completion(json.dumps(  # the note it cites is surely in context
+            {"action": "route", "intents": [{"target": "notes", "query": "caching strategies"}]})))
+        server.push(route,
             Reply(body=completion(json.dumps({"action": "reply", "text": "x",
                                               "citations": ["id:made-up"]}))),
             Reply(body=completion(json.dumps({"action": "reply", "text": "Use cache-aside.",
