@@ -124,7 +124,7 @@ def main() -> None:
         "question", "agenda", "capture", "shell_ok", "shell_bad", "explode", "hostile"))
     m.sync()
     captured = len(m.query("heading:\"bench item\""))
-    from opencortex.pipeline.signal import SYNC_SENSORS
+    from opencortex.signal import SYNC_SENSORS
     from opencortex.retrieval.hybrid import retriever_for
 
     sync_lat = [t for sensor, t in k.stats.latencies if sensor in SYNC_SENSORS]

@@ -20,7 +20,11 @@ from .memory.sqlite_store import SqliteStore
 from .memory.store import open_store
 from .write.writer import MemexWriter, WriteResult
 
-__all__ = ["Memex"]
+__all__ = ["AGENT_HANDLED", "Memex"]
+
+AGENT_HANDLED = "AGENT_HANDLED"
+"""The property that marks an ``@agent`` headline answered (``answer_under``), so it is
+never handled twice (``pipeline.agent_requests``)."""
 
 
 class Memex:
@@ -162,11 +166,10 @@ class Memex:
         """Write an agent's answer as a child entry under ``ref`` and mark ``ref`` handled
         (``:AGENT_HANDLED:`` timestamp), surgically, as two journaled writes."""
         from .org.timestamps import format_timestamp
-        from .pipeline.agent_requests import HANDLED
 
         node = self.resolve(ref)
         stamp = format_timestamp(self.writer.clock(), active=False, with_time=True)
-        first = self.writer.set_property(node, HANDLED, stamp)
+        first = self.writer.set_property(node, AGENT_HANDLED, stamp)
         # the model's Markdown as Org, its headings as sub-entries, neutralised (writer)
         second = self.writer.capture(f"Answer: {instruction}", body=answer,
                                      parent=self.resolve(ref), model=True)

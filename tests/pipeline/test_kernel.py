@@ -14,7 +14,7 @@ import pytest
 from opencortex.guard import Action
 from opencortex.memex import Memex
 from opencortex.pipeline.kernel import MAX_DEPTH, Kernel
-from opencortex.pipeline.signal import SignalError, inject
+from opencortex.signal import SignalError, inject
 from opencortex.skills.base import Skill
 from opencortex.skills.registry import SkillRegistry
 

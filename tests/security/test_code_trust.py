@@ -301,7 +301,7 @@ def test_model_router_cannot_add_a_skill_creator_intent(fake_llm: FakeLLM) -> No
 def test_router_verifier_drops_unasked_write_intents_in_the_pipeline(memex: Path) -> None:
     """The kernel's path: the router skill's symbolic stage checks a model's proposal
     against the person's own words (offline reading), whatever the model says."""
-    from opencortex.pipeline.signal import inject
+    from opencortex.signal import inject
     from opencortex.skills.base import Context
     from opencortex.skills.router import skill as router_skill
 

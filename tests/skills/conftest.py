@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from opencortex.memex import Memex
-from opencortex.pipeline.signal import inject
+from opencortex.signal import inject
 from opencortex.skills.base import Context, Skill
 
 NOW = dt.datetime(2026, 11, 30, 10, 0)

@@ -8,7 +8,7 @@ from typing import Any
 
 from opencortex.memex import Memex
 from opencortex.pipeline.kernel import Kernel
-from opencortex.pipeline.signal import inject
+from opencortex.signal import inject
 from opencortex.skills import gtd, review
 from opencortex.skills.base import Action
 

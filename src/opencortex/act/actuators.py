@@ -11,7 +11,7 @@ from ..skills.base import Action
 
 if TYPE_CHECKING:
     from ..pipeline.kernel import Kernel
-    from ..pipeline.signal import Signal
+    from ..signal import Signal
 
 __all__ = ["Actuators"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 __all__ = ["HANDLED", "AgentRequest", "find_requests"]
 
-HANDLED = "AGENT_HANDLED"
+from ..memex import AGENT_HANDLED as HANDLED
 
 
 @dataclass(frozen=True, slots=True)

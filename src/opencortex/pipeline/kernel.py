@@ -22,7 +22,7 @@ from ..memex import Memex
 from ..skills.base import Action, Context
 from ..skills.registry import SkillRegistry
 from .logs import get_logger
-from .signal import ASYNC_SENSORS, SYNC_SENSORS, Signal, SignalError, inject
+from ..signal import ASYNC_SENSORS, SYNC_SENSORS, Delegation, Signal, SignalError, inject
 
 __all__ = ["MAX_DEPTH", "Kernel", "KernelStats"]
 

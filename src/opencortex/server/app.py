@@ -271,7 +271,7 @@ async def healthz(request: Request) -> Response:
 
 
 async def events(request: Request) -> Response:
-    from ..pipeline.signal import ASYNC_SENSORS, SYNC_SENSORS, SignalError, inject
+    from ..signal import ASYNC_SENSORS, SYNC_SENSORS, SignalError, inject
 
     body = await read_json(request)
     raw = body.get("payload", body) if isinstance(body, dict) else None

@@ -11,7 +11,7 @@ from ..guard.action import Action  # one Action type: what skills propose, the g
 
 if TYPE_CHECKING:
     from ..memex import Memex
-    from ..pipeline.signal import Signal
+    from ..signal import Signal
 
 __all__ = ["Action", "Context", "Proposal", "Rejection", "Skill"]
 

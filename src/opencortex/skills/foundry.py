@@ -5,7 +5,7 @@
 It never overwrites: the folder must not exist (an empty leftover folder, e.g. after an
 undo, is reused), each file is created by an atomic create that fails if the file
 appeared meanwhile, and every path is confined to the memex.  Each file is written
-through ``MemexWriter._commit`` with an empty "before", so it is journaled (under the
+through ``MemexWriter.create_file`` with an empty "before", so it is journaled (under the
 pipeline's batch) and ``opencortex undo`` / a failed signal's rollback deletes it again
 (the then-empty folder stays; a new scaffold may reuse it).
 
@@ -166,7 +166,6 @@ def scaffold(memex: Memex, name: str, slug: str | None = None,
              now: dt.datetime | None = None) -> tuple[str, list[WriteResult]]:
     """Create the project's files; returns (folder, write results).  All or nothing."""
     from ..errors import WriteError
-    from ..guard import confine
     from ..memory.incremental import sync
     from ..org.parser import parse
     from ..write.atomic import read_snapshot, remove_file
@@ -186,13 +185,10 @@ def scaffold(memex: Memex, name: str, slug: str | None = None,
     done: list[WriteResult] = []
     try:
         for fname in FILES:
-            path = confine(f"{rel}/{fname}", memex.root)
-            snap = read_snapshot(path)
-            if snap.data is not None:
-                raise WriteError(f"{rel}/{fname} appeared meanwhile; refusing to overwrite")
             node = f"id:{org_id}" if fname == "index.org" else None
-            done.append(w._commit("new-project", f"new project {rel}/{fname}", snap,
-                                  texts[fname], node))
+            done.append(w.create_file(f"{rel}/{fname}", texts[fname], op="new-project",
+                                      description=f"new project {rel}/{fname}",
+                                      node_key=node))
     except BaseException:
         for r in reversed(done):  # roll back what this call created (journal kept honest)
             p = memex.root / r.file

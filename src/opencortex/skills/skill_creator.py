@@ -14,7 +14,7 @@ written to ``skills/``, whatever ``guard.tools."memex.write"`` says, and shows t
 
 ``apply_memex_op`` op: ``skill`` — args ``path`` (``skills/<slug>.org``), ``text`` (the Org
 file), ``name`` (the skill's name), ``example`` (a text its trigger should fire on).
-The file is written through ``MemexWriter._commit`` with an empty "before": journaled,
+The file is written through ``MemexWriter.create_file`` with an empty "before": journaled,
 undo deletes it.
 """
 
@@ -353,10 +353,8 @@ def apply_memex_op(memex: Memex, args: dict[str, Any], registry: SkillRegistry |
     (into ``registry`` if given, else a scratch one) and the trigger is shown on the
     example.  Without it the file is written but stays disabled until trusted."""
     from ..errors import WriteError
-    from ..guard import confine
     from ..guard.trust import trust_command
-    from ..pipeline.signal import inject
-    from ..write.atomic import read_snapshot
+    from ..signal import inject
 
     if args.get("op") != "skill":
         raise ValueError(f"unknown skill-creator memex op {args.get('op')!r}")
@@ -372,8 +370,8 @@ def apply_memex_op(memex: Memex, args: dict[str, Any], registry: SkillRegistry |
     err = _check_path(memex, rel)
     if err:
         raise WriteError(err)
-    snap = read_snapshot(confine(rel, memex.root))
-    r = memex.writer._commit("new-skill", f"new skill {rel}", snap, text, None)
+    r = memex.writer.create_file(rel, text, op="new-skill", description=f"new skill {rel}",
+                                 code=True)
     stem = rel.rsplit("/", 1)[1][:-4]
     data: dict[str, Any] = {"file": rel, "name": v.name, "write": r.to_dict(),
                             "warnings": v.warnings, "trusted": trust is not None}

@@ -103,6 +103,20 @@ class MemexWriter:
             raise NodeNotFoundError(
                 f"{node.title!r} is no longer in {node.file}; run `opencortex index`") from None
 
+    def create_file(self, rel: str, text: str, *, op: str, description: str,
+                    node_key: str | None = None, code: bool = False) -> WriteResult:
+        """A new file ``rel`` holding exactly ``text``, journaled with an empty "before"
+        (undo removes it); an existing file is never overwritten.  The path is confined to
+        the memex as a note, or with ``code=True`` as a literate skill file (skills/):
+        callers that create code say so.  The caller verifies ``text`` (templates, lint)."""
+        from ..guard.paths import confine
+
+        path = confine(rel, self.root) if code else self._path(rel)
+        snap = read_snapshot(path)
+        if snap.data is not None:
+            raise WriteError(f"{self._rel(path)} already exists; refusing to overwrite it")
+        return self._commit(op, description, snap, text, node_key)
+
     def _commit(self, op: str, description: str, snap: Snapshot, new_text: str,
                 node_key: str | None) -> WriteResult:
         data = new_text.encode("utf-8", "surrogateescape")

@@ -1,5 +1,11 @@
-"""One shape for every stimulus: the Signal, and ``inject`` which normalises raw messages
-from any gateway into it (so gateways never contain agent logic)."""
+"""The pipeline's stage types, in the base layer every package may import.
+
+One shape for every stimulus: the ``Signal``, and ``inject`` which normalises raw messages
+from any gateway into it (so gateways never contain agent logic).  The other stages:
+a skill proposes a ``Proposal`` (``skills.base``) that its symbolic stage turns into an
+``Action`` (``guard.action``: what the guard checks); an actuator runs the action and
+returns a feedback ``Signal``, a ``Delegation`` (``Intent``s for the kernel loop to run and
+compose: actuators never call back up into the kernel) or None."""
 
 from __future__ import annotations
 
@@ -8,9 +14,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import OpenCortexError
+from .errors import OpenCortexError
 
-__all__ = ["ASYNC_SENSORS", "SIGNAL_TYPES", "SYNC_SENSORS", "Signal", "SignalError", "inject"]
+__all__ = ["ASYNC_SENSORS", "SIGNAL_TYPES", "SYNC_SENSORS", "Delegation", "Intent", "Signal",
+           "SignalError", "inject"]
 
 SIGNAL_TYPES = ("event", "request", "response", "log")
 ASYNC_SENSORS = frozenset({"user-input", "chat-message", "user-command", "delegation"})
@@ -65,6 +72,22 @@ class Signal:
         t = self.text.replace("\n", " ")
         return f"{self.sensor}#{self.id} d{self.depth} {t[:60]!r}" if t else \
             f"{self.sensor}#{self.id} d{self.depth}"
+
+
+Intent = dict[str, Any]
+"""One unit of routed work: ``target`` (a skill), ``text`` and the target's arguments."""
+
+
+@dataclass(slots=True)
+class Delegation:
+    """What a delegating actuator hands back to the kernel loop (it never runs signals
+    itself).  With ``intents``: each runs in order as a ``delegation`` signal on the
+    caller's thread and the results are composed into one reply to ``signal``; without:
+    ``payload`` becomes one ``delegation`` signal queued like any other stimulus."""
+
+    signal: Signal
+    intents: list[Intent] | None = None
+    payload: dict[str, Any] = field(default_factory=dict)
 
 
 def inject(raw: dict[str, Any] | Signal) -> Signal:
