@@ -124,8 +124,8 @@ def main() -> None:
         "question", "agenda", "capture", "shell_ok", "shell_bad", "explode", "hostile"))
     m.sync()
     captured = len(m.query("heading:\"bench item\""))
-    from opencortex.signal import SYNC_SENSORS
     from opencortex.retrieval.hybrid import retriever_for
+    from opencortex.signal import SYNC_SENSORS
 
     sync_lat = [t for sensor, t in k.stats.latencies if sensor in SYNC_SENSORS]
     req_lat = [t for sensor, t in k.stats.latencies if sensor not in SYNC_SENSORS]

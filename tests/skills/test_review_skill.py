@@ -30,7 +30,7 @@ def test_review_skill_slash_and_routed(memex: Path, tmp_path: Path, monkeypatch)
         sig = inject({"payload": {"sensor": "user-input", "text": "what did I do last week?"},
                       "meta": {"source": "test", "record": False,
                                "reply": lambda t, d=None: got.append((t, d))}})
-        k.actuators._delegate(Action("delegate", {"intents": [
+        k.run_action(Action("delegate", {"intents": [
             {"target": review.TARGET, "text": "what did I do last week?"}]}), sig)
         text, data = got[-1]
         assert text.startswith("Review of Mon 23 Nov – Sun 29 Nov 2026"), text

@@ -1,8 +1,9 @@
 """Actuators: the only code that changes the world (reply, memex write, shell, web,
-delegation) — each runs only after the guard said yes, and re-checks at the last mile."""
+delegation) — each runs only after the guard said yes, and re-checks at the last mile.
+Chosen from a table (``registry.ActuatorTable``) filled through the skills' hook."""
 
 from __future__ import annotations
 
-from .actuators import Actuators
+from .registry import ActEnv, Actuator, ActuatorTable, WriteOp
 
-__all__ = ["Actuators"]
+__all__ = ["ActEnv", "Actuator", "ActuatorTable", "WriteOp"]

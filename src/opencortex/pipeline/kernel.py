@@ -18,11 +18,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..act.registry import ActEnv
 from ..memex import Memex
+from ..signal import ASYNC_SENSORS, SYNC_SENSORS, Delegation, Signal, SignalError, inject
 from ..skills.base import Action, Context
 from ..skills.registry import SkillRegistry
 from .logs import get_logger
-from ..signal import ASYNC_SENSORS, SYNC_SENSORS, Delegation, Signal, SignalError, inject
 
 __all__ = ["MAX_DEPTH", "Kernel", "KernelStats"]
 
@@ -88,9 +89,27 @@ class Kernel:
         self._sync_thread.start()
         self._inflight: set[Future[Signal]] = set()
         self._lock = threading.Lock()
-        from ..act.actuators import Actuators
+        self.act_env = ActEnv(memex, self.memex_lock, self.guard, self.registry,
+                              self.registry.actuators,
+                              lambda sig, text, data=None: self.reply(sig, text, data),
+                              lambda sig: self.batch_of(sig))
+        """What actuators get: the kernel's services, never its loop."""
+        self._perceivers: dict[str, Callable[[Signal], None]] = {
+            "buffer-update": self._perceive_buffer, "point-update": self._perceive_point,
+            "heartbeat": self._heartbeat, "tool-output": self._perceive_tool_output,
+            "loop-error": self._perceive_loop_error, "interrupt": self._perceive_interrupt}
+        """sensor → what perceiving it does (other sensors: only focus and the record)."""
+        self._reflexes: dict[str, Callable[[Signal], Action]] = {
+            "tool-output": lambda s: Action("reply", {"text": _tool_reply(s.payload)},
+                                            origin="tool-output"),
+            "loop-error": lambda s: Action("reply", {"text": f"Sorry — that failed: {s.text}"},
+                                           origin="loop-error")}
+        """sensor → its action without reasoning (feedback the person is told about)."""
 
-        self.actuators = Actuators(self)
+    @property
+    def accepting(self) -> bool:
+        """False once an interrupt or shutdown stopped intake: new stimuli are dropped."""
+        return self._accepting
 
     # -- intake -------------------------------------------------------------------
     def submit(self, raw: dict[str, Any] | Signal) -> Future[Signal] | None:
@@ -211,32 +230,40 @@ class Kernel:
 
     # -- perceive -------------------------------------------------------------------
     def perceive(self, sig: Signal) -> None:
-        p = sig.payload
-        s = sig.sensor
-        if s == "buffer-update":
-            with self.memex_lock:
-                n = self.memex.index_text(p["file"], str(p.get("text", "")))
-            self.log.info("re-indexed %s from its buffer (%d nodes)", p["file"], n)
-            self._agent_headlines(sig)
-        elif s == "point-update":
-            with self.memex_lock:
-                node = (self.memex.resolve(p["id"]) if p.get("id") else
-                        self.memex.node_at(p["file"], int(p.get("line", 1))))
-            self.focus = node.key if node else None
-        elif s == "heartbeat":
-            self._heartbeat(sig)
-        elif s == "tool-output":
-            self.log.info("tool %s exited %s", p.get("tool"), p.get("returncode"))
-            self._record(sig, "tool", _tool_reply(p))
-        elif s == "loop-error":
-            self.log.warning("loop error after %s: %s", p.get("failed"), p.get("text"))
-        elif s == "interrupt":
-            self.log.info("interrupt: no new signals accepted")
+        handler = self._perceivers.get(sig.sensor)
+        if handler is not None:
+            handler(sig)
         if sig.foveal_focus is None:
             sig.foveal_focus = self.focus
         if sig.type == "request" and sig.depth == 0 and sig.sensor != "delegation":
             self._record(sig, "person", sig.text)
         sig.status = "perceived"
+
+    def _perceive_buffer(self, sig: Signal) -> None:
+        p = sig.payload
+        with self.memex_lock:
+            n = self.memex.index_text(p["file"], str(p.get("text", "")))
+        self.log.info("re-indexed %s from its buffer (%d nodes)", p["file"], n)
+        self._agent_headlines(sig)
+
+    def _perceive_point(self, sig: Signal) -> None:
+        p = sig.payload
+        with self.memex_lock:
+            node = (self.memex.resolve(p["id"]) if p.get("id") else
+                    self.memex.node_at(p["file"], int(p.get("line", 1))))
+        self.focus = node.key if node else None
+
+    def _perceive_tool_output(self, sig: Signal) -> None:
+        p = sig.payload
+        self.log.info("tool %s exited %s", p.get("tool"), p.get("returncode"))
+        self._record(sig, "tool", _tool_reply(p))
+
+    def _perceive_loop_error(self, sig: Signal) -> None:
+        p = sig.payload
+        self.log.warning("loop error after %s: %s", p.get("failed"), p.get("text"))
+
+    def _perceive_interrupt(self, sig: Signal) -> None:
+        self.log.info("interrupt: no new signals accepted")
 
     def _agent_headlines(self, sig: Signal) -> None:
         """Headlines addressed to the agent (``@agent …`` or ``@<name> …``) anywhere in the
@@ -338,12 +365,9 @@ class Kernel:
 
     # -- reason ----------------------------------------------------------------------
     def reason(self, sig: Signal) -> Action | None:
-        s = sig.sensor
-        if s == "tool-output":
-            return Action("reply", {"text": _tool_reply(sig.payload)}, origin="tool-output")
-        if s == "loop-error":
-            return Action("reply", {"text": f"Sorry — that failed: {sig.text}"},
-                          origin="loop-error")
+        reflex = self._reflexes.get(sig.sensor)
+        if reflex is not None:
+            return reflex(sig)
         if sig.type != "request":
             sig.status = "reasoned"
             return None
@@ -394,7 +418,24 @@ class Kernel:
             return None
         sig.approved_action = final.action
         sig.meta["approval"] = approved
-        return self.actuators.run(final.action, sig)
+        return self.run_action(final.action, sig)
+
+    def run_action(self, action: Action, sig: Signal) -> Signal | None:
+        """Run an approved action's actuator (from the table) and take back what it hands
+        the loop: a feedback signal goes on in this chain; a Delegation is expanded here —
+        its intents run in order on this thread and are composed into one reply, or its
+        payload is queued as a delegation signal."""
+        out = self.registry.actuators.run(action, sig, self.act_env)
+        if not isinstance(out, Delegation):
+            return out
+        if out.intents is None:
+            self.submit(out.signal.feedback("delegation", **out.payload))
+            return None
+        from .delegation import run_intents
+
+        text, data = run_intents(self.process, out)
+        self.reply(out.signal, text, data)
+        return None
 
     def reply(self, sig: Signal, text: str, data: Any = None) -> None:
         ch = sig.meta.get("reply")

@@ -344,7 +344,7 @@ def _chat_args(body: Any) -> tuple[str, str, bool]:
 async def chat(request: Request) -> Response:
     msg, session, stream = _chat_args(await read_json(request))
     kernel = request.app.state.kernel
-    if not kernel._accepting:
+    if not kernel.accepting:
         raise HTTPException(503, "not accepting requests (shutting down)")
     if not stream:
         replies = [item async for kind, item in run_chat(kernel, msg, session, "http")

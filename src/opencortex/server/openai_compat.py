@@ -78,7 +78,7 @@ def _chunk(cid: str, created: int, delta: dict[str, Any], finish: str | None) ->
 async def chat_completions(request: Request) -> Response:
     text, session, stream, include_usage = parse_request(await read_json(request))
     kernel = request.app.state.kernel
-    if not kernel._accepting:
+    if not kernel.accepting:
         raise HTTPException(503, "not accepting requests (shutting down)")
     cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
     created = int(time.time())

@@ -55,7 +55,7 @@ async def skills_trust(request: Request) -> Response:
                                                         .removesuffix(".org")):
         raise HTTPException(422, "name must be a literate skill's name (skills/NAME.org)")
     kernel = request.app.state.kernel
-    if not kernel._accepting:
+    if not kernel.accepting:
         raise HTTPException(503, "not accepting requests (shutting down)")
     replies: list[str] = []
     async for kind, item in run_chat(kernel, f"/trust {name}", "internal", "http"):

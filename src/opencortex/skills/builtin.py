@@ -277,3 +277,15 @@ def skills() -> list[Skill]:
               offline=_chat_offline, neuro=_chat_neuro, symbolic=_reply_symbolic,
               tools=["reply"], description="Free conversation (needs a model)."),
     ]
+
+
+def register(r: Any) -> None:
+    """The built-ins — skills, the core actuators, the skills' own actuators and write
+    ops — through the registrar every plugin entry point gets (``SkillRegistry``)."""
+    from ..act import actuators
+    from . import effects
+
+    for s in skills():
+        r.skill(s)
+    actuators.register(r)
+    effects.register(r)

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..act.registry import Actuator, ActuatorTable, WriteOp
 from ..guard.trust import SkillFile, TrustStore
 from .base import Action, Context, Rejection, Skill
 
-__all__ = ["SkillRegistry", "SkillStatus"]
+__all__ = ["Registrar", "SkillRegistry", "SkillStatus"]
 
 log = logging.getLogger("opencortex")
 ENTRY_POINT_GROUP = "opencortex.skills"
@@ -37,8 +38,50 @@ class SkillStatus:
     description: str = ""
 
 
+class Registrar:
+    """The hook a plugin's entry point (``register(r)``), a literate skill's
+    ``register(r)`` and the built-ins are all called with.  ``r(skill)`` or
+    ``r.skill(skill)`` adds a skill; ``r.actuator(tool, fn)`` the function that runs an
+    approved action with that tool (``fn(action, signal, env) -> Signal | Delegation |
+    None``); ``r.write_op(op, fn)`` a ``memex.write`` op (``fn(action, signal, env) ->
+    (text, data)``).  A tool still runs only where the guard's policy names it
+    (``[guard.tools]``: unknown tools are refused)."""
+
+    def __init__(self, registry: SkillRegistry, source: str) -> None:
+        self._registry = registry
+        self.source = source
+        self.added: list[str] = []
+
+    def __call__(self, skill: Skill) -> None:
+        self.skill(skill)
+
+    def skill(self, skill: Skill) -> None:
+        if not isinstance(skill, Skill):
+            raise TypeError(f"not a Skill: {skill!r}")
+        skill.source = self.source
+        self._registry.register(skill)
+        self.added.append(skill.name)
+
+    def actuator(self, tool: str, fn: Actuator) -> None:
+        self._code_only("actuator")
+        self._registry.actuators.add_actuator(tool, fn, self.source)
+
+    def write_op(self, op: str, fn: WriteOp) -> None:
+        self._code_only("memex write op")
+        self._registry.actuators.add_write_op(op, fn, self.source)
+
+    def _code_only(self, what: str) -> None:
+        # a literate skill is reloaded, edited and untrusted at run time: what it adds must
+        # go with it, so it may add skills only (its skills use the installed tools)
+        if self.source.startswith("literate:"):
+            raise ValueError(f"a literate skill cannot add an {what}; install a plugin "
+                             "(entry point group opencortex.skills) for that")
+
+
 class SkillRegistry:
     def __init__(self, trust: TrustStore | None = None) -> None:
+        self.actuators = ActuatorTable()
+        """Tools and memex write ops, filled through the same registrar as skills."""
         self._skills: dict[str, Skill] = {}
         self._status: dict[str, SkillStatus] = {}
         self._literate: dict[str, tuple[str, list[str]]] = {}
@@ -71,10 +114,10 @@ class SkillRegistry:
             self._status[key or name] = SkillStatus(name, source, None, msg)
 
     def load_builtins(self) -> None:
+        """The built-ins, by the very path an entry point takes (``builtin.register``)."""
         from . import builtin
 
-        for skill in builtin.skills():
-            self.register(skill)
+        self._register_object(builtin.register, "builtin")
 
     def load_entry_points(self, memex: Path | None = None) -> None:
         """Installed plugins.  One whose distribution or module would come from the memex
@@ -102,20 +145,14 @@ class SkillRegistry:
                 self._failed(ep.name, src, e)
 
     def _register_object(self, obj: Any, source: str) -> list[str]:
-        added: list[str] = []
-
-        def reg(skill: Skill) -> None:
-            skill.source = source
-            self.register(skill)
-            added.append(skill.name)
-
+        r = Registrar(self, source)
         if isinstance(obj, Skill):
-            reg(obj)
+            r.skill(obj)
         elif callable(obj):
-            obj(reg)
+            obj(r)
         else:
-            raise TypeError("an entry point must be a Skill or a register(register) function")
-        return added
+            raise TypeError("an entry point must be a Skill or a register(r) function")
+        return r.added
 
     # -- literate skills ---------------------------------------------------------
     def load_literate(self, folder: Path) -> None:

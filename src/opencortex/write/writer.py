@@ -114,7 +114,8 @@ class MemexWriter:
         path = confine(rel, self.root) if code else self._path(rel)
         snap = read_snapshot(path)
         if snap.data is not None:
-            raise WriteError(f"{self._rel(path)} already exists; refusing to overwrite it")
+            raise WriteError(f"{self._rel(path)} already exists (it appeared meanwhile?); "
+                             "refusing to overwrite it")
         return self._commit(op, description, snap, text, node_key)
 
     def _commit(self, op: str, description: str, snap: Snapshot, new_text: str,
