@@ -8,10 +8,10 @@ import datetime as dt
 import shutil
 from pathlib import Path
 
+from opencortex.insight.review import review
+from opencortex.insight.review_summary import summarise
 from opencortex.llm import Gateway
 from opencortex.memex import Memex
-from opencortex.memory.review import review
-from opencortex.memory.review_summary import summarise
 
 from ..conftest import EXAMPLE
 from .conftest import Reply, completion, provider

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from opencortex.cli import cli
+from opencortex.insight.links_suggest import _root_of, suggest
 from opencortex.memex import Memex
-from opencortex.memory.links_suggest import _root_of, suggest
 
 RAG = "id:b632cd44-5843-4242-b14f-c5f9636af2b2"
 

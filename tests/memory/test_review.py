@@ -18,9 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from opencortex.cli import cli
+from opencortex.insight.review import resolve_range, review
+from opencortex.insight.review_summary import grounded_sentences
 from opencortex.memex import Memex
-from opencortex.memory.review import resolve_range, review
-from opencortex.memory.review_summary import grounded_sentences
 
 from ..conftest import emacs_dump
 

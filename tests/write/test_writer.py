@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from opencortex import atomic
 from opencortex.errors import ConflictError, NodeNotFoundError, WriteError
 from opencortex.memex import Memex
-from opencortex.write import atomic
 
 from ..conftest import emacs_dump
 

@@ -23,7 +23,7 @@ def suggest(node: str, k: int, apply_n: int | None, memex: str | None, index: st
     """Notes close in meaning to NODE (an ID, FILE:LINE, key or title) that neither link to
     it nor are linked from it, each with the passage that makes them close; --apply N links
     one (creating its ID if needed; undo with `opencortex undo`)."""
-    from ..memory import links_suggest
+    from ..insight import links_suggest
 
     m = open_memex(memex, index)
     try:

@@ -12,7 +12,7 @@ from .output import common_options, emit, open_memex
 def span_of(day: str | None, week: bool, month: bool, start: str | None, end: str | None,
             when: str | None, now: dt.datetime) -> tuple[dt.date, dt.date, str]:
     """The days asked for (start, exclusive end, a phrase); BadParameter says what to fix."""
-    from ..memory.review import resolve_range
+    from ..insight.review import resolve_range
 
     def date_of(raw: str, opt: str) -> dt.date:
         try:
@@ -71,8 +71,8 @@ def review(when: str | None, day: str | None, week: bool, month: bool, start: st
     """What was done (CLOSED), clocked time per project and tag (CLOCK lines), journal
     entries, captures, meetings and agent sessions of a span — e.g. `review --week`,
     `review "last Tuesday"`, `review --from 2026-11-01 --to 2026-11-15`."""
-    from ..memory.review import review as run_review
-    from ..memory.review_summary import summarise
+    from ..insight.review import review as run_review
+    from ..insight.review_summary import summarise
 
     base = dt.datetime.fromisoformat(now) if now else dt.datetime.now()
     a, b, phrase = span_of(day, week, month, start, end, when, base)

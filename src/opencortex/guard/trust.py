@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import atomic_write, read_snapshot
+from ..errors import ConflictError
 from .errors import GuardError
 from .paths import CODE_DIR, is_inside
 
@@ -206,9 +208,6 @@ class TrustStore:
         return bool(found and found[0])
 
     def _update(self, change: Any) -> None:
-        from ..errors import ConflictError
-        from ..write.atomic import atomic_write, read_snapshot
-
         with self._lock:
             for _ in range(5):  # another process wrote meanwhile: re-read and retry
                 snap = read_snapshot(self.path)

@@ -13,18 +13,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from ..atomic import HASH_PREFIX, content_hash
 from ..org.model import Heading, OrgDocument, Timestamp
 
 __all__ = ["PASSAGE_OVERLAP", "PASSAGE_WORDS", "FileRows", "Node", "NodeLink", "content_hash",
            "embed_hash", "embed_node_rows", "embed_text", "file_rows", "heading_keys",
            "node_key", "passages"]
 
-HASH_PREFIX = "b2:"
-
-
-def content_hash(data: bytes) -> str:
-    """Tagged hash of a file's bytes, so a change of algorithm is detectable."""
-    return HASH_PREFIX + hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def _iso(ts: Timestamp | None) -> str | None:

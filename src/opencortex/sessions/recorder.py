@@ -12,9 +12,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..atomic import atomic_write, read_snapshot
 from ..org.parser import parse
 from ..org.timestamps import format_timestamp
-from ..write.atomic import atomic_write, read_snapshot
 from ..write.neutralise import neutralise_title, normalise_lines
 from ..write.verify import Intent, verify_write
 from .ids import validate_session_id

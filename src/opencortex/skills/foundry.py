@@ -165,10 +165,10 @@ def _symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
 def scaffold(memex: Memex, name: str, slug: str | None = None,
              now: dt.datetime | None = None) -> tuple[str, list[WriteResult]]:
     """Create the project's files; returns (folder, write results).  All or nothing."""
+    from ..atomic import read_snapshot, remove_file
     from ..errors import WriteError
     from ..memory.incremental import sync
     from ..org.parser import parse
-    from ..write.atomic import read_snapshot, remove_file
     from ..write.neutralise import neutralise_title
 
     name = neutralise_title(name)  # one line, no tags, no @agent request in the headline

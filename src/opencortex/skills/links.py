@@ -1,5 +1,5 @@
 """Link suggestions in a conversation: ``/links NODE`` lists notes close in meaning to the
-node that neither link to it nor are linked from it (``memory.links_suggest``), each with
+node that neither link to it nor are linked from it (``insight.links_suggest``), each with
 its passage; ``/link N`` then adds an ``id:`` link to suggestion N through the guarded
 writer (undoable: ``opencortex undo``). The person chooses; nothing is linked unasked."""
 
@@ -25,7 +25,7 @@ def _trigger(ctx: Context) -> bool:
 
 
 def _offline(ctx: Context) -> Proposal:
-    from ..memory.links_suggest import suggest
+    from ..insight.links_suggest import suggest
 
     m = ctx.memex
     conv = (str(m.root), str(ctx.signal.meta.get("session") or ""))
@@ -62,7 +62,7 @@ def _offline(ctx: Context) -> Proposal:
 
 
 def apply_memex_op(memex: Any, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    from ..memory.links_suggest import apply
+    from ..insight.links_suggest import apply
 
     out = apply(memex, str(args["node"]), int(args["n"]))
     t = out["linked"]

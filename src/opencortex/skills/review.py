@@ -1,6 +1,6 @@
 """The review skill: "what did I do last Tuesday?", "my week", "since the 1st" — the router's
 ``review`` target (or ``/review WHEN``) becomes a review of those days from the memex
-(``memory.review``): done, clocked time, journal, captures, meetings, agent sessions, each
+(``insight.review``): done, clocked time, journal, captures, meetings, agent sessions, each
 with file:line. With a model configured, a summary whose every sentence cites items."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _trigger(ctx: Context) -> bool:
 
 def span_for(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str]:
     """The days a request names; this week when it names none."""
-    from ..memory.review import resolve_range
+    from ..insight.review import resolve_range
 
     got = resolve_range(text, now)
     if got is not None:
@@ -34,8 +34,8 @@ def span_for(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str]:
 
 
 def _offline(ctx: Context) -> Proposal:
-    from ..memory.review import review
-    from ..memory.review_summary import summarise
+    from ..insight.review import review
+    from ..insight.review_summary import summarise
     from .gtd import now_of
 
     p = ctx.signal.payload

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import Snapshot, atomic_write, read_snapshot, remove_file
 from ..config import Settings
 from ..errors import NodeNotFoundError, WriteError
 from ..memory.incremental import sync
@@ -21,7 +22,6 @@ from ..org.model import Heading, OrgDocument
 from ..org.parser import parse
 from ..org.timestamps import format_timestamp
 from . import edits
-from .atomic import Snapshot, atomic_write, read_snapshot, remove_file
 from .neutralise import neutralise_body, neutralise_title, normalise_lines
 from .verify import Intent, verify_write
 

@@ -403,7 +403,7 @@ def review(memex: Any, start: dt.date, end: dt.date, phrase: str = "") -> Review
 def _clocks(memex: Any, rel: str, ns: list[Any], ancestors: dict[str, list[Any]],
             project_of: Any, lo: dt.datetime, hi: dt.datetime, rv: Review) -> None:
     """The CLOCK lines of one file, each under the headline whose section holds it."""
-    from ..write.atomic import read_snapshot
+    from ..atomic import read_snapshot
 
     try:
         text = read_snapshot(Path(memex.root) / rel).text
