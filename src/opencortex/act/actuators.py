@@ -11,6 +11,7 @@ import logging
 import shlex
 from typing import Any
 
+from ..guard import GuardContext
 from ..guard.action import Action
 from ..signal import Delegation, Signal
 from .registry import ActEnv
@@ -60,8 +61,6 @@ def capture_op(action: Action, signal: Signal, env: ActEnv) -> tuple[str, Any]:
 
 
 def shell(action: Action, signal: Signal, env: ActEnv) -> Signal:
-    from ..guard import GuardContext
-
     res = env.guard.run_shell(action, approved=signal.meta.get("approval"),
                               context=GuardContext.of(env.memex.root))
     return signal.feedback("tool-output", tool="shell",

@@ -11,6 +11,8 @@ from pathlib import Path
 __all__ = ["HANDLED", "AgentRequest", "find_requests"]
 
 from ..memex import AGENT_HANDLED as HANDLED
+from ..memory.nodes import heading_keys
+from ..org.parser import parse
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,9 +25,6 @@ class AgentRequest:
 
 
 def find_requests(text: str, file: str, name: str, root: Path) -> list[AgentRequest]:
-    from ..memory.nodes import heading_keys
-    from ..org.parser import parse
-
     p = Path(file)
     rel = (p.resolve().relative_to(root.resolve()).as_posix() if p.is_absolute() else
            p.as_posix())

@@ -18,11 +18,18 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..access import Access
 from ..act.registry import ActEnv
+from ..guard import GuardContext
 from ..memex import Memex
+from ..org.timestamps import parse_timestamp
+from ..sessions.ids import new_session_id, validate_session_id
 from ..signal import ASYNC_SENSORS, SYNC_SENSORS, Delegation, Signal, SignalError, inject
 from ..skills.base import Action, Context
 from ..skills.registry import SkillRegistry
+from ..skills.save import remember
+from .agent_requests import find_requests
+from .delegation import run_intents
 from .logs import get_logger
 
 __all__ = ["MAX_DEPTH", "Kernel", "KernelStats"]
@@ -170,8 +177,6 @@ class Kernel:
         def channel(t: str, data: Any = None) -> None:
             replies.append((t, data))
 
-        from ..sessions.ids import new_session_id, validate_session_id
-
         session = validate_session_id(session) if session is not None else \
             new_session_id(source)
         fut = self.submit({"payload": {"sensor": "user-input", "text": text},
@@ -268,8 +273,6 @@ class Kernel:
     def _agent_headlines(self, sig: Signal) -> None:
         """Headlines addressed to the agent (``@agent …`` or ``@<name> …``) anywhere in the
         buffer: each unhandled one becomes a request; the answer is written under it."""
-        from .agent_requests import find_requests
-
         text = str(sig.payload.get("text", ""))
         name = str((self.memex.settings.data.get("identity") or {}).get("name") or "")
         for req in find_requests(text, str(sig.payload["file"]), name, self.memex.root):
@@ -298,8 +301,6 @@ class Kernel:
 
     def _private_entry(self, key: str) -> bool:
         """Whether the entry ``key`` is private (its own, inherited or file tags)."""
-        from ..access import Access
-
         with self.memex_lock:
             node = self.memex.store.nodes_by_keys([key], with_body=False).get(key)
         return node is not None and Access(self.memex, "org").hidden(node.tags)
@@ -355,8 +356,6 @@ class Kernel:
             for raw in (n.scheduled, n.deadline):
                 if not raw:
                     continue
-                from ..org.timestamps import parse_timestamp
-
                 ts = parse_timestamp(raw)
                 if ts and ts.has_time and now <= ts.start <= now + dt.timedelta(
                         minutes=minutes):
@@ -383,8 +382,6 @@ class Kernel:
     # -- act ------------------------------------------------------------------------
     def act(self, sig: Signal, action: Action) -> Signal | None:
         """The guard decides before any actuator runs, and again at the last mile."""
-        from ..guard import GuardContext
-
         ctx = GuardContext.of(self.memex.root)
         d = self.guard.check(action, ctx)
         approved: Any = d
@@ -431,8 +428,6 @@ class Kernel:
         if out.intents is None:
             self.submit(out.signal.feedback("delegation", **out.payload))
             return None
-        from .delegation import run_intents
-
         text, data = run_intents(self.process, out)
         self.reply(out.signal, text, data)
         return None
@@ -447,8 +442,6 @@ class Kernel:
                 self.log.error("reply channel of %s failed: %s", sig.summary(), e)
         else:
             self.log.info("reply to %s: %s", sig.summary(), text[:200])
-        from ..skills.save import remember
-
         remember(self.memex.root, sig.meta.get("session"), sig.text, text, data)
         self._record(sig, "assistant", text)
 
@@ -457,8 +450,6 @@ class Kernel:
                 sig.meta.get("record") is False:
             return
         try:
-            from ..access import Access
-
             # a turn of a client that sees private notes may quote one: the record is
             # withheld from every client that does not (search, reads, recall)
             acc = Access.for_signal(self.memex, sig.meta)

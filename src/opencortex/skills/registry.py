@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ..act.registry import Actuator, ActuatorTable, WriteOp
-from ..guard.trust import SkillFile, TrustStore
+from ..guard.paths import is_inside
+from ..guard.trust import SkillFile, TrustStore, inspect_skill
 from .base import Action, Context, Rejection, Skill
 
 __all__ = ["Registrar", "SkillRegistry", "SkillStatus"]
@@ -161,8 +162,6 @@ class SkillRegistry:
         A file runs only if the sha256 of its current bytes is in the trust store; an
         untrusted or changed file is never compiled (its name and description come from
         the Org text alone) and any skill it defined before is unloaded."""
-        from ..guard.trust import inspect_skill
-
         root = folder.parent.resolve()
         files = {p.stem: p for p in sorted(folder.glob("*.org"))} if folder.is_dir() else {}
         known = {k.removeprefix("literate:") for k in self._status if k.startswith("literate:")}
@@ -267,8 +266,6 @@ def _from_memex(ep: Any, memex: Path) -> str | None:
     """Where ``ep``'s distribution or top-level module lies inside ``memex`` (without
     importing it), else None; a location that cannot be told counts as inside."""
     import importlib.util
-
-    from ..guard.paths import is_inside
 
     root = memex.resolve()
     places: list[str] = []
