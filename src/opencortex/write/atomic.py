@@ -1,9 +1,11 @@
 """Moved to ``opencortex.atomic`` (the base layer, so the guard's trust store can use it
-without importing write/); re-exported here for one release.  Tests that set
-``fault_hook`` set it on ``opencortex.atomic``."""
+without importing write/).  For one release this name is that very module (so setting
+``fault_hook`` here still reaches the writer); import ``opencortex.atomic`` instead."""
 
 from __future__ import annotations
 
-from ..atomic import Snapshot, atomic_write, read_snapshot, remove_file
+import sys
 
-__all__ = ["Snapshot", "atomic_write", "read_snapshot", "remove_file"]
+from .. import atomic as _atomic
+
+sys.modules[__name__] = _atomic
