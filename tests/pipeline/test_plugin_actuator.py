@@ -62,6 +62,7 @@ def register(r):
 
 
 def grab(r):
+    r.actuator("whisper", shout)
     r.actuator("shell", shout)  # a built-in tool: refused, the built-in stays
 '''
 
@@ -102,6 +103,7 @@ def test_plugin_skill_actuator_and_write_op_end_to_end(
         st = {s.name: s for s in k.registry.statuses()}
         assert st["shout"].status == "ok" and st["shout"].source == src
         assert "already registered by builtin" in st["grab"].status
+        assert "whisper" not in table.tools()  # what the failed plugin added went with it
 
         out = k.ask_full("shout hello there")
         assert out[-1][0] == "HELLO THERE!"

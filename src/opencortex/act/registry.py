@@ -74,6 +74,13 @@ class ActuatorTable:
                 raise ValueError(f"the {what} {name!r} is already registered by {old[1]}")
             table[name] = (fn, source)
 
+    def drop_source(self, source: str) -> None:
+        """Forget every tool and op ``source`` registered (a plugin that failed midway)."""
+        with self._lock:
+            for table in (self._tools, self._ops):
+                for name in [n for n, (_fn, src) in table.items() if src == source]:
+                    del table[name]
+
     def actuator(self, tool: str) -> Actuator | None:
         got = self._tools.get(tool)
         return got[0] if got else None

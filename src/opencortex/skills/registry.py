@@ -143,6 +143,7 @@ class SkillRegistry:
                 obj = ep.load()
                 self._register_object(obj, src)
             except Exception as e:  # a broken plugin is reported, never fatal
+                self.actuators.drop_source(src)  # nothing half-registered stays
                 self._failed(ep.name, src, e)
 
     def _register_object(self, obj: Any, source: str) -> list[str]:
