@@ -96,10 +96,9 @@ class Kernel:
         self._sync_thread.start()
         self._inflight: set[Future[Signal]] = set()
         self._lock = threading.Lock()
+        # through the kernel's attributes at call time (a test or gateway may wrap reply)
         self.act_env = ActEnv(memex, self.memex_lock, self.guard, self.registry,
-                              self.registry.actuators,
-                              lambda sig, text, data=None: self.reply(sig, text, data),
-                              lambda sig: self.batch_of(sig))
+                              self.registry.actuators, self._reply_late, self._batch_late)
         """What actuators get: the kernel's services, never its loop."""
         self._perceivers: dict[str, Callable[[Signal], None]] = {
             "buffer-update": self._perceive_buffer, "point-update": self._perceive_point,
@@ -112,6 +111,12 @@ class Kernel:
             "loop-error": lambda s: Action("reply", {"text": f"Sorry — that failed: {s.text}"},
                                            origin="loop-error")}
         """sensor → its action without reasoning (feedback the person is told about)."""
+
+    def _reply_late(self, sig: Signal, text: str, data: Any = None) -> None:
+        self.reply(sig, text, data)
+
+    def _batch_late(self, sig: Signal) -> str:
+        return self.batch_of(sig)
 
     @property
     def accepting(self) -> bool:

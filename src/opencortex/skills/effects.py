@@ -59,11 +59,10 @@ def _link(action: Action, signal: Signal, env: ActEnv) -> tuple[str, Any]:
 
 def _skill(action: Action, signal: Signal, env: ActEnv) -> tuple[str, Any]:
     ok = signal.meta.get("approval")  # the guard always asks for skill code
-    approved = isinstance(ok, Pending)
-    return skill_creator.apply_memex_op(
-        env.memex, action.args, registry=env.registry,
-        trust=env.registry.trust if approved else None,
-        by=f"approval {ok.id}" if approved else "")
+    if not isinstance(ok, Pending):
+        return skill_creator.apply_memex_op(env.memex, action.args, registry=env.registry)
+    return skill_creator.apply_memex_op(env.memex, action.args, registry=env.registry,
+                                        trust=env.registry.trust, by=f"approval {ok.id}")
 
 
 # -- actuators ----------------------------------------------------------------------
