@@ -54,6 +54,8 @@ LINK_TYPES = frozenset({"http", "https", "ftp", "mailto", "file", "id", "doi", "
 _BRACKET_TYPE = re.compile(r"\[\[([A-Za-z][\w+.-]*):")
 _PLAIN_EXEC = re.compile(r"(?<![\w-])(elisp|shell)(:)", re.I)
 _RADIO = re.compile(r"<<<")
+# inline Babel (``src_sh{…}``, ``call_name(…)``): evaluated on export or C-c C-c
+_INLINE_BABEL = re.compile(r"(?<![^\W_])(src|call)(_)(?=[^\s\[{(]+[\[{(])", re.I)
 _MODE_LINE = re.compile(r"-\*-")
 _ESC = re.compile(r"^([ \t]*)(,*(?:\*|#\+))", re.M)
 _UNESC = re.compile(r"^([ \t]*),(,*(?:\*|#\+))", re.M)
@@ -82,11 +84,14 @@ def _link_type(m: re.Match[str]) -> str:
 
 def _inline(line: str) -> str:
     """Inline constructs that would run code or reach beyond this text: sexp timestamps,
-    local-variable markers, links of a type outside :data:`LINK_TYPES`, radio targets."""
+    local-variable markers, links of a type outside :data:`LINK_TYPES`, radio targets,
+    inline Babel calls and source blocks."""
     if "[[" in line:
         line = _BRACKET_TYPE.sub(_link_type, line)
     if ":" in line and ("ell" in line or "ELL" in line):
         line = _PLAIN_EXEC.sub(r"\1" + ZWSP + r"\2", line)
+    if "_" in line and ("rc_" in line or "ll_" in line or "RC_" in line or "LL_" in line):
+        line = _INLINE_BABEL.sub(r"\1" + ZWSP + r"\2", line)
     if "<<<" in line:
         line = _RADIO.sub("<" + ZWSP + "<<", line)
     if "%%(" in line:

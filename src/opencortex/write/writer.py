@@ -383,8 +383,12 @@ class MemexWriter:
         out = []
         entries = self.store.journal(limit=count) if batch is None else \
             [e for e in self.store.journal(limit=10_000) if e.batch == batch]
+        from ..guard.paths import confine
+
         for entry in entries:
-            path = Path(entry.path)
+            # the journal lives in the index store, outside the person's sight: a path in it
+            # is re-confined to the memex (not to notes: undoing a skill write is allowed)
+            path = confine(entry.path, self.root)
             snap = read_snapshot(path)
             if snap.hash != entry.after_hash:
                 raise WriteError(
