@@ -152,8 +152,9 @@ class Actuators:
                          "or OPENCORTEX_SEARCH_ENDPOINT.")
             return None
         try:
-            results = search(str(action.args["query"]), endpoint, allow_private=True)
-            self.k.reply(signal, format_results(results), {"results": results})
+            query = str(action.args["query"])
+            results = search(query, endpoint, allow_private=True)
+            self.k.reply(signal, format_results(query, results), {"results": results})
         except (WebError, OSError, ValueError) as e:
             self.k.reply(signal, f"Web search failed: {e}")
         return None
