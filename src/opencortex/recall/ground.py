@@ -265,6 +265,7 @@ def open_member(m: IndexedRecord, cue: Cue, memex: Any, budget: int,
     """Re-read one member from its own record and take the claims it carries."""
     settled = cue.whole == "concept" and m.kind != "note"
     rec: Record | None
+    why: str | None
     try:
         if m.kind == "commit":
             rec = gitsrc.commit_record(m.root, m.session_id)

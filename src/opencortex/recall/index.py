@@ -273,11 +273,11 @@ class RecordIndex:
         found = source.discover([Path(root.path)])
         todo: list[tuple[str, os.stat_result]] = []
         seen: set[str] = set()
-        for p in found:
-            key = os.path.abspath(p)  # plain strings: pathlib costs more than the stat here
+        for fp in found:
+            key = os.path.abspath(fp)  # plain strings: pathlib costs more than the stat here
             seen.add(key)
             try:
-                st = os.stat(p)
+                st = os.stat(fp)
             except OSError:
                 continue
             if not stat.S_ISREG(st.st_mode):
