@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..org.model import Heading
 from ..org.parser import parse
 from ..org.timestamps import format_timestamp
 from ..write.atomic import atomic_write, read_snapshot
@@ -81,8 +82,11 @@ class SessionRecorder:
                 start = len(old) + len(sep)
                 # the same whole-file check as every memex write: one new entry, no other
                 # entry and no setting of the record changed
+                def new_entry(h: Heading, at: int = start) -> bool:
+                    return h.start == at
+
                 verify_write(parse(old, str(path)), new, Intent(added=1),
-                             lambda h, at=start: h.start == at, f"record a turn in {path.name}")
+                             new_entry, f"record a turn in {path.name}")
                 try:
                     atomic_write(snap, new.encode("utf-8", "surrogateescape"))
                     return path

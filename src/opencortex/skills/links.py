@@ -38,7 +38,8 @@ def _offline(ctx: Context) -> Proposal:
         node = m.resolve(key)
         return {"action": "memex", "op": "link", "path": node.file, "node": key,
                 "n": int(a.group("n"))}
-    ref = (_LIST.match(ctx.text).group("ref") or "").strip() or (
+    listed = _LIST.match(ctx.text)  # the trigger: /links or /link N (handled above)
+    ref = ((listed.group("ref") if listed else None) or "").strip() or (
         ctx.focus if isinstance(ctx.focus, str) else "")
     if not ref:
         return {"action": "reply", "text": "Suggest links for which note? /links NODE "

@@ -194,8 +194,8 @@ def _symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
         return None
     if not str(p.get("path") or "").endswith(".org"):
         return Rejection("a save writes into an .org file of the memex")
-    args = {k: p[k] for k in ("op", "path", "node", "text", "question", "citations", "batch")
-            if k in p}
+    args: dict[str, Any] = {k: p[k] for k in ("op", "path", "node", "text", "question",
+                                              "citations", "batch") if k in p}
     return Action("memex.write", args, origin=TARGET)
 
 

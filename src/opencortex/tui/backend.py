@@ -203,7 +203,8 @@ class RemoteBackend:
 
 def _sse(resp: http.client.HTTPResponse) -> Iterator[tuple[str, Any]]:
     """(event, JSON data) pairs from a text/event-stream body, as they arrive."""
-    event, data = "message", []
+    event = "message"
+    data: list[str] = []
     while True:
         raw = resp.readline()
         if not raw:

@@ -61,9 +61,11 @@ def looks_like_org(text: str) -> bool:
 def _parser() -> Any:
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
-    md.validateLink = lambda url: True  # every link is rendered by _link, unsafe ones as text
-    return md
+    class _Md(MarkdownIt):
+        def validateLink(self, url: str) -> bool:
+            return True  # every link is rendered by _link, unsafe ones as text
+
+    return _Md("commonmark").enable(["table", "strikethrough"])
 
 
 # ------------------------------------------------------------------ inline
