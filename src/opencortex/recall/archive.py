@@ -25,9 +25,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .records import Record, Revision, Snapshot
+
+if TYPE_CHECKING:
+    from ..memex import Memex
 
 __all__ = ["Archive", "ArchiveSummary", "ArchiveUpkeep", "Entry", "transcript_roots"]
 
@@ -421,7 +424,7 @@ class ArchiveUpkeep:
     """The daemon's share: an archive pass at most every ``archive_interval`` seconds, in
     the background (a first pass over years of transcripts must not stall a heartbeat)."""
 
-    def __init__(self, memex: Any) -> None:
+    def __init__(self, memex: Memex) -> None:
         self.memex = memex
         self.last: float | None = None
         self.running = threading.Event()

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import OpenCortexError
 from .answer import read_answer
@@ -28,6 +28,9 @@ from .ground import Opened, archive_of, open_candidate, qualifications_of
 from .index import Hit, RecordIndex, Root
 from .sources import SOURCES
 from .sources import git as gitsrc
+
+if TYPE_CHECKING:
+    from ..memex import Memex
 
 __all__ = ["CAVEAT", "Recall", "RecallError", "Round", "parse_source"]
 
@@ -141,7 +144,7 @@ def _fmt_bytes(n: float) -> str:
     return f"{n:.1f} GB"
 
 
-def _index_location(memex: Any) -> str | None:
+def _index_location(memex: Memex) -> str | None:
     """Where this memex's index lives (a SQLite path; None for a PostgreSQL store, whose URL
     is configuration, not session state)."""
     settings = memex.settings
@@ -172,7 +175,7 @@ def session_boundary(session: str, state_dir: Path | None = None) -> dict[str, A
 class Recall:
     """The recall engine over one memex (its index store holds the record index)."""
 
-    def __init__(self, memex: Any, roots: list[Root] | None = None, *,
+    def __init__(self, memex: Memex, roots: list[Root] | None = None, *,
                  defaults: bool | None = None, state_dir: Path | None = None,
                  gateway: Any = None) -> None:
         self.memex = memex
@@ -601,7 +604,7 @@ def _short(text: str) -> None:
         raise RecallError(f"the cue is {len(text)} characters; say it in at most {MAX_CUE}")
 
 
-def _hidden_notes(index: Any, memex: Any, hide: Callable[[Iterable[str]], bool]) -> set[int]:
+def _hidden_notes(index: Any, memex: Memex, hide: Callable[[Iterable[str]], bool]) -> set[int]:
     """Record ids of the notes ``hide`` withholds (and of notes no longer indexed)."""
     rows = list(index.q("SELECT id, session_id FROM rec_records WHERE kind = 'note'"))
     out: set[int] = set()
@@ -611,7 +614,7 @@ def _hidden_notes(index: Any, memex: Any, hide: Callable[[Iterable[str]], bool])
     return out | _hidden_memex_records(index, memex, hide)
 
 
-def _hidden_memex_records(index: Any, memex: Any,
+def _hidden_memex_records(index: Any, memex: Memex,
                           hide: Callable[[Iterable[str]], bool]) -> set[int]:
     """Records read from a file inside the memex (the agent's own session records) that
     hold an entry ``hide`` withholds: a turn of a conversation that could see private

@@ -21,12 +21,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..memory.nodes import embed_hash
 from .records import Record
 from .sources import SOURCES
 from .sources import git as gitsrc
+
+if TYPE_CHECKING:
+    from ..memex import Memex
 
 __all__ = ["Hit", "IndexedRecord", "RecordIndex", "RefreshSummary", "Root"]
 
@@ -174,7 +177,7 @@ class RecordIndex:
                                 [(h, model, dim, v.tobytes()) for h, v in rows])
 
     @classmethod
-    def for_memex(cls, memex: Any) -> RecordIndex:
+    def for_memex(cls, memex: Memex) -> RecordIndex:
         """The record index of ``memex``: in its SQLite index; with a PostgreSQL store, by
         default in this machine's local SQLite file (``Memex.local_db``: a team's store
         should not hold one person's transcripts), or in the store itself with
@@ -201,7 +204,7 @@ class RecordIndex:
         self.db.execute("COMMIT")
 
     # -- refresh ---------------------------------------------------------------------------
-    def refresh(self, roots: Sequence[Root], memex: Any = None,
+    def refresh(self, roots: Sequence[Root], memex: Memex | None = None,
                 progress: Callable[[int, int], None] | None = None,
                 archive: Any = None) -> RefreshSummary:
         """Bring the index up to date with every root (one transaction per root, so a
@@ -357,7 +360,7 @@ class RecordIndex:
                    "SET state = excluded.state", (key, "git", root.path, 0, 0,
                                                    json.dumps(tips)))
 
-    def _refresh_notes(self, root: Root, memex: Any, s: RefreshSummary) -> None:
+    def _refresh_notes(self, root: Root, memex: Memex, s: RefreshSummary) -> None:
         store = memex.store
         states = {p: st for p, st in store.file_states().items()
                   if not p.startswith("sessions/")}

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import Action, Context, Proposal, Rejection, Skill
+
+if TYPE_CHECKING:
+    from ..memex import Memex
 
 __all__ = ["apply_memex_op", "skill"]
 
@@ -62,7 +65,7 @@ def _offline(ctx: Context) -> Proposal:
                      "suggestions": [s.to_dict() for s in found]}}
 
 
-def apply_memex_op(memex: Any, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def apply_memex_op(memex: Memex, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     from ..memory.links_suggest import apply
 
     out = apply(memex, str(args["node"]), int(args["n"]))

@@ -226,7 +226,7 @@ class _Unknown:
     """A value the lint cannot read without running the code."""
 
 
-def validate(org_text: str, example: str | None = None, memex: Any = None) -> Validation:
+def validate(org_text: str, example: str | None = None, memex: Memex | None = None) -> Validation:
     """Lint a literate skill file WITHOUT running it: its python parses and defines
     ``SKILL = Skill(NAME, PRIORITY, ...)`` with a literal (or module-constant) name and
     priority, no non-callable trigger; the screen's findings are warnings.  ``example`` and

@@ -11,7 +11,10 @@ import json
 import os
 import urllib.parse
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..memex import Memex
 
 __all__ = ["Backend", "BackendError", "LocalBackend", "RemoteBackend", "build_kernel",
            "load_token"]
@@ -34,7 +37,7 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-def build_kernel(memex: Any, approval_timeout: float = 3600.0) -> Any:
+def build_kernel(memex: Memex, approval_timeout: float = 3600.0) -> Any:
     """A kernel over ``memex`` with the configured model (else the offline reasoner),
     waiting long enough for a person to answer approvals."""
     from ..pipeline.kernel import Kernel
@@ -54,7 +57,7 @@ def build_kernel(memex: Any, approval_timeout: float = 3600.0) -> Any:
 class LocalBackend:
     """The pipeline in this process: a Kernel over the memex."""
 
-    def __init__(self, memex: Any, kernel: Any = None, source: str = "tui") -> None:
+    def __init__(self, memex: Memex, kernel: Any = None, source: str = "tui") -> None:
         self.memex = memex
         self.kernel = kernel if kernel is not None else build_kernel(memex)
         self.source = source
