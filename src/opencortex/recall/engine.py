@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import OpenCortexError
 from .answer import read_answer
@@ -30,7 +30,9 @@ from .sources import SOURCES
 from .sources import git as gitsrc
 
 if TYPE_CHECKING:
+    from ..llm.gateway import Gateway
     from ..memex import Memex
+    from .archive import Archive
 
 __all__ = ["CAVEAT", "Recall", "RecallError", "Round", "parse_source"]
 
@@ -177,7 +179,7 @@ class Recall:
 
     def __init__(self, memex: Memex, roots: list[Root] | None = None, *,
                  defaults: bool | None = None, state_dir: Path | None = None,
-                 gateway: Any = None) -> None:
+                 gateway: Gateway | Literal[False] | None = None) -> None:
         self.memex = memex
         self._gateway = gateway
         self._embedder: Any = None
@@ -197,7 +199,7 @@ class Recall:
         note records whose tags it is true for are outside every boundary."""
 
     @property
-    def gateway(self) -> Any:
+    def gateway(self) -> Gateway | None:
         """The model gateway when one is configured (it may read the cue and phrase the
         story), else None: recall is complete without it."""
         if self._gateway is None:
@@ -565,7 +567,7 @@ class Recall:
         return None
 
 
-def _model_reading(gw: Any, cue: Cue, person: list[str]) -> None:
+def _model_reading(gw: Gateway, cue: Cue, person: list[str]) -> None:
     """Let the configured model add its reading of the cue: the whole (unless the person
     named one) and search words (kept apart as ``synonym`` axes)."""
     from .cue import Axis, whole_of
@@ -578,7 +580,7 @@ def _model_reading(gw: Any, cue: Cue, person: list[str]) -> None:
     cue.axes += [Axis("synonym", t) for t in extra if t not in have and t not in cue.excluded]
 
 
-def _model_phrasing(gw: Any, cue: Cue, opened: list[Opened], story: list[dict[str, Any]],
+def _model_phrasing(gw: Gateway, cue: Cue, opened: list[Opened], story: list[dict[str, Any]],
                     searched: dict[str, Any]) -> list[dict[str, Any]]:
     """The story as the model phrases it, each claim verified against its excerpt. Notes
     may be private: with one among the members, only a local model sees the excerpts."""
@@ -681,7 +683,7 @@ def _root(spec: str) -> Root:
 
 
 def _deepen(hits: list[Hit], index: RecordIndex, scope: set[int], cue: Cue,
-            archive: Any = None) -> list[Hit]:
+            archive: Archive | None = None) -> list[Hit]:
     """With a deeper read admitted: records the index holds only in part are opened in full
     and scored by the cue terms their whole text carries."""
     from .find import stems, term_matches

@@ -26,6 +26,7 @@ from .sources import git as gitsrc
 
 if TYPE_CHECKING:
     from ..memex import Memex
+    from .archive import Archive
 
 __all__ = ["Claim", "Opened", "open_candidate", "qualifications_of"]
 
@@ -217,7 +218,7 @@ def _receipt(rec: Record | None, fallback: dict[str, Any]) -> dict[str, Any]:
     return rec.receipt.to_dict() if rec is not None else fallback
 
 
-def open_session(m: IndexedRecord, archive: Any = None) -> Record | None:
+def open_session(m: IndexedRecord, archive: Archive | None = None) -> Record | None:
     """Re-read a session from its file — or, the original gone, from the ``archive``'s
     copy (its receipt then says so)."""
     source = SOURCES.get(m.source)

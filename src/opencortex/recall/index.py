@@ -29,6 +29,7 @@ from .sources import SOURCES
 from .sources import git as gitsrc
 
 if TYPE_CHECKING:
+    from ..embed.base import Embedder
     from ..memex import Memex
 
 __all__ = ["Hit", "IndexedRecord", "RecordIndex", "RefreshSummary", "Root"]
@@ -498,7 +499,7 @@ class RecordIndex:
             sql += f" LIMIT {int(limit)}"
         return self.q(sql, (model, dim)).fetchall()
 
-    def embed_pending(self, embedder: Any, limit: int | None = None, batch: int = 64,
+    def embed_pending(self, embedder: Embedder, limit: int | None = None, batch: int = 64,
                       progress: Callable[[int, int], None] | None = None,
                       first: Sequence[IndexedRecord] = ()) -> int:
         """Embed record gists that have no vector yet (content-addressed: the shared

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..memex import Memex
+    from ..pipeline.kernel import Kernel
 
 __all__ = ["Backend", "BackendError", "LocalBackend", "RemoteBackend", "build_kernel",
            "load_token"]
@@ -57,7 +58,7 @@ def build_kernel(memex: Memex, approval_timeout: float = 3600.0) -> Any:
 class LocalBackend:
     """The pipeline in this process: a Kernel over the memex."""
 
-    def __init__(self, memex: Memex, kernel: Any = None, source: str = "tui") -> None:
+    def __init__(self, memex: Memex, kernel: Kernel | None = None, source: str = "tui") -> None:
         self.memex = memex
         self.kernel = kernel if kernel is not None else build_kernel(memex)
         self.source = source
