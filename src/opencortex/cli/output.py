@@ -16,6 +16,8 @@ from ..errors import OpenCortexError
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
+    from ..memory.nodes import Node
+
 __all__ = ["answer_jsonl", "common_options", "emit", "fail", "node_line", "open_memex",
            "progress_bar"]
 
@@ -74,7 +76,7 @@ def answer_jsonl(lines: Iterable[str], field: str, answer: Callable[[str], Any])
         sys.stdout.flush()
 
 
-def node_line(n: Any) -> str:
+def node_line(n: Node) -> str:
     todo = f"{n.todo} " if n.todo else ""
     prio = f"[#{n.priority}] " if n.priority else ""
     tags = f"  :{':'.join(n.local_tags)}:" if n.local_tags else ""

@@ -9,8 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ..org.model import Heading
 from ..org.parser import parse
@@ -33,7 +33,7 @@ def escape_block(text: str) -> str:
 
 
 class SessionRecorder:
-    def __init__(self, root: Path, clock: Any = None) -> None:
+    def __init__(self, root: Path, clock: Callable[[], dt.datetime] | None = None) -> None:
         self.root = root
         self.clock = clock or dt.datetime.now
         self._lock = threading.Lock()

@@ -38,7 +38,7 @@ _SAVED: dict[tuple[str, str], dict[str, Any]] = {}
 _MAX = 256
 
 
-def remember(root: Any, session: str | None, question: str, text: str, data: Any) -> None:
+def remember(root: Path | str, session: str | None, question: str, text: str, data: Any) -> None:
     """The kernel's record of a conversation's last answer (what ``/save`` files)."""
     if not session or session == "internal" or not text.strip():
         return
@@ -55,7 +55,7 @@ def remember(root: Any, session: str | None, question: str, text: str, data: Any
             _LAST.popitem(last=False)
 
 
-def last_answer(root: Any, session: str | None) -> dict[str, Any] | None:
+def last_answer(root: Path | str, session: str | None) -> dict[str, Any] | None:
     with _LOCK:
         return _LAST.get((str(root), str(session or "")))
 
@@ -202,7 +202,7 @@ def _symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
     return Action("memex.write", args, origin=TARGET)
 
 
-def note_saved(root: Any, session: str | None, batch: str | None, file: str) -> None:
+def note_saved(root: Path | str, session: str | None, batch: str | None, file: str) -> None:
     """The actuator's record of a save, so ``/unsave`` can undo exactly it."""
     if session and batch:
         with _LOCK:
