@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .records import Record, Revision, Snapshot
 
 if TYPE_CHECKING:
+    import logging
+
     from ..memex import Memex
 
 __all__ = ["Archive", "ArchiveSummary", "ArchiveUpkeep", "Entry", "transcript_roots"]
@@ -431,7 +433,7 @@ class ArchiveUpkeep:
         self.done = threading.Event()
         self.summary: ArchiveSummary | None = None
 
-    def maybe_run(self, submit: Callable[..., Any], log: Any) -> bool:
+    def maybe_run(self, submit: Callable[..., Any], log: logging.Logger) -> bool:
         s = self.memex.settings
         now = time.monotonic()
         if not s.archive_enabled or self.running.is_set() or (
@@ -447,7 +449,7 @@ class ArchiveUpkeep:
             return False
         return True
 
-    def _pass(self, log: Any) -> None:
+    def _pass(self, log: logging.Logger) -> None:
         from .engine import Recall
 
         try:
