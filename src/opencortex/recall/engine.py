@@ -606,7 +606,7 @@ def _short(text: str) -> None:
         raise RecallError(f"the cue is {len(text)} characters; say it in at most {MAX_CUE}")
 
 
-def _hidden_notes(index: Any, memex: Memex, hide: Callable[[Iterable[str]], bool]) -> set[int]:
+def _hidden_notes(index: RecordIndex, memex: Memex, hide: Callable[[Iterable[str]], bool]) -> set[int]:
     """Record ids of the notes ``hide`` withholds (and of notes no longer indexed)."""
     rows = list(index.q("SELECT id, session_id FROM rec_records WHERE kind = 'note'"))
     out: set[int] = set()
@@ -616,7 +616,7 @@ def _hidden_notes(index: Any, memex: Memex, hide: Callable[[Iterable[str]], bool
     return out | _hidden_memex_records(index, memex, hide)
 
 
-def _hidden_memex_records(index: Any, memex: Memex,
+def _hidden_memex_records(index: RecordIndex, memex: Memex,
                           hide: Callable[[Iterable[str]], bool]) -> set[int]:
     """Records read from a file inside the memex (the agent's own session records) that
     hold an entry ``hide`` withholds: a turn of a conversation that could see private

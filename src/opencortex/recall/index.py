@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..memory.nodes import embed_hash
+from ..memory.nodes import Node, embed_hash
 from .records import Record
 from .sources import SOURCES
 from .sources import git as gitsrc
@@ -567,7 +567,7 @@ def _commit_receipt(root: str, sha: str) -> Any:
                    "succeeded", skipped_lines=0, omitted_chars=0)
 
 
-def note_time(node: Any) -> dt.datetime | None:
+def note_time(node: Node) -> dt.datetime | None:
     """When a note's past happened, as the note says: CLOSED, a CREATED property, the
     first timestamp in its title or body, or a datetree day in its outline; else None."""
     from .records import parse_time
