@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..memory.nodes import Node, embed_hash
+from ..memory.nodes import embed_hash
 from .records import Record
 from .sources import SOURCES
 from .sources import git as gitsrc
@@ -31,6 +31,7 @@ from .sources import git as gitsrc
 if TYPE_CHECKING:
     from ..embed.base import Embedder
     from ..memex import Memex
+    from ..memory.nodes import Node
 
 __all__ = ["Hit", "IndexedRecord", "RecordIndex", "RefreshSummary", "Root"]
 
