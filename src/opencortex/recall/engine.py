@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ..llm.gateway import Gateway
     from ..memex import Memex
     from .archive import Archive
+    from .ground import Scorer
 
 __all__ = ["CAVEAT", "Recall", "RecallError", "Round", "parse_source"]
 
@@ -471,7 +472,7 @@ class Recall:
         return Round(session, "unresolved", cue=cue.to_dict(), searched=searched,
                      qualifications=scope_q, noted=noted)
 
-    def _lead(self, cands: list[Candidate], hits: list[Hit], cue: Cue, scorer: Any
+    def _lead(self, cands: list[Candidate], hits: list[Hit], cue: Cue, scorer: Scorer | None
               ) -> tuple[Candidate | None, list[Opened], list[dict[str, Any]]]:
         """The leading candidate: the first (of three) whose opened records carry a story
         that reaches enough of the cue — by its words or, failing those, by meaning."""
