@@ -110,7 +110,7 @@ def inject(raw: dict[str, Any] | Signal) -> Signal:
             payload["text"] = str(text)
         if isinstance(payload.get("text"), str) and len(payload["text"]) > MAX_PAYLOAD_TEXT:
             raise SignalError(f"payload text over {MAX_PAYLOAD_TEXT} characters")
-        meta = raw.get("meta") if isinstance(raw.get("meta"), dict) else {}
+        meta = v if isinstance(v := raw.get("meta"), dict) else {}
         typ = raw.get("type") or _DEFAULT_TYPE.get(sensor, "event")
         if typ not in SIGNAL_TYPES:
             raise SignalError(f"unknown signal type {typ!r}: one of {', '.join(SIGNAL_TYPES)}")

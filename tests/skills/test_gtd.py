@@ -105,6 +105,17 @@ def test_mark_done_through_apply(mx: Memex) -> None:
     assert mx.query("heading:dental")[0].todo == "NEXT"
 
 
+def test_a_step_on_the_new_entry_before_a_capture_is_undone(mx: Memex) -> None:
+    """Steps that reach the actuator without the verifier (a plan naming ``@new`` with no
+    capture before it) fail with a clear error and undo the steps already made."""
+    _p, a = run(SKILL, ctx_for(mx, "mark dental cleaning as done"))
+    assert isinstance(a, Action)
+    steps = [*a.args["steps"], {"op": "todo", "ref": "@new", "state": "DONE"}]
+    with pytest.raises(ValueError, match="names the new entry before it is captured"):
+        gtd.apply_memex_op(mx, {**a.args, "steps": steps})
+    assert mx.query("heading:dental")[0].todo == "NEXT"  # the first step was undone
+
+
 def test_ambiguous_task_refused_with_candidates(mx: Memex) -> None:
     _p, a = run(SKILL, ctx_for(mx, target="gtd", op="todo", task="review", state="DONE"))
     assert isinstance(a, Rejection)

@@ -172,3 +172,19 @@ def test_skill_proposals(mx: Memex) -> None:
     # the guard still has the last word on the web action
     d = Guard().check(Action("web", {"url": "http://127.0.0.1/"}, origin="web"))
     assert d.denied
+
+
+def test_kernel_websearch_replies_with_results(mx: Memex, server: str) -> None:
+    """The websearch actuator end to end: the reply lists the endpoint's results (it once
+    passed the results where ``format_results`` takes the query, a TypeError on every search)."""
+    from opencortex.pipeline.kernel import Kernel
+
+    mx.settings.data = {"web": {"search_endpoint": server},
+                        "guard": {"tools": {"websearch": "allow"}}}
+    k = Kernel(mx, record_sessions=False)
+    try:
+        out = k.ask("search the web for sourdough starter")
+    finally:
+        k.shutdown()
+    assert any("Web results for 'sourdough starter'" in x
+               and "1. Starter guide — https://bread.example/starter" in x for x in out), out

@@ -75,5 +75,8 @@ def route(text: tuple[str, ...], queries, memex: str | None, index: str | None,
     if not text:
         raise click.UsageError("give TEXT or --queries FILE")
     intents = do_route(" ".join(text), gw)
-    emit({"intents": intents}, json_, lambda: [click.echo(_json.dumps(i, ensure_ascii=False))
-                                              for i in intents])
+    def human() -> None:
+        for i in intents:
+            click.echo(_json.dumps(i, ensure_ascii=False))
+
+    emit({"intents": intents}, json_, human)

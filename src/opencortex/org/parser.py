@@ -375,7 +375,7 @@ def parse(text: str, path: str | None = None) -> OrgDocument:
         if crlf:
             start, headline_end, body_start, end_n = real(off), real(e), real(body_beg), real(end_n)
             if planning_span is not None:
-                planning_span = (real(pl), real(pl_end))
+                planning_span = (real(planning_span[0]), real(planning_span[1]))
             if drawer_span is not None:
                 drawer_span = (real(d_beg), real(d_end))
             for lk in links:

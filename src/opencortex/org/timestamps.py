@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import Literal
 
 from .model import Timestamp
 
@@ -39,11 +40,11 @@ _SIMPLE = re.compile(
 
 # raw simple timestamp -> (start, has_time), or False when a field is out of range
 # (datetimes are immutable, so sharing them is safe)
-_SIMPLE_CACHE: dict[str, tuple[dt.datetime, bool] | bool] = {}
+_SIMPLE_CACHE: dict[str, tuple[dt.datetime, bool] | Literal[False]] = {}
 _SIMPLE_CACHE_MAX = 4096
 
 
-def _simple_start(m: re.Match[str]) -> tuple[dt.datetime, bool] | bool:
+def _simple_start(m: re.Match[str]) -> tuple[dt.datetime, bool] | Literal[False]:
     _, y, mo, d, hour, minute = m.groups()
     try:
         if hour is None:

@@ -302,7 +302,10 @@ class Kernel:
             if fut is None:
                 self._agent_inflight.discard(req.key)
                 continue
-            fut.add_done_callback(lambda f, req=req, got=got: self._answer_under(req, got))
+            def answer(_f: Future[Any], req: Any = req, got: list[str] = got) -> None:
+                self._answer_under(req, got)
+
+            fut.add_done_callback(answer)
 
     def _private_entry(self, key: str) -> bool:
         """Whether the entry ``key`` is private (its own, inherited or file tags)."""

@@ -25,9 +25,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .records import Record, Revision, Snapshot
+
+if TYPE_CHECKING:
+    import logging
+
+    from ..memex import Memex
 
 __all__ = ["Archive", "ArchiveSummary", "ArchiveUpkeep", "Entry", "transcript_roots"]
 
@@ -421,14 +426,14 @@ class ArchiveUpkeep:
     """The daemon's share: an archive pass at most every ``archive_interval`` seconds, in
     the background (a first pass over years of transcripts must not stall a heartbeat)."""
 
-    def __init__(self, memex: Any) -> None:
+    def __init__(self, memex: Memex) -> None:
         self.memex = memex
         self.last: float | None = None
         self.running = threading.Event()
         self.done = threading.Event()
         self.summary: ArchiveSummary | None = None
 
-    def maybe_run(self, submit: Callable[..., Any], log: Any) -> bool:
+    def maybe_run(self, submit: Callable[..., Any], log: logging.Logger) -> bool:
         s = self.memex.settings
         now = time.monotonic()
         if not s.archive_enabled or self.running.is_set() or (
@@ -444,7 +449,7 @@ class ArchiveUpkeep:
             return False
         return True
 
-    def _pass(self, log: Any) -> None:
+    def _pass(self, log: logging.Logger) -> None:
         from .engine import Recall
 
         try:

@@ -210,13 +210,13 @@ def resolve_time(text: str, now: dt.datetime) -> TimeRange | None:
         return TimeRange(_day(today, 365), _day(today, 14), m.group(0))
     m = re.search(r"\b(last|this|earlier this) (week|month|year)\b", t)
     if m:
-        unit = m.group(2)
-        if unit == "week":
+        span = m.group(2)
+        if span == "week":
             start = today - dt.timedelta(days=today.weekday())
             if m.group(1) == "last":
                 return TimeRange(start - dt.timedelta(days=7), start, m.group(0))
             return TimeRange(start, today + dt.timedelta(days=1), m.group(0))
-        if unit == "month":
+        if span == "month":
             start = _month_start(today.year, today.month, tz)
             if m.group(1) == "last":
                 return TimeRange(_month_start(today.year, today.month - 1, tz), start,

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import OpenCortexError
 from .answer import read_answer
@@ -28,6 +28,12 @@ from .ground import Opened, archive_of, open_candidate, qualifications_of
 from .index import Hit, RecordIndex, Root
 from .sources import SOURCES
 from .sources import git as gitsrc
+
+if TYPE_CHECKING:
+    from ..llm.gateway import Gateway
+    from ..memex import Memex
+    from .archive import Archive
+    from .ground import Scorer
 
 __all__ = ["CAVEAT", "Recall", "RecallError", "Round", "parse_source"]
 
@@ -141,7 +147,7 @@ def _fmt_bytes(n: float) -> str:
     return f"{n:.1f} GB"
 
 
-def _index_location(memex: Any) -> str | None:
+def _index_location(memex: Memex) -> str | None:
     """Where this memex's index lives (a SQLite path; None for a PostgreSQL store, whose URL
     is configuration, not session state)."""
     settings = memex.settings
@@ -172,9 +178,9 @@ def session_boundary(session: str, state_dir: Path | None = None) -> dict[str, A
 class Recall:
     """The recall engine over one memex (its index store holds the record index)."""
 
-    def __init__(self, memex: Any, roots: list[Root] | None = None, *,
+    def __init__(self, memex: Memex, roots: list[Root] | None = None, *,
                  defaults: bool | None = None, state_dir: Path | None = None,
-                 gateway: Any = None) -> None:
+                 gateway: Gateway | Literal[False] | None = None) -> None:
         self.memex = memex
         self._gateway = gateway
         self._embedder: Any = None
@@ -194,7 +200,7 @@ class Recall:
         note records whose tags it is true for are outside every boundary."""
 
     @property
-    def gateway(self) -> Any:
+    def gateway(self) -> Gateway | None:
         """The model gateway when one is configured (it may read the cue and phrase the
         story), else None: recall is complete without it."""
         if self._gateway is None:
@@ -466,7 +472,7 @@ class Recall:
         return Round(session, "unresolved", cue=cue.to_dict(), searched=searched,
                      qualifications=scope_q, noted=noted)
 
-    def _lead(self, cands: list[Candidate], hits: list[Hit], cue: Cue, scorer: Any
+    def _lead(self, cands: list[Candidate], hits: list[Hit], cue: Cue, scorer: Scorer | None
               ) -> tuple[Candidate | None, list[Opened], list[dict[str, Any]]]:
         """The leading candidate: the first (of three) whose opened records carry a story
         that reaches enough of the cue — by its words or, failing those, by meaning."""
@@ -562,7 +568,7 @@ class Recall:
         return None
 
 
-def _model_reading(gw: Any, cue: Cue, person: list[str]) -> None:
+def _model_reading(gw: Gateway, cue: Cue, person: list[str]) -> None:
     """Let the configured model add its reading of the cue: the whole (unless the person
     named one) and search words (kept apart as ``synonym`` axes)."""
     from .cue import Axis, whole_of
@@ -575,7 +581,7 @@ def _model_reading(gw: Any, cue: Cue, person: list[str]) -> None:
     cue.axes += [Axis("synonym", t) for t in extra if t not in have and t not in cue.excluded]
 
 
-def _model_phrasing(gw: Any, cue: Cue, opened: list[Opened], story: list[dict[str, Any]],
+def _model_phrasing(gw: Gateway, cue: Cue, opened: list[Opened], story: list[dict[str, Any]],
                     searched: dict[str, Any]) -> list[dict[str, Any]]:
     """The story as the model phrases it, each claim verified against its excerpt. Notes
     may be private: with one among the members, only a local model sees the excerpts."""
@@ -601,7 +607,7 @@ def _short(text: str) -> None:
         raise RecallError(f"the cue is {len(text)} characters; say it in at most {MAX_CUE}")
 
 
-def _hidden_notes(index: Any, memex: Any, hide: Callable[[Iterable[str]], bool]) -> set[int]:
+def _hidden_notes(index: RecordIndex, memex: Memex, hide: Callable[[Iterable[str]], bool]) -> set[int]:
     """Record ids of the notes ``hide`` withholds (and of notes no longer indexed)."""
     rows = list(index.q("SELECT id, session_id FROM rec_records WHERE kind = 'note'"))
     out: set[int] = set()
@@ -611,7 +617,7 @@ def _hidden_notes(index: Any, memex: Any, hide: Callable[[Iterable[str]], bool])
     return out | _hidden_memex_records(index, memex, hide)
 
 
-def _hidden_memex_records(index: Any, memex: Any,
+def _hidden_memex_records(index: RecordIndex, memex: Memex,
                           hide: Callable[[Iterable[str]], bool]) -> set[int]:
     """Records read from a file inside the memex (the agent's own session records) that
     hold an entry ``hide`` withholds: a turn of a conversation that could see private
@@ -678,7 +684,7 @@ def _root(spec: str) -> Root:
 
 
 def _deepen(hits: list[Hit], index: RecordIndex, scope: set[int], cue: Cue,
-            archive: Any = None) -> list[Hit]:
+            archive: Archive | None = None) -> list[Hit]:
     """With a deeper read admitted: records the index holds only in part are opened in full
     and scored by the cue terms their whole text carries."""
     from .find import stems, term_matches

@@ -106,6 +106,7 @@ def group(hits: list[Hit], cue: Cue, index: RecordIndex, scope: set[int],
     by_id = {h.record.id: h for h in hits}
     terms = cue.terms
     out: list[Candidate] = []
+    joins: list[str]
     if cue.whole == "line":
         groups: dict[str, list[IndexedRecord]] = {}
         for h in hits[:100]:
@@ -130,10 +131,10 @@ def group(hits: list[Hit], cue: Cue, index: RecordIndex, scope: set[int],
             if h.record.id in used:
                 continue
             core = set(h.matched)
-            near = [o.record for o in hits[:60] if o.record.id != h.record.id
-                    and o.record.id not in used
-                    and len(core & set(o.matched)) >= max(1, min(2, len(core)))]
-            recs = [h.record, *near[:5]]
+            close = [o.record for o in hits[:60] if o.record.id != h.record.id
+                     and o.record.id not in used
+                     and len(core & set(o.matched)) >= max(1, min(2, len(core)))]
+            recs = [h.record, *close[:5]]
             used.update(r.id for r in recs)
             shared = [t for t in terms if all(t in by_id[r.id].matched for r in recs)]
             joins = ([f"each carries {', '.join('«' + t + '»' for t in shared)}"]
@@ -149,7 +150,7 @@ def group(hits: list[Hit], cue: Cue, index: RecordIndex, scope: set[int],
             if rec.id in placed and len(out) >= 1:
                 continue
             members = [rec]
-            joins: list[str] = []
+            joins = []
             for child in index.children(rec):
                 if child.id in scope:
                     members.append(child)

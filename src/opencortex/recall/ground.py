@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .cue import Cue
 from .find import Candidate, stems, term_matches
@@ -23,6 +23,10 @@ from .notetext import HEADLINE, note_segments, relative_locator
 from .records import Receipt, Record, Turn, snapshot
 from .sources import SOURCES
 from .sources import git as gitsrc
+
+if TYPE_CHECKING:
+    from ..memex import Memex
+    from .archive import Archive
 
 __all__ = ["Claim", "Opened", "open_candidate", "qualifications_of"]
 
@@ -214,7 +218,7 @@ def _receipt(rec: Record | None, fallback: dict[str, Any]) -> dict[str, Any]:
     return rec.receipt.to_dict() if rec is not None else fallback
 
 
-def open_session(m: IndexedRecord, archive: Any = None) -> Record | None:
+def open_session(m: IndexedRecord, archive: Archive | None = None) -> Record | None:
     """Re-read a session from its file — or, the original gone, from the ``archive``'s
     copy (its receipt then says so)."""
     source = SOURCES.get(m.source)
@@ -231,7 +235,7 @@ def open_session(m: IndexedRecord, archive: Any = None) -> Record | None:
     return recs[0] if len(recs) == 1 and not recs[0].turns else None
 
 
-def _open_note(m: IndexedRecord, memex: Any) -> Record | None:
+def _open_note(m: IndexedRecord, memex: Memex) -> Record | None:
     if memex is None:
         return None
     node = memex.store.nodes_by_keys([m.session_id]).get(m.session_id)
@@ -250,7 +254,7 @@ def _open_note(m: IndexedRecord, memex: Any) -> Record | None:
                   receipt)
 
 
-def archive_of(memex: Any) -> Any:
+def archive_of(memex: Memex) -> Any:
     """The transcript archive of ``memex``'s settings (None without a memex)."""
     settings = getattr(memex, "settings", None)
     if settings is None or not hasattr(settings, "archive_path"):
@@ -260,11 +264,12 @@ def archive_of(memex: Any) -> Any:
     return Archive.for_settings(settings)
 
 
-def open_member(m: IndexedRecord, cue: Cue, memex: Any, budget: int,
+def open_member(m: IndexedRecord, cue: Cue, memex: Memex, budget: int,
                 scorer: Scorer | None = None) -> Opened:
     """Re-read one member from its own record and take the claims it carries."""
     settled = cue.whole == "concept" and m.kind != "note"
     rec: Record | None
+    why: str | None
     try:
         if m.kind == "commit":
             rec = gitsrc.commit_record(m.root, m.session_id)
@@ -350,7 +355,7 @@ def _history_members(cand: Candidate, cue: Cue, budget: int) -> list[Opened]:
     return out
 
 
-def open_candidate(cand: Candidate, cue: Cue, memex: Any, max_claims: int = 8,
+def open_candidate(cand: Candidate, cue: Cue, memex: Memex, max_claims: int = 8,
                    scorer: Scorer | None = None) -> list[Opened]:
     """Open every member (and the span history an artifact cue reaches)."""
     opened: list[Opened] = []

@@ -21,12 +21,17 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..memory.nodes import embed_hash
 from .records import Record
 from .sources import SOURCES
 from .sources import git as gitsrc
+
+if TYPE_CHECKING:
+    from ..embed.base import Embedder
+    from ..memex import Memex
+    from ..memory.nodes import Node
 
 __all__ = ["Hit", "IndexedRecord", "RecordIndex", "RefreshSummary", "Root"]
 
@@ -174,7 +179,7 @@ class RecordIndex:
                                 [(h, model, dim, v.tobytes()) for h, v in rows])
 
     @classmethod
-    def for_memex(cls, memex: Any) -> RecordIndex:
+    def for_memex(cls, memex: Memex) -> RecordIndex:
         """The record index of ``memex``: in its SQLite index; with a PostgreSQL store, by
         default in this machine's local SQLite file (``Memex.local_db``: a team's store
         should not hold one person's transcripts), or in the store itself with
@@ -201,7 +206,7 @@ class RecordIndex:
         self.db.execute("COMMIT")
 
     # -- refresh ---------------------------------------------------------------------------
-    def refresh(self, roots: Sequence[Root], memex: Any = None,
+    def refresh(self, roots: Sequence[Root], memex: Memex | None = None,
                 progress: Callable[[int, int], None] | None = None,
                 archive: Any = None) -> RefreshSummary:
         """Bring the index up to date with every root (one transaction per root, so a
@@ -273,11 +278,11 @@ class RecordIndex:
         found = source.discover([Path(root.path)])
         todo: list[tuple[str, os.stat_result]] = []
         seen: set[str] = set()
-        for p in found:
-            key = os.path.abspath(p)  # plain strings: pathlib costs more than the stat here
+        for fp in found:
+            key = os.path.abspath(fp)  # plain strings: pathlib costs more than the stat here
             seen.add(key)
             try:
-                st = os.stat(p)
+                st = os.stat(fp)
             except OSError:
                 continue
             if not stat.S_ISREG(st.st_mode):
@@ -357,7 +362,7 @@ class RecordIndex:
                    "SET state = excluded.state", (key, "git", root.path, 0, 0,
                                                    json.dumps(tips)))
 
-    def _refresh_notes(self, root: Root, memex: Any, s: RefreshSummary) -> None:
+    def _refresh_notes(self, root: Root, memex: Memex, s: RefreshSummary) -> None:
         store = memex.store
         states = {p: st for p, st in store.file_states().items()
                   if not p.startswith("sessions/")}
@@ -495,7 +500,7 @@ class RecordIndex:
             sql += f" LIMIT {int(limit)}"
         return self.q(sql, (model, dim)).fetchall()
 
-    def embed_pending(self, embedder: Any, limit: int | None = None, batch: int = 64,
+    def embed_pending(self, embedder: Embedder, limit: int | None = None, batch: int = 64,
                       progress: Callable[[int, int], None] | None = None,
                       first: Sequence[IndexedRecord] = ()) -> int:
         """Embed record gists that have no vector yet (content-addressed: the shared
@@ -563,7 +568,7 @@ def _commit_receipt(root: str, sha: str) -> Any:
                    "succeeded", skipped_lines=0, omitted_chars=0)
 
 
-def note_time(node: Any) -> dt.datetime | None:
+def note_time(node: Node) -> dt.datetime | None:
     """When a note's past happened, as the note says: CLOSED, a CREATED property, the
     first timestamp in its title or body, or a datetree day in its outline; else None."""
     from .records import parse_time

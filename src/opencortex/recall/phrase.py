@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .find import TOKEN, stem, stems
+
+if TYPE_CHECKING:
+    from ..llm.gateway import Gateway
 
 __all__ = ["CUE_SCHEMA", "STORY_SCHEMA", "model_cue_terms", "phrase_story", "supported"]
 
@@ -62,7 +65,7 @@ def supported(text: str, cite: dict[str, Any], meta: str = "", origin: str = "")
     return not (origin in ("assistant", "tool") and _PERSON_ACT.search(text))
 
 
-def phrase_story(gateway: Any, cue_meant: str, story: list[dict[str, Any]],
+def phrase_story(gateway: Gateway, cue_meant: str, story: list[dict[str, Any]],
                  metas: list[str], origins: list[str]) -> tuple[list[dict[str, Any]], int]:
     """The story re-phrased by the model, each claim verified; the offline story when the
     model fails or keeps nothing. Returns (story, number of model claims dropped)."""
@@ -97,7 +100,7 @@ def phrase_story(gateway: Any, cue_meant: str, story: list[dict[str, Any]],
     return (out or story), dropped
 
 
-def model_cue_terms(gateway: Any, person_turns: list[str]) -> tuple[str | None, list[str]]:
+def model_cue_terms(gateway: Gateway, person_turns: list[str]) -> tuple[str | None, list[str]]:
     """The model's reading of the cue: the whole meant and extra search words (synonyms,
     the names a record would use). Failures return (None, [])."""
     from ..llm import Message

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..memex import Memex
 from ..memory.nodes import heading_keys
-from ..org.model import Heading, OrgDocument
+from ..org.model import Heading, Link, OrgDocument
 from ..org.parser import parse_file
 
 __all__ = ["ReadNode", "ReadResult", "deep_read", "estimate_tokens"]
@@ -98,7 +98,7 @@ def _subtree_links(doc: OrgDocument, h: Heading) -> list[Any]:
 
 
 def _resolve(memex: Memex, files: _Files, rel: str, doc: OrgDocument, keys: list[str],
-             link: Any) -> str | None:
+             link: Link) -> str | None:
     """The node key a link points at, or None (web links, missing targets)."""
     t = link.type
     if t == "id":

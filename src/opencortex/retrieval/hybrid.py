@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import OpenCortexError
 from ..memex import Memex
@@ -16,6 +16,9 @@ from ..memory.nodes import Node
 from .fusion import fuse
 from .keyword import engine_for, query_terms
 from .vectors import VectorIndex
+
+if TYPE_CHECKING:
+    from ..embed.base import Embedder
 
 __all__ = ["Retriever", "SearchHit", "SearchResult"]
 
@@ -77,7 +80,7 @@ def snippet(body: str, query: str, width: int = 160) -> str:
 class Retriever:
     """Sparse, dense and hybrid search over a memex's index."""
 
-    def __init__(self, memex: Memex, embedder: Any = None) -> None:
+    def __init__(self, memex: Memex, embedder: Embedder | None = None) -> None:
         self.memex = memex
         base = memex.settings.index_path
         self.keyword = engine_for(memex)  # tantivy beside SQLite; PostgreSQL's own full text

@@ -209,7 +209,7 @@ def _hits_for_file(path: str, struct: list[tuple[int, str]],
             if stack:
                 outline = [title(n, r).title for _, n, r in stack]
                 me = title(stack[-1][1], stack[-1][2])
-                hit = ScanHit(rel, key, me.title, stack[-1][0], me.todo, head_id(key),
+                hit = ScanHit(rel, key, me.title, stack[-1][0], me.todo, head_id(stack[-1][1]),
                               outline)
             else:
                 hit = ScanHit(rel, None, None)

@@ -143,7 +143,7 @@ class VectorIndex:
                     return meta["keys"], lines, m
             except (OSError, ValueError, KeyError):
                 pass
-        keys: list[str] = []
+        keys = []
         lines_l: list[int] = []
         blobs: list[bytes] = []
         bad: list[str] = []

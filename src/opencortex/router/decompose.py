@@ -127,7 +127,7 @@ def is_imperative(clause: str) -> bool:
     if _WANT_RE.match(body):
         return True
     m = re.match(r"[\w'-]+", body.lower())
-    return bool(m) and m.group(0) in _WRITE_VERBS and not is_question(clause)
+    return m is not None and m.group(0) in _WRITE_VERBS and not is_question(clause)
 
 
 def _verdicts(clauses: Sequence[str], embed: EmbedFn | None) -> list[Verdict]:

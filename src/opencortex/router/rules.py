@@ -151,12 +151,14 @@ def split_clauses(text: str) -> list[str]:
             _p.append(m.group(0))
             return f"\x00{len(_p) - 1}\x00"
 
+        def _restore(m: re.Match[str], _p: list[str] = protected) -> str:
+            return _p[int(m.group(1))]
+
         s = re.sub(r"`[^`]*`|https?://\S+", _hold, sentence)
         pieces = [p for p in _STRONG_RE.split(s) if p is not None]
         for piece in pieces:
             for sub in _split_weak(piece):
-                sub = re.sub(r"\x00(\d+)\x00",
-                             lambda m, _p=protected: _p[int(m.group(1))], sub)
+                sub = re.sub(r"\x00(\d+)\x00", _restore, sub)
                 sub = sub.strip(" ,;")
                 if re.search(r"\w", sub):
                     out.append(sub)

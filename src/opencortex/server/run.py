@@ -88,7 +88,7 @@ def serve(memex: Memex, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
                 threading.Thread(target=cancel_pending, args=(kernel,), daemon=True).start()
 
         config = uvicorn.Config(app, host=host, port=port, log_level=log_level,
-                                lifespan="on", timeout_graceful_shutdown=graceful_timeout,
+                                lifespan="on", timeout_graceful_shutdown=graceful_timeout,  # type: ignore[arg-type]  # uvicorn annotates int but awaits it with asyncio.wait_for, which takes float
                                 access_log=False, server_header=False)
         kernel.log.info("serving on http://%s:%d (pid %d)", host, port, os.getpid())
         Server(config).run()

@@ -9,10 +9,11 @@ from __future__ import annotations
 import datetime as dt
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ..atomic import atomic_write, read_snapshot
+from ..org.model import Heading
 from ..org.parser import parse
 from ..org.timestamps import format_timestamp
 from ..write.neutralise import neutralise_title, normalise_lines
@@ -32,7 +33,7 @@ def escape_block(text: str) -> str:
 
 
 class SessionRecorder:
-    def __init__(self, root: Path, clock: Any = None) -> None:
+    def __init__(self, root: Path, clock: Callable[[], dt.datetime] | None = None) -> None:
         self.root = root
         self.clock = clock or dt.datetime.now
         self._lock = threading.Lock()
@@ -81,8 +82,11 @@ class SessionRecorder:
                 start = len(old) + len(sep)
                 # the same whole-file check as every memex write: one new entry, no other
                 # entry and no setting of the record changed
+                def new_entry(h: Heading, at: int = start) -> bool:
+                    return h.start == at
+
                 verify_write(parse(old, str(path)), new, Intent(added=1),
-                             lambda h, at=start: h.start == at, f"record a turn in {path.name}")
+                             new_entry, f"record a turn in {path.name}")
                 try:
                     atomic_write(snap, new.encode("utf-8", "surrogateescape"))
                     return path

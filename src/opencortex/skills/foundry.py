@@ -55,7 +55,7 @@ def slugify(name: str) -> str:
 def _name(ctx: Context) -> str | None:
     p = ctx.signal.payload
     if p.get("sensor") == "delegation" and p.get("target") == TARGET:
-        args = p.get("args") if isinstance(p.get("args"), dict) else {}
+        args = v if isinstance(v := p.get("args"), dict) else {}
         name = args.get("name") or p.get("name")
         if name:
             return " ".join(str(name).split())

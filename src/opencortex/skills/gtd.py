@@ -458,8 +458,8 @@ def _offline(ctx: Context) -> Proposal:
         return {"action": "reply", "text": f"Unknown GTD operation {op!r}; one of "
                 f"{', '.join(OPS)}."}
     if op == "agenda":
-        w = str(args.get("when") or "").lower()
-        when = "today" if "today" in w else "week" if "week" in w else None
+        asked = str(args.get("when") or "").lower()
+        when = "today" if "today" in asked else "week" if "week" in asked else None
         return {"action": "reply", "text": _agenda_text(m, now, when)}
     if op == "next":
         text, err = _next_text(m, args.get("project"))
@@ -618,6 +618,8 @@ def _apply_steps(memex: Memex, args: dict[str, Any]) -> tuple[str, dict[str, Any
         for st in args.get("steps") or []:
             op = st["op"]
             ref = new_ref if st.get("ref") == "@new" else str(st.get("ref") or "")
+            if ref is None:  # the verifier lets "@new" follow a capture only
+                raise ValueError("a step names the new entry before it is captured")
             if op == "capture":
                 r = memex.capture(str(st["text"]), to=st.get("to"), todo=st.get("todo"),
                                   tags=list(st.get("tags") or []))

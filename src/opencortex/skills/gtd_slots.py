@@ -498,8 +498,8 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         lead = len(rest) - len(rest.lstrip())
         mk.take(lead, lead + m.end())
         rest = mk.rest()
-    first = re.match(r"\s*(?:i\s+)?(?:just\s+|finally\s+)?([a-z]+)", rest, re.I)
-    if first and past_verb(first.group(1)):
+    verb = re.match(r"\s*(?:i\s+)?(?:just\s+|finally\s+)?([a-z]+)", rest, re.I)
+    if verb and past_verb(verb.group(1)):
         s.past = True
     s.title = _tidy(rest)
     s.ref_text = _ref_words(s.title)

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import Action, Context, Proposal, Rejection, Skill
+
+if TYPE_CHECKING:
+    from ..memex import Memex
 
 __all__ = ["apply_memex_op", "skill"]
 
@@ -38,7 +41,8 @@ def _offline(ctx: Context) -> Proposal:
         node = m.resolve(key)
         return {"action": "memex", "op": "link", "path": node.file, "node": key,
                 "n": int(a.group("n"))}
-    ref = (_LIST.match(ctx.text).group("ref") or "").strip() or (
+    listed = _LIST.match(ctx.text)  # the trigger: /links or /link N (handled above)
+    ref = ((listed.group("ref") if listed else None) or "").strip() or (
         ctx.focus if isinstance(ctx.focus, str) else "")
     if not ref:
         return {"action": "reply", "text": "Suggest links for which note? /links NODE "
@@ -61,7 +65,7 @@ def _offline(ctx: Context) -> Proposal:
                      "suggestions": [s.to_dict() for s in found]}}
 
 
-def apply_memex_op(memex: Any, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def apply_memex_op(memex: Memex, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     from ..insight.links_suggest import apply
 
     out = apply(memex, str(args["node"]), int(args["n"]))

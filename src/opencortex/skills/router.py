@@ -6,9 +6,12 @@ gathered and composed into one reply.  Offline it uses the deterministic decompo
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import Action, Context, Proposal, Rejection, Skill
+
+if TYPE_CHECKING:
+    from ..llm.gateway import Gateway
 
 __all__ = ["INTENT_SCHEMA", "TARGETS", "WRITE_TARGETS", "skill", "supported"]
 
@@ -119,7 +122,7 @@ def skill() -> Skill:
                  description="Split a request into intents and delegate each to its skill.")
 
 
-def route(text: str, gateway: Any = None) -> list[dict[str, Any]]:
+def route(text: str, gateway: Gateway | None = None) -> list[dict[str, Any]]:
     """The intents for ``text``: the model's (validated) when a gateway is configured and
     answers, else the deterministic decomposer's."""
     if gateway is not None and getattr(gateway, "configured", False):

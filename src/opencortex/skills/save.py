@@ -13,9 +13,12 @@ import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import Action, Context, Proposal, Rejection, Skill
+
+if TYPE_CHECKING:
+    from ..memex import Memex
 
 __all__ = ["TARGET", "apply_memex_op", "citation_link", "find_node", "last_answer",
            "parse_request", "remember", "skill"]
@@ -35,7 +38,7 @@ _SAVED: dict[tuple[str, str], dict[str, Any]] = {}
 _MAX = 256
 
 
-def remember(root: Any, session: str | None, question: str, text: str, data: Any) -> None:
+def remember(root: Path | str, session: str | None, question: str, text: str, data: Any) -> None:
     """The kernel's record of a conversation's last answer (what ``/save`` files)."""
     if not session or session == "internal" or not text.strip():
         return
@@ -52,7 +55,7 @@ def remember(root: Any, session: str | None, question: str, text: str, data: Any
             _LAST.popitem(last=False)
 
 
-def last_answer(root: Any, session: str | None) -> dict[str, Any] | None:
+def last_answer(root: Path | str, session: str | None) -> dict[str, Any] | None:
     with _LOCK:
         return _LAST.get((str(root), str(session or "")))
 
@@ -72,7 +75,7 @@ def _acronym(title: str) -> str:
     return "".join(w[0] for w in re.split(r"[\s\-/]+", title) if w and w[0].isalnum()).lower()
 
 
-def find_node(memex: Any, ref: str) -> list[Any]:
+def find_node(memex: Memex, ref: str) -> list[Any]:
     """The nodes ``ref`` may name: an exact reference (ID, key, FILE:LINE, exact title);
     else a title containing it, its initials ("RAG"), or a ROAM_ALIASES entry. More than
     one means the person must choose."""
@@ -95,7 +98,7 @@ def find_node(memex: Any, ref: str) -> list[Any]:
     return hits
 
 
-def citation_link(memex: Any, cite: str, from_file: str) -> str:
+def citation_link(memex: Memex, cite: str, from_file: str) -> str:
     """One citation as an Org link: an ID where the cited node has one, else a file link
     relative to the file the link is written in."""
     cite = cite.strip()
@@ -120,7 +123,7 @@ def _label(text: str) -> str:
     return re.sub(r"[\[\]]", "", " ".join(text.split()))[:120]
 
 
-def apply_memex_op(memex: Any, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def apply_memex_op(memex: Memex, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Run the guarded write: ``op`` "save" (a child entry under args.node) or "unsave"
     (undo args.batch)."""
     if args.get("op") == "unsave":
@@ -194,12 +197,12 @@ def _symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
         return None
     if not str(p.get("path") or "").endswith(".org"):
         return Rejection("a save writes into an .org file of the memex")
-    args = {k: p[k] for k in ("op", "path", "node", "text", "question", "citations", "batch")
-            if k in p}
+    args: dict[str, Any] = {k: p[k] for k in ("op", "path", "node", "text", "question",
+                                              "citations", "batch") if k in p}
     return Action("memex.write", args, origin=TARGET)
 
 
-def note_saved(root: Any, session: str | None, batch: str | None, file: str) -> None:
+def note_saved(root: Path | str, session: str | None, batch: str | None, file: str) -> None:
     """The actuator's record of a save, so ``/unsave`` can undo exactly it."""
     if session and batch:
         with _LOCK:

@@ -226,7 +226,7 @@ class _Unknown:
     """A value the lint cannot read without running the code."""
 
 
-def validate(org_text: str, example: str | None = None, memex: Any = None) -> Validation:
+def validate(org_text: str, example: str | None = None, memex: Memex | None = None) -> Validation:
     """Lint a literate skill file WITHOUT running it: its python parses and defines
     ``SKILL = Skill(NAME, PRIORITY, ...)`` with a literal (or module-constant) name and
     priority, no non-callable trigger; the screen's findings are warnings.  ``example`` and
@@ -282,7 +282,7 @@ def validate(org_text: str, example: str | None = None, memex: Any = None) -> Va
 def _description(ctx: Context) -> str | None:
     p = ctx.signal.payload
     if p.get("sensor") == "delegation" and p.get("target") == TARGET:
-        args = p.get("args") if isinstance(p.get("args"), dict) else {}
+        args = v if isinstance(v := p.get("args"), dict) else {}
         d = args.get("description") or p.get("description")
         if d:
             return " ".join(str(d).split())

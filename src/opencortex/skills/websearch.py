@@ -312,7 +312,7 @@ _SEARCH = re.compile(r"^\s*(?:please\s+)?(?:search\s+(?:the\s+)?(?:web|internet|
 def _args(ctx: Context) -> dict[str, str] | None:
     p = ctx.signal.payload
     if p.get("sensor") == "delegation" and p.get("target") == TARGET:
-        args = p.get("args") if isinstance(p.get("args"), dict) else {}
+        args = v if isinstance(v := p.get("args"), dict) else {}
         url = args.get("url") or p.get("url")
         query = args.get("query") or p.get("query")
         if url:

@@ -14,7 +14,10 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..pipeline.kernel import Kernel
 
 __all__ = ["DEFAULT_API_BASE", "MAX_MESSAGE", "TelegramError", "TelegramGateway",
            "split_message"]
@@ -71,7 +74,7 @@ class TelegramGateway:
     loops until ``stop`` is set, backing off on errors.
     """
 
-    def __init__(self, kernel: Any, token: str, allow: Iterable[int | str],
+    def __init__(self, kernel: Kernel, token: str, allow: Iterable[int | str],
                  api_base: str = DEFAULT_API_BASE, poll_timeout: int = 30, *,
                  retries: int = 5, backoff: float = 1.0, max_backoff: float = 60.0) -> None:
         if not token:

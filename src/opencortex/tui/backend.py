@@ -11,7 +11,11 @@ import json
 import os
 import urllib.parse
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..memex import Memex
+    from ..pipeline.kernel import Kernel
 
 __all__ = ["Backend", "BackendError", "LocalBackend", "RemoteBackend", "build_kernel",
            "load_token"]
@@ -34,7 +38,7 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-def build_kernel(memex: Any, approval_timeout: float = 3600.0) -> Any:
+def build_kernel(memex: Memex, approval_timeout: float = 3600.0) -> Any:
     """A kernel over ``memex`` with the configured model (else the offline reasoner),
     waiting long enough for a person to answer approvals."""
     from ..pipeline.kernel import Kernel
@@ -54,7 +58,7 @@ def build_kernel(memex: Any, approval_timeout: float = 3600.0) -> Any:
 class LocalBackend:
     """The pipeline in this process: a Kernel over the memex."""
 
-    def __init__(self, memex: Any, kernel: Any = None, source: str = "tui") -> None:
+    def __init__(self, memex: Memex, kernel: Kernel | None = None, source: str = "tui") -> None:
         self.memex = memex
         self.kernel = kernel if kernel is not None else build_kernel(memex)
         self.source = source
@@ -203,7 +207,8 @@ class RemoteBackend:
 
 def _sse(resp: http.client.HTTPResponse) -> Iterator[tuple[str, Any]]:
     """(event, JSON data) pairs from a text/event-stream body, as they arrive."""
-    event, data = "message", []
+    event = "message"
+    data: list[str] = []
     while True:
         raw = resp.readline()
         if not raw:

@@ -160,7 +160,7 @@ def set_planning(text: str, h: Heading, key: str, ts: str | None) -> str:
     elif m:
         body = body[: m.start(1)] + ts + body[m.end(1):]
     elif key == "CLOSED":
-        indent = re.match(r"[ \t]*", body).group(0)
+        indent = body[: len(body) - len(body.lstrip(" \t"))]
         body = f"{indent}CLOSED: {ts} {body[len(indent):]}"
     else:
         body = f"{body.rstrip()} {key}: {ts}"
@@ -186,7 +186,7 @@ def set_property(text: str, h: Heading, key: str, value: str | None) -> str:
         if value is None:
             return text
         last = lines[-1]
-        indent = re.match(r"[ \t]*", last).group(0)
+        indent = last[: len(last) - len(last.lstrip(" \t"))]
         lines.insert(len(lines) - 1, indent + prop_line(key, value) + nl)
         return _splice(text, ds, de, "".join(lines))
     if value is None:

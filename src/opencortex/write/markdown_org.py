@@ -14,7 +14,7 @@ headlines in it are the ones this module made.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .neutralise import (
     escape_block_content,
@@ -22,6 +22,11 @@ from .neutralise import (
     neutralise_title,
     normalise_lines,
 )
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+    from markdown_it.tree import SyntaxTreeNode
 
 __all__ = ["looks_like_markdown", "looks_like_org", "model_text_to_org"]
 
@@ -58,12 +63,14 @@ def looks_like_org(text: str) -> bool:
     return not _MD_BULLET.search(text) and bool(_ORG_WEAK.search(text))
 
 
-def _parser() -> Any:
+def _parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
-    md.validateLink = lambda url: True  # every link is rendered by _link, unsafe ones as text
-    return md
+    class _Md(MarkdownIt):
+        def validateLink(self, url: str) -> bool:
+            return True  # every link is rendered by _link, unsafe ones as text
+
+    return _Md("commonmark").enable(["table", "strikethrough"])
 
 
 # ------------------------------------------------------------------ inline
@@ -111,7 +118,7 @@ class _Inline:
         self.out.append(mark)
         self.out.append("\x01")  # "just opened": dropped below
 
-    def render(self, tokens: list[Any]) -> str:
+    def render(self, tokens: list[Token]) -> str:
         closing: list[str] = []
         marks = {"strong_open": "*", "em_open": "/", "s_open": "+"}
         for i, t in enumerate(tokens):
@@ -149,16 +156,16 @@ class _Inline:
         return "".join(s for s in self.out if s != "\x01")
 
 
-def _tokens(n: Any) -> list[Any] | None:
+def _tokens(n: SyntaxTreeNode) -> list[Token] | None:
     """The flat inline tokens of a block node (a paragraph, heading or table cell)."""
     return n.children[0].token.children if n.children and n.children[0].token else None
 
 
-def _inline(tokens: list[Any] | None, in_table: bool = False) -> str:
+def _inline(tokens: list[Token] | None, in_table: bool = False) -> str:
     return _render_with_links(_Inline(in_table), tokens) if tokens else ""
 
 
-def _render_with_links(r: _Inline, tokens: list[Any]) -> str:
+def _render_with_links(r: _Inline, tokens: list[Token]) -> str:
     """Links first (each with its rendered description, as one text piece), then the rest."""
     out: list[Any] = []
     i = 0
@@ -194,7 +201,7 @@ class _Renderer:
         self.step = 2 if odd else 1
         self.min_depth = min_depth
 
-    def blocks(self, node: Any, indent: str = "") -> list[str]:
+    def blocks(self, node: SyntaxTreeNode, indent: str = "") -> list[str]:
         """The rendered children of ``node`` (each a string of lines), in order."""
         parts: list[str] = []
         for child in node.children:
@@ -203,7 +210,7 @@ class _Renderer:
                 parts.append(text)
         return parts
 
-    def block(self, n: Any, indent: str) -> str | None:
+    def block(self, n: SyntaxTreeNode, indent: str) -> str | None:
         ty = n.type
         if ty == "heading":
             title = _inline(_tokens(n))
@@ -247,7 +254,7 @@ class _Renderer:
             return "\n\n".join(self.blocks(n, indent))
         return None
 
-    def list(self, n: Any, indent: str) -> str:
+    def list(self, n: SyntaxTreeNode, indent: str) -> str:
         ordered = n.type == "ordered_list"
         start = int(n.attrs.get("start", 1)) if ordered else 1
         tight = all(c.hidden for item in n.children for c in item.children
@@ -268,7 +275,7 @@ class _Renderer:
             items.append(sep.join([line, *rest]) if rest else line)
         return ("\n" if tight else "\n\n").join(items)
 
-    def table(self, n: Any, indent: str) -> str:
+    def table(self, n: SyntaxTreeNode, indent: str) -> str:
         rows: list[list[str]] = []
         header = 0
         for sec in n.children:

@@ -116,8 +116,9 @@ def verify_write(old: OrgDocument, new_text: str, intent: Intent,
         for key, a in fa.items():
             if a != fb[key]:
                 if key == "keywords":
-                    b: dict = fb[key]  # type: ignore[assignment]
-                    ks = sorted(set(a) ^ set(b) | {k for k in a if a[k] != b.get(k)})  # type: ignore[union-attr]
+                    b = fb[key]
+                    assert isinstance(a, dict) and isinstance(b, dict)  # see _file_facts
+                    ks = sorted(set(a) ^ set(b) | {k for k in a if a[k] != b.get(k)})
                     problems.append("the file's keywords " + ", ".join(f"#+{k}" for k in ks))
                 else:
                     problems.append(f"the file's {key} {_show(a)} -> {_show(fb[key])}")

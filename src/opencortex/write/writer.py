@@ -4,6 +4,7 @@ verify the result parses as intended, write atomically, journal for undo, re-ind
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 import uuid
 import zlib
@@ -192,7 +193,7 @@ class MemexWriter:
             for k in repeating:
                 shifted = edits.shift_repeated(getattr(h, k), now)
                 if shifted:
-                    steps.append(lambda t, x, k=k, s=shifted: edits.set_planning(t, x, k, s))
+                    steps.append(functools.partial(edits.set_planning, key=k, ts=shifted))
             steps.append(lambda t, x: edits.set_todo_keyword(t, x, reset))
             steps.append(lambda t, x: edits.set_property(t, x, "LAST_REPEAT", stamp))
             steps.append(lambda t, x: edits.add_log_note(t, x, note, self.settings.log_into_drawer))

@@ -127,7 +127,7 @@ def _parse(snap: Snapshot) -> list[Record]:
                 blocks[-1][3] = i + 1
             else:
                 blocks.append([origin, [text], i + 1, i + 1])
-        turns = []
+        turns: list[Turn] = []
         for origin, texts, first, last in blocks:
             text = "\n".join(texts).strip("\n")
             if text.strip():

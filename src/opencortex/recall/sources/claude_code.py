@@ -17,6 +17,7 @@ from ..records import (
     Receipt,
     Record,
     Snapshot,
+    State,
     Turn,
     find_files,
     guarded,
@@ -212,7 +213,7 @@ def _parse(snap: Snapshot) -> list[Record]:
     env = None if _is_default_root(root) or not (Path(root) / "projects").is_dir() \
         else {"CLAUDE_CONFIG_DIR": root}
     handle = shell_handle(f"claude --resume {parent_id or sid}", cwd, env)
-    state = "succeeded" if turns else ("empty" if skipped == 0 else "validation_failed")
+    state: State = "succeeded" if turns else ("empty" if skipped == 0 else "validation_failed")
     receipt = Receipt(source=SOURCE, root=root, session_id=sid, locator=loc,
                       revision=snap.revision, sha256=snap.sha256, extractor=EXTRACTOR,
                       state=state, skipped_lines=skipped, unverified_person_turns=None,

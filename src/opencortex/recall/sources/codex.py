@@ -18,6 +18,7 @@ from ..records import (
     Receipt,
     Record,
     Snapshot,
+    State,
     Turn,
     find_files,
     guarded,
@@ -176,9 +177,9 @@ def _parse(snap: Snapshot) -> list[Record]:
                     unverified += 1
     turns = [Turn(i, o, t, ts, f"{loc}:{n}") for i, (o, t, ts, n) in enumerate(raw)]
     sid = str(meta.get("id") or path.stem)
-    git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
+    git = v if isinstance(v := meta.get("git"), dict) else {}
     first_person = next((t for t in turns if t.origin == "person"), None)
-    state = "succeeded" if turns else ("empty" if skipped == 0 else "validation_failed")
+    state: State = "succeeded" if turns else ("empty" if skipped == 0 else "validation_failed")
     receipt = Receipt(source=SOURCE, root=root, session_id=sid, locator=loc,
                       revision=snap.revision, sha256=snap.sha256, extractor=EXTRACTOR,
                       state=state, skipped_lines=skipped, unverified_person_turns=unverified,

@@ -14,6 +14,7 @@ from ..records import (
     Receipt,
     Record,
     Snapshot,
+    State,
     Turn,
     failed_record,
     guarded,
@@ -103,7 +104,7 @@ def _record(snap: Snapshot, meta: dict[str, Any], messages: list[tuple[dict[str,
     first_person = next((t for t in turns if t.origin == "person"), None)
     dirs = meta.get("directories")
     cwd = dirs[0] if isinstance(dirs, list) and dirs and isinstance(dirs[0], str) else None
-    state = "succeeded" if turns else ("empty" if not skipped else "validation_failed")
+    state: State = "succeeded" if turns else ("empty" if not skipped else "validation_failed")
     receipt = Receipt(source=SOURCE, root=root, session_id=sid, locator=str(path),
                       revision=snap.revision, sha256=snap.sha256, extractor=EXTRACTOR,
                       state=state, skipped_lines=skipped, unverified_person_turns=None,

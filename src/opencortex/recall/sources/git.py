@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..records import Receipt, Record, Turn, parse_time
+from ..records import Receipt, Record, State, Turn, parse_time
 
 __all__ = ["EXTRACTOR", "SOURCE", "Commit", "GitError", "branch_tips", "commit_record",
            "log", "run", "span_history", "toplevel"]
@@ -161,7 +161,7 @@ def span_history(root: str | Path, path: str, ident: str | None = None,
         turns.append(Turn(i, "tool", text, t, f"{root}@{sha}:{path}"))
 
 
-    state = "succeeded" if turns else "empty"
+    state: State = "succeeded" if turns else "empty"
     receipt = Receipt(SOURCE, root, path, f"{root}/{path}", None,
                       hashlib.sha256(out.encode()).hexdigest(), EXTRACTOR, state,
                       skipped_lines=0, unverified_person_turns=None, omitted_chars=omitted,

@@ -79,7 +79,7 @@ def _part_text(part: dict[str, Any]) -> tuple[str, str]:
     if kind == "reasoning":
         return "reasoning", str(part.get("text") or "")
     if kind == "tool":
-        state = part.get("state") if isinstance(part.get("state"), dict) else {}
+        state = v if isinstance(v := part.get("state"), dict) else {}
         args = json.dumps(state.get("input"), ensure_ascii=False, sort_keys=True)
         out = state.get("output") or state.get("error") or ""
         return "tool", f"{part.get('tool', '?')}: {args}" + (f"\n{out}" if out else "")
