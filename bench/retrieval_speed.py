@@ -13,10 +13,10 @@ real MiniLM model.  Reported: p50/p95 over the query set of
   hybrid    the whole Retriever.search (encode + sparse + dense + fusion + fetch)
   scan      opencortex scan (two ripgrep passes + mapping) vs `rg -F` run directly
 
-``--base DIR`` measures another checkout (e.g. ``git worktree add ../base <commit>``) in
+``--base DIR[,DIR…]`` measures other checkouts (``git worktree add ../base <commit>``) in
 the same run: each checkout's code runs in its own worker process over the same memex,
-and every query is timed on both, alternately — on a shared machine only the ratio is
-worth reading.  The load average is printed with the table.
+and every query is timed on each in turn (alternating who goes first) — on a shared machine
+only ratios and CPU times are worth reading.  The load average is printed with the table.
 ``--big`` adds one more size for bm25 and dense only.
 """
 
@@ -112,9 +112,9 @@ def worker(memex_dir: str, index: str, nq: int) -> None:
                       "vectors_load_s": round(t_vec, 1)}), flush=True)
     for line in sys.stdin:
         op, arg = json.loads(line)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         ops[op](arg)
-        print(json.dumps(time.perf_counter() - t), flush=True)
+        print(json.dumps([time.perf_counter() - t, time.process_time() - c]), flush=True)
     m.close()
 
 
@@ -131,11 +131,13 @@ class Worker:
             raise SystemExit(f"{name} worker failed to start")
         self.info = json.loads(line)
 
-    def time(self, op: str, arg: object) -> float:
+    def time(self, op: str, arg: object) -> tuple[float, float]:
+        """(wall seconds, CPU seconds of the worker's every thread) of one call."""
         assert self.p.stdin is not None and self.p.stdout is not None
         self.p.stdin.write(json.dumps([op, arg]) + "\n")
         self.p.stdin.flush()
-        return float(self.p.stdout.readline())
+        wall, cpu = json.loads(self.p.stdout.readline())
+        return float(wall), float(cpu)
 
     def close(self) -> None:
         assert self.p.stdin is not None
@@ -149,7 +151,8 @@ def main() -> None:
     ap.add_argument("--big", type=int, default=0)
     ap.add_argument("--queries", type=int, default=60)
     ap.add_argument("--rounds", type=int, default=2, help="passes over the query set")
-    ap.add_argument("--base", default=None, help="another checkout to measure alongside")
+    ap.add_argument("--base", default=None,
+                    help="other checkouts to measure alongside (comma-separated paths)")
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -161,8 +164,9 @@ def main() -> None:
     from opencortex.retrieval.scan import find_rg
 
     checkouts = [("head", REPO / "src")]
-    if args.base:
-        checkouts.append(("base", Path(args.base).resolve() / "src"))
+    for b in (args.base or "").split(","):
+        if b:
+            checkouts.append((Path(b).resolve().name, Path(b).resolve() / "src"))
     qs, scan_words = queries(args.queries)
     small = [int(x) for x in args.sizes.split(",") if x]
     sizes = small + ([args.big] if args.big and args.big not in small else [])
@@ -175,12 +179,15 @@ def main() -> None:
                        for name, src in checkouts]
             ops = OPS if n in small else ("bm25", "dense", "encode")
             times: dict[tuple[str, str], list[float]] = {}
+            cpu: dict[tuple[str, str], list[float]] = {}
             for rnd in range(args.rounds):
                 for i in range(len(qs)):
                     for op in ops:  # alternate which checkout goes first
                         order = workers if (i + rnd) % 2 == 0 else workers[::-1]
                         for w in order:
-                            times.setdefault((w.name, op), []).append(w.time(op, i))
+                            wall, c = w.time(op, i)
+                            times.setdefault((w.name, op), []).append(wall)
+                            cpu.setdefault((w.name, op), []).append(c)
             scan_t: dict[str, list[float]] = {}
             if n in small:
                 rg = find_rg()
@@ -189,12 +196,14 @@ def main() -> None:
                     subprocess.run([rg, "-F", "--no-config", "-e", w, str(work / "m")],
                                    capture_output=True)
                     scan_t.setdefault("rg_direct", []).append(time.perf_counter() - t0)
-                    scan_t.setdefault("scan", []).append(workers[0].time("scan", w))
+                    scan_t.setdefault("scan", []).append(workers[0].time("scan", w)[0])
             for w in workers:
                 w.close()
             for w in workers:
                 row = {"checkout": w.name, **w.info,
-                       **{op: fmt(times[(w.name, op)]) for op in ops}}
+                       **{op: fmt(times[(w.name, op)]) for op in ops},
+                       "cpu_p50_ms": {op: round(statistics.median(cpu[(w.name, op)]) * 1000, 2)
+                                      for op in ops}}
                 if w is workers[0] and scan_t:
                     row["scan"], row["rg_direct"] = fmt(scan_t["scan"]), fmt(scan_t["rg_direct"])
                 rows.append(row)
@@ -210,25 +219,38 @@ def print_table(rows: list[dict], load: tuple[float, float, float]) -> None:
 
     print(f"\nload average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
           f" ({os.cpu_count()} CPUs)")
-    print("\n| nodes | checkout | vector rows | BM25 p50/p95 ms | dense p50/p95 ms "
-          "| encode p50 ms | hybrid p50/p95 ms | scan p50 ms | rg direct p50 ms |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("\nWall time, p50 / p95 ms (CPU p50 ms: the process's CPU time, every thread — on "
+          "a busy machine the steadier figure)\n")
+    print("| nodes | checkout | vector rows | BM25 | dense | encode | hybrid "
+          "| CPU BM25 / dense / encode / hybrid | scan p50 | rg direct p50 |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        c = r["cpu_p50_ms"]
         print(f"| {r['nodes']:,} | {r['checkout']} | {r['vector_rows']:,} | {cell(r, 'bm25')} | "
-              f"{cell(r, 'dense')} | {r['encode']['p50_ms']} | {cell(r, 'hybrid')} | "
+              f"{cell(r, 'dense')} | {cell(r, 'encode')} | {cell(r, 'hybrid')} | "
+              + " / ".join(str(c.get(op, "-")) for op in OPS) + " | "
               f"{r.get('scan', {}).get('p50_ms', '-')} | "
               f"{r.get('rg_direct', {}).get('p50_ms', '-')} |")
-    base = {r["nodes"]: r for r in rows if r["checkout"] == "base"}
-    if base:
-        print("\n| nodes | head/base p50: BM25 | dense | hybrid |")
-        print("|---|---|---|---|")
+    others = sorted({r["checkout"] for r in rows} - {"head"})
+    if others:
+        print("\n| nodes | head ÷ | BM25 wall / CPU | dense wall / CPU | hybrid wall / CPU |")
+        print("|---|---|---|---|---|")
+        by = {(r["nodes"], r["checkout"]): r for r in rows}
         for r in rows:
-            b = base.get(r["nodes"])
-            if r["checkout"] != "head" or b is None:
+            if r["checkout"] != "head":
                 continue
-            ratio = [f"{r[op]['p50_ms'] / b[op]['p50_ms']:.2f}" if op in r and op in b
-                     else "-" for op in ("bm25", "dense", "hybrid")]
-            print(f"| {r['nodes']:,} | " + " | ".join(ratio) + " |")
+            for name in others:
+                b = by.get((r["nodes"], name))
+                if b is None:
+                    continue
+                cells = []
+                for op in ("bm25", "dense", "hybrid"):
+                    if op in r and op in b:
+                        cells.append(f"{r[op]['p50_ms'] / b[op]['p50_ms']:.2f} / "
+                                     f"{r['cpu_p50_ms'][op] / max(b['cpu_p50_ms'][op], 1e-3):.2f}")
+                    else:
+                        cells.append("-")
+                print(f"| {r['nodes']:,} | {name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -35,9 +35,12 @@ class RowRanker:
     """Top rows of one float32 matrix ``m`` (unit rows); the quantized copies are built
     on the first query that needs them and live as long as the matrix."""
 
-    def __init__(self, m: Any, exact_rows: int = EXACT_ROWS) -> None:
+    def __init__(self, m: Any, exact_rows: int | None = None,
+                 fraction: float = CANDIDATE_FRACTION, min_candidates: int = CANDIDATE_MIN
+                 ) -> None:
         self.m = m
-        self.exact_rows = exact_rows
+        self.exact_rows = EXACT_ROWS if exact_rows is None else exact_rows
+        self.fraction, self.min_candidates = fraction, min_candidates
         self._coarse: tuple[Any, Any, Any, Any] | None = None  # (mean, bits, int8, scale)
         self._buf: Any = None
 
@@ -53,7 +56,7 @@ class RowRanker:
         if want <= 0:
             return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)
         q = np.ascontiguousarray(q, dtype=np.float32).reshape(-1)
-        cands = max(CANDIDATE_MIN, int(n * CANDIDATE_FRACTION), want * 8)
+        cands = max(self.min_candidates, int(n * self.fraction), want * 8)
         if n <= self.exact_rows or cands >= n:
             return self._exact(q, want)
         mean, bits, m8, scale = self._quantized()
