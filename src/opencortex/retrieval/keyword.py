@@ -177,8 +177,9 @@ class TantivyEngine:
         index = self._index
         words, phrases, prefixes = query_terms(query)
         parts = []
-        for text in [*words, *phrases]:
-            quoted = '"' + text.replace("\\", " ").replace('"', " ") + '"'
+        # a literal given twice counts once (as the query parser had it; "cell cells"
+        # is two literals, both scored)
+        for quoted in dict.fromkeys(f'"{t.replace(chr(92), " ")}"' for t in [*words, *phrases]):
             for f, b in self.boosts.items():
                 q, _errors = index.parse_query_lenient(quoted, [f])
                 parts.append(q if b == 1.0 else tantivy.Query.boost_query(q, b))
