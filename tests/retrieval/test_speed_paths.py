@@ -65,6 +65,7 @@ def test_exact_path_below_the_threshold_and_edge_sizes() -> None:
     assert len(RowRanker(zero, exact_rows=0, min_candidates=0).top(np.ones(8), 2)[0]) == 2
 
 
+@pytest.mark.sqlite_only("the in-memory matrix path; PostgreSQL ranks in pgvector")
 def test_dense_search_above_the_threshold_matches_brute_force(tmp_path: Path,
                                                               monkeypatch) -> None:
     root = tmp_path / "m"
@@ -103,6 +104,7 @@ def kw_mx(tmp_path: Path):
     m.close()
 
 
+@pytest.mark.sqlite_only("the tantivy engine; PostgreSQL searches its own full text")
 def test_flat_query_scores_equal_the_grouped_parser_query(kw_mx: Memex) -> None:
     r = Retriever(kw_mx, embedder=HashingEmbedder())
     r.keyword.sync(kw_mx.store)
@@ -110,13 +112,15 @@ def test_flat_query_scores_equal_the_grouped_parser_query(kw_mx: Memex) -> None:
     assert isinstance(e, TantivyEngine)
     index = e._index
     searcher = index.searcher()
-    for query in ("caching run", "parent cache", "hydration", '"warm caches" bread'):
+    for query in ("caching run", "parent cache", "hydration", '"warm caches" bread',
+                  "caching caching run", "run running"):  # a repeated literal counts once
         grouped = index.parse_query_lenient(query, list(e.boosts), field_boosts=e.boosts)[0]
         want = sorted(round(s, 4) for s, _ in searcher.search(grouped, 10).hits)
         got = sorted(round(h.score, 4) for h in e.search(query, 10))
         assert got == want and got, query
 
 
+@pytest.mark.sqlite_only("the tantivy engine; PostgreSQL searches its own full text")
 def test_keyword_hits_resolve_row_ids_and_skip_stale_ones(kw_mx: Memex,
                                                          tmp_path: Path) -> None:
     r = Retriever(kw_mx, embedder=HashingEmbedder())
