@@ -1,6 +1,6 @@
 """The fast paths give the answers of the slow ones: dense top-k in three stages (sign
 bits, int8, exact) against brute force; the flat keyword query against the parser's
-grouped one; keyword hits resolved through row ids, stale ones skipped."""
+grouped one; keyword hits resolved through row ids, checked by a hash of the key."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def test_flat_query_scores_equal_the_grouped_parser_query(kw_mx: Memex) -> None:
 
 
 @pytest.mark.sqlite_only("the tantivy engine; PostgreSQL searches its own full text")
-def test_keyword_hits_resolve_row_ids_and_skip_stale_ones(kw_mx: Memex,
+def test_keyword_hits_resolve_row_ids_checked_by_key_hash(kw_mx: Memex,
                                                          tmp_path: Path) -> None:
     r = Retriever(kw_mx, embedder=HashingEmbedder())
     r.keyword.sync(kw_mx.store)
@@ -131,7 +131,11 @@ def test_keyword_hits_resolve_row_ids_and_skip_stale_ones(kw_mx: Memex,
     # an engine without a store answers from the stored keys: the same list
     bare = TantivyEngine(r.keyword.path)
     assert [h.key for h in bare.search("caching", 10)] == keys
-    # rows the store no longer has (the index is behind): skipped, not an error
+    # row ids renumbered under the index (or reused by other nodes): the key hashes do
+    # not match, so the stored keys answer — the same list, never another node's key
     db = kw_mx.store.db
     db.execute("UPDATE nodes SET id = id + 1000")
-    assert r.keyword.search("caching", 10) == []
+    assert [h.key for h in r.keyword.search("caching", 10)] == keys
+    db.execute("UPDATE nodes SET key = 'x' || key")  # ids point at other keys now
+    db.execute("UPDATE nodes SET id = id - 1000")
+    assert [h.key for h in r.keyword.search("caching", 10)] == keys

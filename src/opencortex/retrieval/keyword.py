@@ -7,8 +7,9 @@ The engine is tantivy (Rust, block-max WAND): about a millisecond at 100k nodes 
 SQLite FTS5 OR-queries take ~20 ms.  Two things keep it there: the query is one flat OR of
 (field, word) term clauses — tantivy only runs block-max WAND over a flat disjunction of
 terms; the parser's per-word sub-disjunctions across fields made it score every matching
-document (9 ms at 100k) — and hits are read through a numeric fast field (the node's row
-id, resolved to keys in one SQLite query) instead of a stored-document fetch per hit.  Its index lives beside the SQLite index, is derived
+document (9 ms at 100k) — and hits are read through numeric fast fields (the node's row
+id, resolved to keys in one SQLite query, and a hash of the key that proves the id still
+names that node; if not, the stored key) instead of a stored-document fetch per hit.  Its index lives beside the SQLite index, is derived
 from it (never from the files directly) and is disposable: it is brought up to date
 file by file from ``files.hash``, and rebuilt from scratch if missing or unreadable.
 Structured filters (todo:, tags:, dates…) go through the SQLite store, which also has
@@ -18,6 +19,7 @@ to build: ``engine_for`` returns an engine that asks the store's own full text.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -34,7 +36,7 @@ FIELD_BOOSTS = {"text": 1.0, "title": 0.5, "outline": 0.25, "tags": 0.0}
 """``text`` holds the title, tags and body (one BM25 document per node: this is what beat
 per-field scoring); ``title``, ``outline`` (the ancestors' titles) and ``tags`` add on top
 of it with these boosts (0: not searched)."""
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 _STOP = frozenset("""a an and are as at be but by can do does for from how i if in into is
 it its of on or so such that the their then there these they this to was what when where
 which who why will with you your my me we our""".split())
@@ -100,6 +102,7 @@ class TantivyEngine:
         sb.add_text_field("key", stored=True, tokenizer_name="raw")
         sb.add_text_field("file", stored=False, tokenizer_name="raw")
         sb.add_integer_field("nid", stored=False, indexed=False, fast=True)  # nodes.id
+        sb.add_integer_field("khash", stored=False, indexed=False, fast=True)  # _khash(key)
         for f in FIELD_BOOSTS:
             sb.add_text_field(f, stored=False, tokenizer_name="en_stem")
         return sb.build()
@@ -152,7 +155,7 @@ class TantivyEngine:
                     "SELECT id, key, outline, title, tags, body FROM nodes WHERE file_id = ?",
                     (fid,)):
                 writer.add_document(tantivy.Document(
-                    key=key, file=p, nid=nid, title=title, tags=tags,
+                    key=key, file=p, nid=nid, khash=_khash(key), title=title, tags=tags,
                     outline=" / ".join(json.loads(outline)),
                     text=f"{title}\n{tags}\n{body}"))
             if progress:
@@ -207,11 +210,22 @@ class TantivyEngine:
         if self._store is None:  # no store to map row ids: the stored keys (slower)
             return [KeywordHit(searcher.doc(addr)["key"][0], float(score))
                     for score, addr in hits]
-        nids = searcher.fast_field_values("nid", [addr for _, addr in hits])
+        addrs = [addr for _, addr in hits]
+        nids = searcher.fast_field_values("nid", addrs)
         marks = ",".join("?" * len(nids))
         key_of = dict(self._store().db.execute(
             f"SELECT id, key FROM nodes WHERE id IN ({marks})", nids))
-        # a row id the store no longer has: the index is behind the store (the caller
-        # syncs on every generation change), so that hit is skipped
-        return [KeywordHit(key_of[nid], float(score))
-                for (score, _addr), nid in zip(hits, nids, strict=True) if nid in key_of]
+        out = []
+        for (score, addr), nid, h in zip(hits, nids, searcher.fast_field_values("khash", addrs),
+                                         strict=True):
+            key = key_of.get(nid)
+            if key is None or _khash(key) != h:  # ids renumbered since: the stored key
+                key = searcher.doc(addr)["key"][0]
+            out.append(KeywordHit(key, float(score)))
+        return out
+
+
+def _khash(key: str) -> int:
+    """A signed 64-bit hash of a node key: checks a row id still names the same node."""
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little",
+                          signed=True)
