@@ -61,20 +61,25 @@ class SearchResult:
                 "hits": [h.to_dict() for h in self.hits], "notes": self.notes}
 
 
-def snippet(body: str, query: str, width: int = 160) -> str:
-    """The part of the body around the first query word it contains."""
+def snippet(body: str, query: str | re.Pattern[str] | None, width: int = 160) -> str:
+    """The part of the body around the first query word it contains (``query``: the
+    text, or ``query_pattern(text)`` made once for many bodies)."""
     text = " ".join((body or "").split())
     if not text:
         return ""
-    words, phrases, prefixes = query_terms(query)
-    best = -1
-    for w in [*phrases, *words, *prefixes]:
-        m = re.search(re.escape(w), text, re.I)
-        if m and (best < 0 or m.start() < best):
-            best = m.start()
-    start = max(0, best - width // 3) if best >= 0 else 0
+    pattern = query_pattern(query) if isinstance(query, str) else query
+    m = pattern.search(text) if pattern is not None else None
+    start = max(0, m.start() - width // 3) if m else 0
     out = text[start:start + width]
     return ("…" if start else "") + out + ("…" if start + width < len(text) else "")
+
+
+def query_pattern(query: str) -> re.Pattern[str] | None:
+    """One case-blind alternation of the query's phrases, words and prefixes: its
+    leftmost match is the earliest of any of them."""
+    words, phrases, prefixes = query_terms(query)
+    terms = [t for t in [*phrases, *words, *prefixes] if t]
+    return re.compile("|".join(map(re.escape, terms)), re.I) if terms else None
 
 
 class Retriever:
@@ -228,12 +233,13 @@ class Retriever:
                 ranked += [(key, s) for key, s in page if key in got and not hide(got[key])]
             ranked = ranked[:k]
         hits = []
+        pattern = query_pattern(query)
         for key, score in ranked:
             n = nodes.get(key)
             if n is None:
                 continue
             w = {"sparse_rank": None, "dense_rank": None, "linked_from": None, **why[key]}
-            hit = self._hit(n, score, query, w)
+            hit = self._hit(n, score, pattern, w)
             hit.match_line = lines.get(key)
             hits.append(hit)
         return SearchResult(query, mode, hits, notes)
@@ -252,9 +258,10 @@ class Retriever:
                     why[other] = {"linked_from": key}
 
     @staticmethod
-    def _hit(n: Node, score: float, query: str, why: dict[str, Any]) -> SearchHit:
+    def _hit(n: Node, score: float, pattern: re.Pattern[str] | None,
+             why: dict[str, Any]) -> SearchHit:
         return SearchHit(n.id, n.key, n.file, n.line, [*n.outline, n.title], n.title,
-                         round(score, 6), snippet(n.body or "", query), why)
+                         round(score, 6), snippet(n.body or "", pattern), why)
 
     def close(self) -> None:
         self.memex.close()

@@ -3,8 +3,13 @@ body, English stemming), plus boosted title and tags fields; the query's words a
 and scored (a node need not hold them all), phrases and ``prefix*`` as written.  The boosts
 were chosen by cross-validation on public dev sets (``bench/retrieval_tune.py``).
 
-The engine is tantivy (Rust, block-max WAND): sub-millisecond at 100k nodes where
-SQLite FTS5 OR-queries take ~20 ms.  Its index lives beside the SQLite index, is derived
+The engine is tantivy (Rust, block-max WAND): about a millisecond at 100k nodes where
+SQLite FTS5 OR-queries take ~20 ms.  Two things keep it there: the query is one flat OR of
+(field, word) term clauses — tantivy only runs block-max WAND over a flat disjunction of
+terms; the parser's per-word sub-disjunctions across fields made it score every matching
+document (9 ms at 100k) — and hits are read through numeric fast fields (the node's row
+id, resolved to keys in one SQLite query, and a hash of the key that proves the id still
+names that node; if not, the stored key) instead of a stored-document fetch per hit.  Its index lives beside the SQLite index, is derived
 from it (never from the files directly) and is disposable: it is brought up to date
 file by file from ``files.hash``, and rebuilt from scratch if missing or unreadable.
 Structured filters (todo:, tags:, dates…) go through the SQLite store, which also has
@@ -14,6 +19,7 @@ to build: ``engine_for`` returns an engine that asks the store's own full text.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -30,7 +36,7 @@ FIELD_BOOSTS = {"text": 1.0, "title": 0.5, "outline": 0.25, "tags": 0.0}
 """``text`` holds the title, tags and body (one BM25 document per node: this is what beat
 per-field scoring); ``title``, ``outline`` (the ancestors' titles) and ``tags`` add on top
 of it with these boosts (0: not searched)."""
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "5"
 _STOP = frozenset("""a an and are as at be but by can do does for from how i if in into is
 it its of on or so such that the their then there these they this to was what when where
 which who why will with you your my me we our""".split())
@@ -56,7 +62,7 @@ def engine_for(memex: Any) -> KeywordEngine:
 
         return PgKeywordEngine(lambda: memex.store)
     base = memex.settings.index_path
-    return TantivyEngine(base.with_name(base.name + ".tantivy"))
+    return TantivyEngine(base.with_name(base.name + ".tantivy"), store=lambda: memex.store)
 
 
 def query_terms(query: str) -> tuple[list[str], list[str], list[str]]:
@@ -77,11 +83,15 @@ def query_terms(query: str) -> tuple[list[str], list[str], list[str]]:
 
 
 class TantivyEngine:
-    """BM25 over title/tags/body in a tantivy index at ``path`` (a directory)."""
+    """BM25 over title/tags/body in a tantivy index at ``path`` (a directory).
+    ``store``: the SQLite store the index is derived from (it maps hits' row ids to node
+    keys); ``sync`` remembers the store it is given."""
 
-    def __init__(self, path: str | Path, boosts: dict[str, float] | None = None) -> None:
+    def __init__(self, path: str | Path, boosts: dict[str, float] | None = None,
+                 store: Callable[[], SqliteStore] | None = None) -> None:
         self.path = Path(path)
         self._index: Any = None
+        self._store = store
         self.boosts = {f: b for f, b in (boosts or FIELD_BOOSTS).items() if b > 0}
 
     # -- building ---------------------------------------------------------------
@@ -91,6 +101,8 @@ class TantivyEngine:
         sb = tantivy.SchemaBuilder()
         sb.add_text_field("key", stored=True, tokenizer_name="raw")
         sb.add_text_field("file", stored=False, tokenizer_name="raw")
+        sb.add_integer_field("nid", stored=False, indexed=False, fast=True)  # nodes.id
+        sb.add_integer_field("khash", stored=False, indexed=False, fast=True)  # _khash(key)
         for f in FIELD_BOOSTS:
             sb.add_text_field(f, stored=False, tokenizer_name="en_stem")
         return sb.build()
@@ -122,6 +134,8 @@ class TantivyEngine:
         """Bring the engine up to date with the store; returns files re-indexed."""
         import tantivy
 
+        if self._store is None:
+            self._store = lambda: store
         index = self._open(store)
         db = store.db
         have = dict(db.execute("SELECT path, hash FROM keyword_sync"))
@@ -137,11 +151,11 @@ class TantivyEngine:
         for i, (fid, p, _h) in enumerate(changed, 1):
             if p in have:
                 writer.delete_documents_by_term("file", p)
-            for key, outline, title, tags, body in db.execute(
-                    "SELECT key, outline, title, tags, body FROM nodes WHERE file_id = ?",
+            for nid, key, outline, title, tags, body in db.execute(
+                    "SELECT id, key, outline, title, tags, body FROM nodes WHERE file_id = ?",
                     (fid,)):
                 writer.add_document(tantivy.Document(
-                    key=key, file=p, title=title, tags=tags,
+                    key=key, file=p, nid=nid, khash=_khash(key), title=title, tags=tags,
                     outline=" / ".join(json.loads(outline)),
                     text=f"{title}\n{tags}\n{body}"))
             if progress:
@@ -158,21 +172,25 @@ class TantivyEngine:
 
     # -- searching ------------------------------------------------------------
     def _query(self, query: str) -> Any:
+        """One flat OR of boosted (field, term) clauses: words and phrases on every
+        searched field, ``prefix*`` as prefix terms (the same sum of scores as the parser's
+        per-word groups, but flat, so tantivy can skip with block-max WAND)."""
         import tantivy
 
         index = self._index
         words, phrases, prefixes = query_terms(query)
         parts = []
-        quoted = [f'"{w}"' for w in words] + [f'"{p}"' for p in phrases]
-        if quoted:  # OR-ed (the parser's default): scored, not required
-            qs = " ".join(q.replace("\\", " ") for q in quoted)
-            parts.append(index.parse_query_lenient(qs, list(self.boosts),
-                                                   field_boosts=self.boosts)[0])
+        # a literal given twice counts once (as the query parser had it; "cell cells"
+        # is two literals, both scored)
+        for quoted in dict.fromkeys(f'"{t.replace(chr(92), " ")}"' for t in [*words, *phrases]):
+            for f, b in self.boosts.items():
+                q, _errors = index.parse_query_lenient(quoted, [f])
+                parts.append(q if b == 1.0 else tantivy.Query.boost_query(q, b))
         schema = index.schema
         for p in prefixes:
             for f, b in self.boosts.items():
                 q = tantivy.Query.fuzzy_term_query(schema, f, p, distance=0, prefix=True)
-                parts.append(tantivy.Query.boost_query(q, b))
+                parts.append(q if b == 1.0 else tantivy.Query.boost_query(q, b))
         if not parts:
             return None
         if len(parts) == 1:
@@ -186,6 +204,28 @@ class TantivyEngine:
         if q is None:
             return []
         searcher = self._index.searcher()
-        res = searcher.search(q, k, count=False)
-        return [KeywordHit(searcher.doc(addr)["key"][0], float(score))
-                for score, addr in res.hits]
+        hits = searcher.search(q, k, count=False).hits
+        if not hits:
+            return []
+        if self._store is None:  # no store to map row ids: the stored keys (slower)
+            return [KeywordHit(searcher.doc(addr)["key"][0], float(score))
+                    for score, addr in hits]
+        addrs = [addr for _, addr in hits]
+        nids = searcher.fast_field_values("nid", addrs)
+        marks = ",".join("?" * len(nids))
+        key_of = dict(self._store().db.execute(
+            f"SELECT id, key FROM nodes WHERE id IN ({marks})", nids))
+        out = []
+        for (score, addr), nid, h in zip(hits, nids, searcher.fast_field_values("khash", addrs),
+                                         strict=True):
+            key = key_of.get(nid)
+            if key is None or _khash(key) != h:  # ids renumbered since: the stored key
+                key = searcher.doc(addr)["key"][0]
+            out.append(KeywordHit(key, float(score)))
+        return out
+
+
+def _khash(key: str) -> int:
+    """A signed 64-bit hash of a node key: checks a row id still names the same node."""
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little",
+                          signed=True)
