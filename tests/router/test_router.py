@@ -149,16 +149,18 @@ def test_a_bare_directive_names_the_tool_of_the_clause_before_it():
     assert [i.target for i in out] == ["notes"]
 
 
-def test_a_bare_topic_is_a_notes_search_unless_the_classifier_is_sure(monkeypatch):
+def test_a_bare_topic_the_classifier_cannot_place_is_a_notes_search(monkeypatch):
     from opencortex.router import decompose as D
 
     probs = {t: 0.0 for t in TARGETS}
-    sure = D.Verdict("shell", 0.99, {**probs, "shell": 0.99})
-    unsure = D.Verdict("shell", 0.6, {**probs, "shell": 0.6})
-    monkeypatch.setattr(D, "_verdicts", lambda clauses, embed: [sure] * len(clauses))
-    assert D._classify_many(["print the file notes.md"], fake_embed) == ["shell"]
-    monkeypatch.setattr(D, "_verdicts", lambda clauses, embed: [unsure] * len(clauses))
-    assert D._classify_many(["caching strategies"], fake_embed) == ["notes"]
+    sure = D.Verdict("shell", 0.9, {**probs, "shell": 0.9})
+    unsure = D.Verdict("shell", 0.2, {**probs, "shell": 0.2})
+    chat = D.Verdict("chat", 0.9, {**probs, "chat": 0.9})
+    for v, clause, want in ((sure, "line count of main.py", "shell"),
+                            (unsure, "caching strategies", "notes"),
+                            (chat, "fair enough", "chat")):
+        monkeypatch.setattr(D, "_verdicts", lambda clauses, embed, v=v: [v] * len(clauses))
+        assert D._classify_many([clause], fake_embed) == [want], clause
 
 
 # -- argument extraction -----------------------------------------------------------------------
@@ -366,7 +368,7 @@ def test_abstains_to_chat_when_unsure_or_far_from_every_training_utterance():
     probs = {t: 0.0 for t in TARGETS}
     assert _decide("count the lines", Verdict("shell", 0.95, probs, near=0.9)) == "shell"
     assert _decide("qwv zzk", Verdict("shell", 0.95, probs, near=0.1)) == "chat"
-    assert _decide("hmm maybe", Verdict("notes", 0.3, probs, near=0.8)) == "chat"
+    assert _decide("hmm maybe", Verdict("notes", 0.2, probs, near=0.8)) == "chat"
     # a write-capable guess on a question goes to the best read-only target instead
     q = {**probs, "skill-creator": 0.6, "notes": 0.35}
     assert _decide("what are my skills?", Verdict("skill-creator", 0.6, q)) == "notes"
