@@ -291,6 +291,52 @@ def knn_vote(sims: Any, anchor_y: Any, n_labels: int, k: int = KNN_K,
     return out / out.sum(axis=1, keepdims=True)
 
 
+class _Sparse:
+    """The hashed n-gram block as coordinate lists: a few dozen non-zeros per row of
+    ``NGRAM_DIM``, so products touch those only (a dense product reads the whole block twice
+    per step, which made training take half a minute)."""
+
+    def __init__(self, block: Any) -> None:
+        import numpy as np
+
+        self.shape = block.shape
+        self.rows, self.cols = np.nonzero(block)
+        self.vals = block[self.rows, self.cols].astype(np.float32)
+        self.row_starts, self.row_ids = self._runs(self.rows)
+        self.by_col = np.argsort(self.cols, kind="stable")
+        self.col_starts, self.col_ids = self._runs(self.cols[self.by_col])
+
+    @staticmethod
+    def _runs(sorted_ids: Any) -> tuple[Any, Any]:
+        import numpy as np
+
+        if not len(sorted_ids):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+        return starts, sorted_ids[starts]
+
+    def dot(self, w: Any) -> Any:
+        """block @ w"""
+        import numpy as np
+
+        out = np.zeros((self.shape[0], w.shape[1]), dtype=np.float32)
+        if len(self.vals):
+            out[self.row_ids] = np.add.reduceat(self.vals[:, None] * w[self.cols],
+                                                self.row_starts, axis=0)
+        return out
+
+    def tdot(self, g: Any) -> Any:
+        """block.T @ g"""
+        import numpy as np
+
+        out = np.zeros((self.shape[1], g.shape[1]), dtype=np.float32)
+        if len(self.vals):
+            o = self.by_col
+            out[self.col_ids] = np.add.reduceat(self.vals[o, None] * g[self.rows[o]],
+                                                self.col_starts, axis=0)
+        return out
+
+
 def fit(x: Any, labels: Sequence[str], *, l2: float = L2, iters: int = ITERS,
         lr: float = LEARNING_RATE, weights: Any = None) -> Classifier:
     """Multinomial logistic regression by full-batch gradient descent (deterministic);
@@ -302,11 +348,12 @@ def fit(x: Any, labels: Sequence[str], *, l2: float = L2, iters: int = ITERS,
     y = np.asarray([names.index(t) for t in labels])
     mu = x.mean(axis=0)
     sd = x.std(axis=0) + np.float32(1e-6)
-    emb_dim = x.shape[1] - NGRAM_DIM
+    emb_dim = max(x.shape[1] - NGRAM_DIM, 0)
     mu[emb_dim:] = 0.0  # sparse n-gram columns keep their scale: standardising them would
     sd[emb_dim:] = 1.0 / 8  # blow rare grams up; 8x puts them near the embedding's range
-    xs = (x - mu) / sd
-    n, d = xs.shape
+    dense = (x[:, :emb_dim] - mu[:emb_dim]) / sd[:emb_dim]
+    sparse = _Sparse(x[:, emb_dim:] / sd[emb_dim:])
+    n, d = x.shape
     k = len(names)
     onehot = np.zeros((n, k), dtype=np.float32)
     onehot[np.arange(n), y] = 1.0
@@ -322,13 +369,16 @@ def fit(x: Any, labels: Sequence[str], *, l2: float = L2, iters: int = ITERS,
     v_b = np.zeros_like(b)
     b1, b2, eps = 0.9, 0.999, 1e-8
     step = lr * 0.02
+    gw = np.empty_like(w)
     for t in range(1, iters + 1):
-        z = xs @ w + b
+        z = dense @ w[:emb_dim] + sparse.dot(w[emb_dim:]) + b
         z -= z.max(axis=1, keepdims=True)
         p = np.exp(z)
         p /= p.sum(axis=1, keepdims=True)
         g = (p - onehot) * sw
-        gw = xs.T @ g + l2 * w
+        gw[:emb_dim] = dense.T @ g
+        gw[emb_dim:] = sparse.tdot(g)
+        gw += l2 * w
         gb = g.sum(axis=0)
         m_w = b1 * m_w + (1 - b1) * gw
         v_w = b2 * v_w + (1 - b2) * gw * gw
