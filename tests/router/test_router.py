@@ -150,7 +150,9 @@ def test_a_bare_directive_names_the_tool_of_the_clause_before_it():
 
 
 def test_a_bare_topic_the_classifier_cannot_place_is_a_notes_search(monkeypatch):
-    from opencortex.router import decompose as D
+    import importlib
+
+    D = importlib.import_module("opencortex.router.decompose")
 
     probs = {t: 0.0 for t in TARGETS}
     sure = D.Verdict("shell", 0.9, {**probs, "shell": 0.9})
