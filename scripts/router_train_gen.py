@@ -2,6 +2,10 @@
 
 Run: python scripts/router_train_gen.py            (rewrites the jsonl; deterministic)
 
+This is the template half of the router's training data; the other half,
+``router/data/train_hand.jsonl``, is written by hand one utterance at a time and is not
+generated (the classifier weighs these template rows down: see ``classifier.SOURCES``).
+
 Every line is written here, in this project's own phrasing: templates x slot fillers per target,
 plus hand-written sentences, then light surface noise (case, punctuation, politeness, typos) so
 the classifier does not key on one register.  Bump VERSION when the generator's output changes

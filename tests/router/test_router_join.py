@@ -67,12 +67,12 @@ def test_knn_vote_weights_the_nearest_anchors():
 
 
 def test_predict_blends_the_vote_and_survives_save_and_load(tmp_path, monkeypatch):
-    monkeypatch.setattr(classifier, "KNN_WEIGHT", 0.5)  # off by default; the path still works
+    monkeypatch.setattr(classifier, "KNN_WEIGHT", 0.5)  # heavier than the default: visible
     texts = ["list the files here", "show disk usage", "what did I write on tea",
              "my notes about tea"]
     labels = ["shell", "shell", "notes", "notes"]
     emb = fake_embed(texts)
-    clf = fit(classifier.features(emb, texts), labels, iters=50)
+    clf = fit(classifier.features(emb, texts), labels, iters=5)  # unsaturated: the vote shows
     linear = clf.predict(classifier.features(emb, texts), emb)[0]
     clf.anchors = emb.astype(np.float16)
     clf.anchor_y = np.array([clf.labels.index(t) for t in labels], dtype=np.int16)

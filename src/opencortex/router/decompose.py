@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["TARGETS", "WRITE_TARGETS", "EmbedFn", "Intent", "Verdict", "classify", "decompose",
-           "is_back_reference", "is_imperative", "is_question", "verdict",
+           "is_back_reference", "is_bare_directive", "is_imperative", "is_question", "verdict",
            "warm"]
 
 TARGETS: tuple[str, ...] = ("notes", "shell", "gtd", "review", "web", "foundry", "skill-creator",
@@ -41,14 +41,17 @@ WRITE_TARGETS = frozenset({"foundry", "skill-creator"})
 EmbedFn = Callable[[Sequence[str]], "np.ndarray"]
 """Texts -> float rows of unit length, one per text, in order."""
 
-ABSTAIN = 0.40
-"""Below this top probability the clause is like no tool request: it is chat."""
+ABSTAIN = 0.30
+"""Below this top probability the clause is like no tool request: it is chat (chosen on the
+hand-written rows' cross-validated probabilities: 0.3 ~ 0.4 > 0.5)."""
 MIN_SIMILARITY = 0.20
 """Below this best cosine to any training utterance the clause is out of distribution: chat
 (kept low: MiniLM's nearness is dominated by topic words, so an unseen topic in a familiar
 request — "what do my notes say about BM25?" — is only ~0.3 near; below 0.2 is noise)."""
-WRITE_CONFIDENCE = 0.80
-"""A code-creating target must be at least this sure (and phrased as a command)."""
+WRITE_CONFIDENCE = 0.50
+"""A code-creating target must be at least this sure (and phrased as a command: the command
+form is the safety, this only stops a coin toss; cross-validated: 0.5 kept 0.7% more
+requests right than 0.8)."""
 SPLIT_CONFIDENCE = 0.95
 """Both sides of an unmarked "and"/comma must be this sure, for different targets, to split."""
 
@@ -100,7 +103,7 @@ _QWORD_RE = re.compile(
     r"have|has|any|anything|qu'est-ce|quel|quelle|quand|où|comment|est-ce|was|wie|wann|wo|"
     r"welche|welcher|qué|que|cuál|cómo|cuándo|dónde|¿\w*)\b", re.IGNORECASE)
 _OPENERS_RE = re.compile(
-    r"^(?:(?:hey|ok|okay|so|um|please|also|then|now|quick one)[,:]?\s+|"
+    r"^(?:(?:hey|ok|okay|so|um|please|also|then|now|quick one|let's|lets|let us)[,:]?\s+|"
     r"(?:can|could|would|will) you(?: please)?\s+|i(?:'d| would) like you to\s+|"
     r"i (?:want|need) you to\s+|go ahead and\s+|s'il te plaît\s+|bitte\s+|por favor\s+)+",
     re.IGNORECASE)
@@ -122,12 +125,19 @@ def is_question(clause: str) -> bool:
 
 def is_imperative(clause: str) -> bool:
     """A command with a creating verb first (after politeness), or "I want a …": what a
-    write-capable target needs before it may run."""
-    body = _OPENERS_RE.sub("", clause.strip())
-    if _WANT_RE.match(body):
-        return True
-    m = re.match(r"[\w'-]+", body.lower())
-    return m is not None and m.group(0) in _WRITE_VERBS and not is_question(clause)
+    write-capable target needs before it may run.  The command may follow a remark ("we're
+    redoing the attic, set up a project for it"): any comma-, colon- or dash-separated part
+    of a clause that is no question may carry it."""
+    if is_question(clause):
+        return False
+    for part in re.split(r"\s*(?:[,;:]|\s-\s|—)\s*", clause.strip()):
+        body = _OPENERS_RE.sub("", part)
+        if _WANT_RE.match(body):
+            return True
+        m = re.match(r"[\w'-]+", body.lower())
+        if m and m.group(0) in _WRITE_VERBS:
+            return True
+    return False
 
 
 def _verdicts(clauses: Sequence[str], embed: EmbedFn | None) -> list[Verdict]:
@@ -154,7 +164,7 @@ def warm(*, retrain: bool = False) -> dict[str, Any]:
     quick start.  Returns what it did and how long each part took."""
     import time
 
-    from .classifier import TRAIN_FILE, cache_file, cached_classifier, drop_cached
+    from .classifier import SOURCES, cache_file, cached_classifier, drop_cached
 
     t0 = time.perf_counter()
     fn = _get_default_embed()
@@ -165,7 +175,10 @@ def warm(*, retrain: bool = False) -> dict[str, Any]:
     cached = file.is_file()
     clf = cached_classifier(fn, DEFAULT_MODEL_ID)
     t2 = time.perf_counter()
-    return {"ok": True, "trained": not cached, "cache": str(file), "train_file": str(TRAIN_FILE),
+    return {"ok": True, "trained": not cached, "cache": str(file),
+            "train_file": str(SOURCES[0].path),
+            "train_files": [{"path": str(s.path), "weight": s.weight, "per_group": s.per_group}
+                            for s in SOURCES],
             "labels": clf.labels, "rows": 0 if clf.anchors is None else len(clf.anchors),
             "embedder_seconds": round(t1 - t0, 3), "classifier_seconds": round(t2 - t1, 3)}
 
@@ -215,22 +228,63 @@ def is_keyword_query(clause: str) -> bool:
     return w not in _QWORDS and w not in _VERBS and not w.startswith(("/", "$", "`"))
 
 
+
+
 def _classify_many(clauses: Sequence[str], embed: EmbedFn | None) -> list[str]:
     out: list[str | None] = []
     todo: list[int] = []
+    keyword: set[int] = set()
     for i, c in enumerate(clauses):
         if is_pleasantry(c):
             out.append("chat")
             continue
-        if is_keyword_query(c):
-            out.append("notes")
-            continue
         out.append(rule_target(c))
         if out[-1] is None:
             todo.append(i)
+            if is_keyword_query(c):
+                keyword.add(i)
     for i, v in zip(todo, _verdicts([clauses[i] for i in todo], embed), strict=True):
         out[i] = _decide(clauses[i], v)
+        if i in keyword and out[i] == "chat" and v.target != "chat":
+            # a bare topic the classifier cannot place ("zfs snapshots"): look in the notes.
+            # Not a rule of its own: most short verbless clauses are commands or remarks
+            # ("line count of main.py", "tax return: done"), which the classifier reads
+            out[i] = "notes"
     return [t or "chat" for t in out]
+
+
+_BARE_DIRECTIVE = re.compile(
+    r"^(?:and\s+|also\s+|then\s+|so\s+|just\s+|please\s+|pls\s+|can you\s+|could you\s+)*"
+    r"(?:(?:check|search|look(?:\s+it)?(?:\s+up)?|google(?:\s+it)?|find out|see|verify|confirm)"
+    r"(?:\s+(?:it|that|this))?(?:\s+(?:online|on the (?:web|internet|net)|the (?:web|internet)|"
+    r"on google|in my notes|my notes|the notes|in the memex|for me))+"
+    r"|look (?:it|that) up|google (?:it|that))\s*(?:please|pls|for me)?[.!?]*$", re.IGNORECASE)
+"""A clause that only names where to look ("check online", "look it up on the web", "check
+my notes"): it says how to do the request before it, it is no request of its own."""
+
+
+def is_bare_directive(clause: str) -> bool:
+    """Does the clause only say which tool to use for the clause before it?"""
+    return bool(_BARE_DIRECTIVE.match(clause.strip()))
+
+
+def _join_directives(clauses: list[str], sentence_of: list[int]
+                     ) -> tuple[list[str], list[int], dict[int, str]]:
+    """Fold each bare directive into the clause before it; the joined clause takes the
+    directive's target (returned by index), since the directive names the tool."""
+    out: list[str] = []
+    sents: list[int] = []
+    forced: dict[int, str] = {}
+    for c, n in zip(clauses, sentence_of, strict=True):
+        if out and is_bare_directive(c):
+            prev = out[-1].rstrip()
+            sep = " " if prev.endswith((",", ";", ":", ".", "?", "!")) else ", "
+            out[-1] = f"{prev}{sep}{c}"
+            forced[len(out) - 1] = c
+            continue
+        out.append(c)
+        sents.append(n)
+    return out, sents, forced
 
 
 def _split_by_meaning(clause: str, embed: EmbedFn | None) -> list[str]:
@@ -269,8 +323,14 @@ def decompose(text: str, *, embed: EmbedFn | None = None) -> list[Intent]:
                 parts = _split_by_meaning(clause, embed)
                 clauses.extend(parts)
                 sentence_of.extend([n] * len(parts))
+    clauses, sentence_of, forced = _join_directives(clauses, sentence_of)
     bodies = [strip_greeting(c) for c in clauses]
     targets = _classify_many(bodies, embed)
+    if forced:
+        directive_targets = _classify_many(list(forced.values()), embed)
+        for i, t in zip(forced, directive_targets, strict=True):
+            if t != "chat":
+                targets[i] = t
     items, sentence_of = _join_back_references(
         list(zip(targets, bodies, clauses, strict=True)), sentence_of)
     merged = _fold_context(items, sentence_of)

@@ -46,7 +46,8 @@ delete deploy download draft edit email execute fetch file find fix get give goo
 init initialise initialize install kill launch list look make mark move note open pin ping plan
 pull push put read record remind remove rename restart review run save scaffold schedule search
 send set show spin start summarise summarize teach tell update write draft bootstrap scan
-explain describe translate compare define calculate convert
+explain describe translate compare define calculate convert print count display tail ping kill
+install upgrade google
 cherche trouve lance exécute ajoute crée montre rappelle planifie ouvre mets affiche fais
 recherche note télécharge
 such suche finde zeig zeige führe starte erstelle lege füge erinnere plane öffne setz setze
@@ -57,7 +58,8 @@ anota
 # Verbs that are also common nouns ("pros and list"): need at least two words after them.
 _NOUNISH = {"list", "schedule", "review", "plan", "note", "file", "check", "search", "record",
             "update", "run", "start", "set", "show", "book", "help", "pin", "fix", "email",
-            "capture", "draft", "copy", "move", "save", "read", "write", "look", "mark"}
+            "capture", "draft", "copy", "move", "save", "read", "write", "look", "mark",
+            "count", "print", "display", "tail", "kill", "google"}
 _QWORDS = {"what", "what's", "whats", "which", "how", "when", "where", "who", "why", "is", "are",
            "do", "does", "did", "can", "could", "would", "will", "qu'est-ce", "quel", "quelle",
            "comment", "was", "wie", "wann", "wo", "welche", "welcher", "qué", "que", "cuál",
