@@ -54,6 +54,8 @@ class Resolution:
     exact: bool = False
     q_cover: float = 0.0
     """How much of the request's words the best title covers (idf-weighted)."""
+    t_cover: float = 0.0
+    """How much of the best title's words the request names (idf-weighted)."""
 
     @property
     def ambiguous(self) -> bool:
@@ -117,7 +119,7 @@ def resolve_ref(memex: Memex, text: str, *, nodes: list[Node] | None = None,
     if ex := _explicit(text):
         try:
             n = memex.resolve(ex)
-            return Resolution(n, [n], [ex], strong=True, exact=True, q_cover=1.0)
+            return Resolution(n, [n], [ex], strong=True, exact=True, q_cover=1.0, t_cover=1.0)
         except NodeNotFoundError as e:
             hits = memex.store.nodes_by_ref(ex)
             if len(hits) > 1:
@@ -137,7 +139,8 @@ def resolve_ref(memex: Memex, text: str, *, nodes: list[Node] | None = None,
     exact = [n for n in pool if n.title.casefold() == text.strip().casefold()]
     if exact:
         best = sorted(exact, key=_kind_weight, reverse=True)
-        return Resolution(best[0], best, searched, strong=True, exact=True, q_cover=1.0)
+        return Resolution(best[0], best, searched, strong=True, exact=True, q_cover=1.0,
+                          t_cover=1.0)
     scored = score_nodes(pool, text)
     if not scored:
         return Resolution(None, [], searched, why="no title shares a word with "
@@ -150,5 +153,7 @@ def resolve_ref(memex: Memex, text: str, *, nodes: list[Node] | None = None,
         top.q_cover >= 0.9 and top.t_cover >= 0.2)  # every word said is in that one title
     if len(close) > 1:
         return Resolution(None, [s.node for s in close[:6]], searched, strong=strong,
-                          why="several titles match equally well", q_cover=top.q_cover)
-    return Resolution(top.node, [top.node], searched, strong=strong, q_cover=top.q_cover)
+                          why="several titles match equally well", q_cover=top.q_cover,
+                          t_cover=top.t_cover)
+    return Resolution(top.node, [top.node], searched, strong=strong, q_cover=top.q_cover,
+                      t_cover=top.t_cover)

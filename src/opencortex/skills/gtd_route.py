@@ -1,0 +1,140 @@
+"""The GTD part of routing, backed by the index: a clause whose subject resolves to an
+existing open task (``gtd_refs``) and that carries a GTD slot (a state, tag, priority, effort,
+date, repeater, shift, note, or a verb acting on an item — ``gtd_slots``) is a GTD command
+on that task, whatever the learned classifier reads in its words; so is a question about
+one existing task's dates or state, or about a project's lists ("what is done / next /
+waiting in X").  The router asks :func:`hint` before the classifier (never before the rules
+for unambiguous syntax); the gtd skill then plans the clause itself (``gtd_plan``).
+
+A hint only decides the *target*: it writes nothing, and the gtd skill still resolves the
+reference again, asks "which one" when two are close and writes nothing on a guess."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..memex import Memex
+    from ..memory.nodes import Node
+    from .gtd_refs import Resolution
+
+__all__ = ["GtdHint", "hint", "is_gtd_clause", "named"]
+
+GtdHint = Callable[[str], bool]
+"""Clause text -> is it a GTD request about an item the index holds?"""
+
+MIN_COVER = 0.5
+"""The open task's title must cover at least this share (idf-weighted) of the request's own
+words: a title word or two in passing is no reference."""
+
+TITLE_COVER = 0.6
+"""…or the request must name this share of the title's words (and half MIN_COVER of its own
+are the title's: "scrap the X build of Y, not worth it" names "Compile Y to X")."""
+
+_ATTRIBUTE_Q = re.compile(
+    r"\b(?:done|finish\w*|complet\w*|closed|cancel\w*|scrapped|dropped|wait\w*|next|left|"
+    r"remaining|open|outstanding|pending|progress|status|due|deadline|scheduled|overdue|"
+    r"priority|tasks?|todos?|to-?dos?|actions?|steps?)\b", re.I)
+"""A question about a GTD attribute of its subject (its state, dates, tasks, next step)."""
+
+
+def _open(n: Node) -> bool:
+    return bool(n.todo) and n.todo_type != "done"
+
+
+def _has_slot(s: object, strict_verbs: frozenset[str]) -> bool:
+    from .gtd_slots import Slots
+
+    assert isinstance(s, Slots)
+    return s.changes() or s.ref_verb in strict_verbs
+
+
+def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
+                  nodes: list[Node] | None = None) -> bool:
+    """Is ``clause`` a GTD command on (or question about) an existing entry of ``memex``?"""
+    from .gtd_plan import _STRICT_VERBS, _verb_matches, week_start_of
+    from .gtd_questions import is_question
+    from .gtd_refs import all_nodes, resolve_ref
+    from .gtd_slots import parse_clause
+
+    text = " ".join(clause.split())
+    if not text or text.startswith(("/", "$", "`", "!")) or "://" in text:
+        return False
+    pool = nodes if nodes is not None else all_nodes(memex)
+    if not any(n.todo for n in pool):
+        return False
+    if is_question(text):
+        return _asks_about_item(memex, text, pool)
+    tags = frozenset(t for n in pool for t in n.tags)
+    s = parse_clause(text, now, known_tags=tags, week_start=week_start_of(memex.settings))
+    if s.capture_cue:
+        return False  # an explicit capture names something new: not an index question
+    if not s.ref_text:
+        return False
+    r = resolve_ref(memex, s.ref_text, nodes=pool)
+    if r.ambiguous:  # two open tasks fit equally: the gtd skill asks which one
+        return (_has_slot(s, frozenset(_STRICT_VERBS)) and named(r)
+                and all(_open(n) for n in r.candidates))
+    n = r.node
+    if n is None or not _open(n):
+        return False
+    if s.weak_cue:  # "for X I still need to …": a new task beside an existing one
+        return r.q_cover >= MIN_COVER / 2 or r.strong
+    if s.past and s.state is None and not s.changes():
+        return _verb_matches(s, n) and r.strong  # "watered the plants" / "Water the plants"
+    if not _has_slot(s, frozenset(_STRICT_VERBS)):
+        return False
+    return named(r)
+
+
+def named(r: Resolution) -> bool:
+    """The request names that title: most of the request's words are the title's, or most
+    of the title's (rarer) words are said and they are a fair part of the request."""
+    return r.exact or r.strong or r.q_cover >= MIN_COVER or (
+        r.t_cover >= TITLE_COVER and r.q_cover >= MIN_COVER / 2)
+
+
+def _asks_about_item(memex: Memex, text: str, nodes: list[Node]) -> bool:
+    """A question about one existing task's state or dates, or about a project's lists."""
+    from .gtd_questions import _scope_of
+    from .gtd_refs import resolve_ref
+    from .gtd_slots import DATE_RE
+
+    if not _ATTRIBUTE_Q.search(text):
+        return False
+    scope, _ = _scope_of(text, nodes)
+    if scope is not None and (scope.todo or "project" in scope.tags
+                              or any(n.todo for n in nodes if n.file == scope.file)):
+        return True
+    ref = DATE_RE.sub(" ", _ATTRIBUTE_Q.sub(" ", text))
+    r = resolve_ref(memex, ref, nodes=[n for n in nodes if n.todo])
+    return r.node is not None and r.strong and bool(r.node.todo)
+
+
+def hint(memex: Memex, now: dt.datetime | None = None) -> GtdHint:
+    """The router's index-backed GTD test for one request (the index read once, lazily)."""
+    from .gtd import now_of
+
+    when = now or now_of(None)
+    cache: dict[str, list[Node]] = {}
+    seen: dict[str, bool] = {}
+
+    def test(clause: str) -> bool:
+        if clause not in seen:
+            if "nodes" not in cache:
+                from .gtd_refs import all_nodes
+
+                cache["nodes"] = all_nodes(memex)
+            try:
+                seen[clause] = is_gtd_clause(memex, clause, when, nodes=cache["nodes"])
+            except Exception:  # a hint never breaks routing: the classifier decides
+                import logging
+
+                logging.getLogger("opencortex").exception("gtd routing hint failed")
+                seen[clause] = False
+        return seen[clause]
+
+    return test
