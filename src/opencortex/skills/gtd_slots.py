@@ -211,7 +211,7 @@ _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
 ]
 _REF_VERB = re.compile(
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?P<v>mark|move|reschedule|postpone|push|"
-    r"delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|label\s+it|prioriti[sz]e|"
+    r"delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|put|label\s+it|prioriti[sz]e|"
     r"deprioriti[sz]e|make|give|schedule|cancel|scrap|ditch|drop|close|reopen|add\s+a\s+note|"
     r"append|flag)\b", re.I)
 _STRONG_CAPTURE = re.compile(
@@ -534,7 +534,8 @@ def _tidy(rest: str) -> str:
 def _ref_words(title: str) -> str:
     """The title minus the verbs that act on an item (mark, move, tag it…)."""
     t = re.sub(r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:mark|move|reschedule|postpone|"
-               r"push|delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|prioriti[sz]e|"
+               r"push|delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|put|"
+               r"prioriti[sz]e|"
                r"deprioriti[sz]e|make|give|schedule|cancel|scrap|ditch|drop|close|reopen|"
                r"append|flag|finished|completed|done\s+with)\b", "", title, flags=re.I)
     t = re.sub(r"[,;]\s*(?:drop|scrap|ditch|cancel|kill|bin)\s+(?:it|that|this)\b|"
