@@ -52,9 +52,32 @@ def _has_slot(s: object, strict_verbs: frozenset[str]) -> bool:
     return s.changes() or s.ref_verb in strict_verbs
 
 
+def _worth_a_lookup(text: str, now: dt.datetime, week_start: int) -> bool:
+    """Could the clause be a GTD request at all (read before the index is): a slot, a verb
+    acting on an item, a report, a weak "I need to", or a context word where the memex's
+    own tags may stand ("…, it's an errand" / "… for work")?"""
+    from .gtd_plan import _STRICT_VERBS
+    from .gtd_questions import is_question
+    from .gtd_slots import parse_clause
+
+    if is_question(text):
+        return bool(_ATTRIBUTE_Q.search(text))
+    s = parse_clause(text, now, week_start=week_start)
+    return (not s.capture_cue and bool(s.ref_text)) and (
+        _has_slot(s, frozenset(_STRICT_VERBS)) or s.weak_cue or s.past
+        or bool(_TAG_CONTEXT.search(text)))
+
+
+_TAG_CONTEXT = re.compile(
+    r"\b(?:it'?s|its|it\s+is|this\s+is|that'?s)\s+(?:an?|for|at|on|in|under|as)\s+\w"
+    r"|\b(?:an?|for|at|on|to|into|in|under|as)\s+(?:the\s+)?[\w-]+(?:\s*/\s*maybe)?\s*[.!]?\s*$",
+    re.I)
+
+
 def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
-                  nodes: list[Node] | None = None) -> bool:
-    """Is ``clause`` a GTD command on (or question about) an existing entry of ``memex``?"""
+                  nodes: list[Node] | Callable[[], list[Node]] | None = None) -> bool:
+    """Is ``clause`` a GTD command on (or question about) an existing entry of ``memex``?
+    ``nodes``: the memex's headlines, or a function giving them (read only when needed)."""
     from .gtd_plan import _STRICT_VERBS, _verb_matches, week_start_of
     from .gtd_questions import is_question
     from .gtd_refs import all_nodes, resolve_ref
@@ -63,13 +86,16 @@ def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
     text = " ".join(clause.split())
     if not text or text.startswith(("/", "$", "`", "!")) or "://" in text:
         return False
-    pool = nodes if nodes is not None else all_nodes(memex)
+    week_start = week_start_of(memex.settings)
+    if not _worth_a_lookup(text, now, week_start):
+        return False
+    pool = nodes() if callable(nodes) else nodes if nodes is not None else all_nodes(memex)
     if not any(n.todo for n in pool):
         return False
     if is_question(text):
         return _asks_about_item(memex, text, pool)
     tags = frozenset(t for n in pool for t in n.tags)
-    s = parse_clause(text, now, known_tags=tags, week_start=week_start_of(memex.settings))
+    s = parse_clause(text, now, known_tags=tags, week_start=week_start)
     if s.capture_cue:
         return False  # an explicit capture names something new: not an index question
     if not s.ref_text:
@@ -122,14 +148,17 @@ def hint(memex: Memex, now: dt.datetime | None = None) -> GtdHint:
     cache: dict[str, list[Node]] = {}
     seen: dict[str, bool] = {}
 
+    def nodes() -> list[Node]:
+        if "nodes" not in cache:
+            from .gtd_refs import all_nodes
+
+            cache["nodes"] = all_nodes(memex)
+        return cache["nodes"]
+
     def test(clause: str) -> bool:
         if clause not in seen:
-            if "nodes" not in cache:
-                from .gtd_refs import all_nodes
-
-                cache["nodes"] = all_nodes(memex)
             try:
-                seen[clause] = is_gtd_clause(memex, clause, when, nodes=cache["nodes"])
+                seen[clause] = is_gtd_clause(memex, clause, when, nodes=nodes)
             except Exception:  # a hint never breaks routing: the classifier decides
                 import logging
 
