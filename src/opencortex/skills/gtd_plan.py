@@ -28,7 +28,7 @@ STEP_OPS = ("capture", "todo", "schedule", "deadline", "priority", "tag", "set-p
 MIN_REF_COVER = 0.25
 """An explicit command acts on its best match only if that covers this share of its words."""
 _STRICT_VERBS = {"mark", "move", "reschedule", "postpone", "push", "delay", "bump", "tag",
-                 "untag", "put", "stick", "cancel", "scrap", "ditch", "reopen", "append", "note", "prioritise",
+                 "untag", "cancel", "scrap", "ditch", "reopen", "append", "note", "prioritise",
                  "prioritize", "deprioritise", "deprioritize", "shift", "defer", "snooze", "effort"}
 _PRONOUN_MOVE = re.compile(r"\b(?:move|push|shift|postpone|bump|delay|reschedule|mark|tag|put)\s+"
                            r"(?:it|that|this|them|that\s+one|this\s+one)\b", re.I)
