@@ -100,3 +100,55 @@ def test_a_reported_state_closes_the_task_through_the_kernel(memex: Path,
     finally:
         k.shutdown(timeout=10)
         m.close()
+
+
+# -- the slots and plans these statements rely on --------------------------------------------
+
+def test_statement_slots() -> None:
+    import datetime as dt
+
+    from opencortex.skills.gtd_slots import parse_clause
+
+    now = dt.datetime(2026, 12, 2, 9, 0)  # a Wednesday
+    s = parse_clause("the gutter cleaning can wait until next month", now)
+    assert s.scheduled == dt.date(2027, 1, 1) and s.deadline is None  # a new start, not a due
+    s = parse_clause("the bin rota is weekly on thursdays", now)
+    assert (s.repeater, s.scheduled) == ("+1w", dt.date(2026, 12, 3))
+    s = parse_clause("the gazebo repaint isn't going to happen", now)
+    assert s.state == "CANCELLED" and s.ref_text.lower() == "the gazebo repaint"
+    s = parse_clause("the gazebo repaint isn't happening before spring", now)
+    assert s.state is None  # put off, not called off
+    assert parse_clause("the spare key finally arrived", now).arrived
+
+
+def _steps(mx: Memex, text: str) -> list[tuple[str, object]]:
+    from opencortex.skills.gtd_plan import plan
+
+    p = plan(mx, text, NOW)
+    return [(st["op"], st.get("state") or st.get("when") or st.get("changes") or st.get("value"))
+            for st in p.get("steps", [])]
+
+
+def test_plans_for_statements(mx: Memex) -> None:
+    from opencortex.skills.gtd_plan import plan
+
+    # what a WAITING entry waits for came: done (and routed to gtd)
+    assert _steps(mx, "hetzner reimbursed the storage box charge") == [("todo", "DONE")]
+    assert is_gtd_clause(mx, "hetzner reimbursed the storage box charge", NOW)
+    # the task's own verb in the past, irregular or passive: done
+    assert _steps(mx, "I've paid the rent") == [("todo", "DONE")]
+    assert _steps(mx, "the dental cleaning is booked") == [("todo", "DONE")]
+    # a state said of something only one word of a title shares: nothing changes, no capture
+    p = plan(mx, "the plumber visit isn't happening", NOW)
+    assert p["action"] == "reply" and "nothing was changed" in p["text"], p
+    assert not is_gtd_clause(mx, "the plumber visit isn't happening", NOW)
+
+
+def test_progress_question_lists_done_and_open(mx: Memex) -> None:
+    from opencortex.skills.gtd_questions import answer
+
+    text = "how far along is the rust learning project?"
+    assert is_gtd_clause(mx, text, NOW)
+    out = answer(mx, text, NOW)
+    assert out.startswith("Learn Rust well enough") and "done" in out and "Still open" in out
+    assert "learning-rust.org:" in out

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from ..memex import Memex
     from ..memory.nodes import Node
 
-__all__ = ["Resolution", "all_nodes", "cite", "resolve_ref", "score_nodes"]
+__all__ = ["MIN_COVER", "TITLE_COVER", "Resolution", "all_nodes", "cite", "named", "resolve_ref",
+           "score_nodes"]
 
 AMBIGUOUS = 0.85
 """A runner-up scoring at least this share of the best makes the reference ambiguous."""
@@ -25,6 +26,14 @@ STRONG_QUERY = 0.55
 STRONG_TITLE = 0.3
 """A match is strong (safe to act on without an explicit verb) when it covers at least
 this share of the request's words and of the title's words (idf-weighted)."""
+
+MIN_COVER = 0.5
+"""The open task's title must cover at least this share (idf-weighted) of the request's own
+words: a title word or two in passing is no reference."""
+
+TITLE_COVER = 0.6
+"""…or the request must name this share of the title's words (and half MIN_COVER of its own
+are the title's: "scrap the X build of Y, not worth it" names "Compile Y to X")."""
 
 
 def cite(n: Node) -> str:
@@ -157,3 +166,10 @@ def resolve_ref(memex: Memex, text: str, *, nodes: list[Node] | None = None,
                           t_cover=top.t_cover)
     return Resolution(top.node, [top.node], searched, strong=strong, q_cover=top.q_cover,
                       t_cover=top.t_cover)
+
+
+def named(r: Resolution) -> bool:
+    """The request names that title: most of the request's words are the title's, or most
+    of the title's (rarer) words are said and they are a fair part of the request."""
+    return r.exact or r.strong or r.q_cover >= MIN_COVER or (
+        r.t_cover >= TITLE_COVER and r.q_cover >= MIN_COVER / 2)

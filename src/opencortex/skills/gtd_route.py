@@ -19,20 +19,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..memex import Memex
     from ..memory.nodes import Node
-    from .gtd_refs import Resolution
 
-__all__ = ["GtdHint", "hint", "is_gtd_clause", "named"]
+__all__ = ["GtdHint", "hint", "is_gtd_clause"]
 
 GtdHint = Callable[[str], bool]
 """Clause text -> is it a GTD request about an item the index holds?"""
-
-MIN_COVER = 0.5
-"""The open task's title must cover at least this share (idf-weighted) of the request's own
-words: a title word or two in passing is no reference."""
-
-TITLE_COVER = 0.6
-"""…or the request must name this share of the title's words (and half MIN_COVER of its own
-are the title's: "scrap the X build of Y, not worth it" names "Compile Y to X")."""
 
 _ATTRIBUTE_Q = re.compile(
     r"\b(?:done|finish\w*|complet\w*|closed|cancel\w*|scrapped|dropped|wait\w*|next|left|"
@@ -61,11 +52,22 @@ def _worth_a_lookup(text: str, now: dt.datetime, week_start: int) -> bool:
     from .gtd_slots import parse_clause
 
     if is_question(text):
-        return bool(_ATTRIBUTE_Q.search(text))
+        from .gtd_questions import _PROGRESS, _STATUS, _WHEN
+
+        return any(rx.search(text) for rx in (_ATTRIBUTE_Q, _PROGRESS, _STATUS, _WHEN))
     s = parse_clause(text, now, week_start=week_start)
+    from .gtd_slots import past_verb
+
+    reported = any(past_verb(w) for w in re.findall(r"[a-z]+", text.lower()))
     return (not s.capture_cue and bool(s.ref_text)) and (
-        _has_slot(s, frozenset(_STRICT_VERBS)) or s.weak_cue or s.past
-        or bool(_TAG_CONTEXT.search(text)))
+        _has_slot(s, frozenset(_STRICT_VERBS)) or s.weak_cue or s.past or s.arrived or reported
+        or bool(_PARTICIPLE.search(text)) or bool(_TAG_CONTEXT.search(text)))
+
+
+_PARTICIPLE = re.compile(r"\b(?:is|are|'s|was|were|got|been|now|all)\s+(?:all\s+|now\s+)?"
+                         r"(?:\w{3,}ed|paid|sent|bought|made|done|sorted|built|written|sold)\b",
+                         re.I)
+"""A report in the passive ("the cleaning is booked"): maybe the task's own verb, done."""
 
 
 _TAG_CONTEXT = re.compile(
@@ -80,8 +82,8 @@ def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
     ``nodes``: the memex's headlines, or a function giving them (read only when needed)."""
     from .gtd_plan import _STRICT_VERBS, _verb_matches, week_start_of
     from .gtd_questions import is_question
-    from .gtd_refs import all_nodes, resolve_ref
-    from .gtd_slots import parse_clause
+    from .gtd_refs import MIN_COVER, all_nodes, named, resolve_ref
+    from .gtd_slots import base_verbs, parse_clause
 
     text = " ".join(clause.split())
     if not text or text.startswith(("/", "$", "`", "!")) or "://" in text:
@@ -100,7 +102,7 @@ def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
         return False  # an explicit capture names something new: not an index question
     if not s.ref_text:
         return False
-    r = resolve_ref(memex, s.ref_text, nodes=pool)
+    r = resolve_ref(memex, base_verbs(s.ref_text), nodes=pool)  # "paid" names "Pay rent"
     if r.ambiguous:  # two open tasks fit equally: the gtd skill asks which one
         return (_has_slot(s, frozenset(_STRICT_VERBS)) and named(r)
                 and all(_open(n) for n in r.candidates))
@@ -109,26 +111,30 @@ def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
         return False
     if s.weak_cue:  # "for X I still need to …": a new task beside an existing one
         return r.q_cover >= MIN_COVER / 2 or r.strong
-    if s.past and s.state is None and not s.changes():
-        return _verb_matches(s, n) and r.strong  # "watered the plants" / "Water the plants"
+    if s.state is None and not s.changes():
+        # a report of the task's own verb ("watered the plants" / "Water the plants", "the
+        # cleaning is booked" / "Book a dental cleaning"), or what a WAITING entry waits for
+        # came ("the logs arrived")
+        return named(r) and (_verb_matches(s, n) or (s.arrived and n.todo == "WAITING"))
     if not _has_slot(s, frozenset(_STRICT_VERBS)):
         return False
     return named(r)
 
 
-def named(r: Resolution) -> bool:
-    """The request names that title: most of the request's words are the title's, or most
-    of the title's (rarer) words are said and they are a fair part of the request."""
-    return r.exact or r.strong or r.q_cover >= MIN_COVER or (
-        r.t_cover >= TITLE_COVER and r.q_cover >= MIN_COVER / 2)
-
-
 def _asks_about_item(memex: Memex, text: str, nodes: list[Node]) -> bool:
     """A question about one existing task's state or dates, or about a project's lists."""
-    from .gtd_questions import _scope_of
+    from .gtd_questions import _PROGRESS, _STATUS, _WHEN, _progress, _scope_of
     from .gtd_refs import resolve_ref
     from .gtd_slots import DATE_RE
 
+    if _STATUS.search(text) or _WHEN.search(text):  # "is X fixed yet?", "when is X due?"
+        ref = re.sub(r"^\s*(?:when|is|are|was|were|did|have|has)\b|\b(?:due|yet|already)\b|\?",
+                     " ", text, flags=re.I)
+        r = resolve_ref(memex, ref, nodes=[n for n in nodes if n.todo])
+        if r.node is not None and r.strong:
+            return True
+    if _PROGRESS.search(text) and _progress(text, nodes) is not None:
+        return True  # "how far along is <project>?"
     if not _ATTRIBUTE_Q.search(text):
         return False
     scope, _ = _scope_of(text, nodes)
