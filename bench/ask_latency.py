@@ -10,7 +10,9 @@ Each side gets its own memex copy, XDG dirs and bytecode cache (PYTHONPYCACHEPRE
 written into either checkout); the model caches (embedder graph, router classifier) are shared
 and warm, and one untimed run per request first builds the index and the bytecode — what a
 person's every request after the first sees.  Writing requests accumulate on their side's copy
-alike.  Prints one row per request and one JSON line.
+alike.  Prints one row per request (median wall seconds), the median CPU seconds of a run
+(less sensitive to other work on the machine than wall time; the start-up thread lowers wall
+time, not CPU time) and one JSON line with the load average before and after.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -54,16 +57,19 @@ def _side(work: Path, name: str, src: Path, models: Path) -> dict[str, object]:
     return {"memex": str(mx), "env": env}
 
 
-def _run(side: dict[str, object], text: str) -> float:
+def _run(side: dict[str, object], text: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds user+sys) of one fresh `ask` process."""
     cmd = [sys.executable, "-c", "from opencortex.cli import main; main()", "ask", text,
            "--memex", str(side["memex"]), "--json"]
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(cmd, env=side["env"], capture_output=True, text=True,  # type: ignore[arg-type]
                        timeout=300)
     dt = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode:
         raise SystemExit(f"ask {text!r} failed ({p.returncode}): {p.stderr[-400:]}")
-    return dt
+    return dt, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def main() -> int:
@@ -88,20 +94,29 @@ def main() -> int:
         for r in reqs:
             _run(env[k], r)
     times: dict[str, dict[str, list[float]]] = {k: {r: [] for r in reqs} for k in env}
+    cpu: dict[str, list[float]] = {k: [] for k in env}
+    load0 = os.getloadavg()[0]
     for _ in range(a.n):
         for r in reqs:
             for k in env:
-                times[k][r].append(_run(env[k], r))
+                wall, c = _run(env[k], r)
+                times[k][r].append(wall)
+                cpu[k].append(c)
     med = {k: {r: round(statistics.median(v), 3) for r, v in t.items()} for k, t in times.items()}
     overall = {k: round(statistics.median([x for v in t.values() for x in v]), 3)
                for k, t in times.items()}
+    cpu_med = {k: round(statistics.median(v), 3) for k, v in cpu.items()}
     if not a.json:
-        print(f"{'request':<50} " + " ".join(f"{k:>8}" for k in env))
+        print(f"{'request (median wall s)':<50} " + " ".join(f"{k:>8}" for k in env))
         for r in reqs:
             print(f"{r[:50]:<50} " + " ".join(f"{med[k][r]:>8.3f}" for k in env))
         print(f"{'median of all runs':<50} " + " ".join(f"{overall[k]:>8.3f}" for k in env))
-    print(json.dumps({"bench": "ask_latency", "n": a.n, "median_s": overall, "per_request": med,
-                      "load": os.getloadavg()[0]}))
+        print(f"{'median CPU s (user+sys) of a run':<50} "
+              + " ".join(f"{cpu_med[k]:>8.3f}" for k in env))
+    # the load average says how far the machine's other work inflates these numbers
+    print(json.dumps({"bench": "ask_latency", "n": a.n, "median_s": overall,
+                      "median_cpu_s": cpu_med, "per_request": med,
+                      "load": [round(load0, 2), round(os.getloadavg()[0], 2)]}))
     return 0
 
 
