@@ -17,21 +17,17 @@ from .output import answer_jsonl, common_options, emit, open_memex
 def ask(text: tuple[str, ...], session: str | None, timeout: float, memex: str | None,
         index: str | None, json_: bool) -> None:
     """Ask the agent (offline reasoner unless a model is configured)."""
+    from ..pipeline.kernel import Kernel
+
     m = open_memex(memex, index)
     with m:
-        reasoner = _reasoner(m)
-        warm = None if reasoner.has_model else _warm_router()
-        from ..pipeline.kernel import Kernel
-
         m.sync()
-        k = Kernel(m, reasoner=reasoner)
+        k = Kernel(m, reasoner=_reasoner(m))
         k.approval_timeout = 0  # nobody to approve here: "ask" actions are reported
         try:
             replies = k.ask_full(" ".join(text), session=session, timeout=timeout)
         finally:
             k.shutdown(timeout=5)
-            if warm is not None:
-                warm.join(timeout=30)  # never exit while it is inside onnxruntime
     final = next((d for _, d in reversed(replies) if isinstance(d, dict) and "intents" in d),
                  {})
     out = {"intents": final.get("intents", []), "results": final.get("results", []),
@@ -39,25 +35,6 @@ def ask(text: tuple[str, ...], session: str | None, timeout: float, memex: str |
            "citations": final.get("citations", []), "replies": [t for t, _ in replies],
            "via": "model" if k.reasoner.has_model else "offline"}
     emit(out, json_, lambda: click.echo("\n\n".join(t for t, _ in replies) or "(no reply)"))
-
-
-def _warm_router():
-    """Load the offline router's embedder and classifier in a thread while the kernel is
-    imported and the index synced (onnxruntime releases the GIL while it builds its
-    session): the same objects the first worded request would load, only sooner."""
-    import threading
-
-    def run() -> None:
-        try:
-            from ..router.decompose import warm
-
-            warm()
-        except Exception:  # no model installed: the request reports it, if it needs one
-            pass
-
-    t = threading.Thread(target=run, name="oc-warm", daemon=True)
-    t.start()
-    return t
 
 
 def _reasoner(m):
