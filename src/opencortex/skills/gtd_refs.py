@@ -5,6 +5,7 @@ finished ones and over notes; two close candidates are an ambiguity, never a gue
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -79,12 +80,19 @@ def _kind_weight(n: Node) -> float:
     return 0.5
 
 
+@functools.lru_cache(maxsize=8192)
+def _title_words(title: str) -> frozenset[str]:
+    """A title's stemmed words (cached: the router's hint and the plan score the same
+    titles for one request)."""
+    return frozenset(words(title))
+
+
 def score_nodes(nodes: list[Node], query: str) -> list[Scored]:
     """Nodes sharing words with ``query``, best first."""
     q = set(words(query))
     if not q:
         return []
-    titles = {n.key: set(words(n.title)) for n in nodes}
+    titles = {n.key: _title_words(n.title) for n in nodes}
     df = Counter(w for ws in titles.values() for w in ws)
     total = max(len(nodes), 1)
 
