@@ -11,8 +11,6 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,6 +152,10 @@ def sync(root: str | os.PathLike[str], store: IndexStore, progress: Progress | N
     return _sync(root, store, progress, workers, only, t0)
 
 
+
+class _NoPoolError(Exception):
+    """Never raised: what the pool's ``except`` names when no process pool was started."""
+
 def _sync(root: Path, store: IndexStore, progress: Progress | None, workers: int | None,
           only: list[str] | None, t0: float) -> SyncSummary:
     out = SyncSummary()
@@ -192,9 +194,15 @@ def _sync(root: Path, store: IndexStore, progress: Progress | None, workers: int
     ncpu = os.cpu_count() or 1
     nworkers = workers if workers is not None else min(max(ncpu - 1, 1), 6)
     pool = None
+    broken: type[BaseException] = _NoPoolError
     if len(todo) >= _POOL_MIN_FILES and nworkers >= 1 and (ncpu > 1 or nworkers > 1) \
             and workers != 0:
+        # imported here: multiprocessing costs every short-lived command (`ask`) ~30 ms
         import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        broken = BrokenProcessPool
 
         ctx = mp.get_context("fork") if hasattr(os, "fork") else None
         pool = ProcessPoolExecutor(max_workers=nworkers, mp_context=ctx)
@@ -227,7 +235,7 @@ def _sync(root: Path, store: IndexStore, progress: Progress | None, workers: int
             store.resolve_links()
             store.bump_generation()
         store.commit()
-    except BrokenProcessPool:
+    except broken:
         # a worker died (out of memory, killed): nothing was committed; parse in-process
         store.rollback()
         if pool is not None:

@@ -29,8 +29,9 @@ from .rules import (
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["TARGETS", "WRITE_TARGETS", "EmbedFn", "Intent", "Verdict", "classify", "decompose",
-           "is_back_reference", "is_bare_directive", "is_imperative", "is_question", "verdict",
+__all__ = ["TARGETS", "WRITE_TARGETS", "EmbedFn", "Hint", "Intent", "Verdict", "classify",
+           "decompose", "is_back_reference", "is_bare_directive", "is_imperative", "is_question",
+           "verdict",
            "warm"]
 
 TARGETS: tuple[str, ...] = ("notes", "shell", "gtd", "review", "web", "foundry", "skill-creator",
@@ -40,6 +41,14 @@ WRITE_TARGETS = frozenset({"foundry", "skill-creator"})
 
 EmbedFn = Callable[[Sequence[str]], "np.ndarray"]
 """Texts -> float rows of unit length, one per text, in order."""
+Hint = Callable[[str], bool]
+"""Clause -> is it a GTD request about an item the memex holds (index-backed, optional)?"""
+
+
+def _hinted(clause: str, hint: Hint | None) -> bool:
+    """The index-backed GTD hint, below the rules for unambiguous syntax."""
+    return (hint is not None and not is_pleasantry(clause) and rule_target(clause) is None
+            and hint(clause))
 
 ABSTAIN = 0.30
 """Below this top probability the clause is like no tool request: it is chat (chosen on the
@@ -228,15 +237,17 @@ def is_keyword_query(clause: str) -> bool:
     return w not in _QWORDS and w not in _VERBS and not w.startswith(("/", "$", "`"))
 
 
-
-
-def _classify_many(clauses: Sequence[str], embed: EmbedFn | None) -> list[str]:
+def _classify_many(clauses: Sequence[str], embed: EmbedFn | None,
+                   hint: Hint | None = None) -> list[str]:
     out: list[str | None] = []
     todo: list[int] = []
     keyword: set[int] = set()
     for i, c in enumerate(clauses):
         if is_pleasantry(c):
             out.append("chat")
+            continue
+        if _hinted(c, hint):
+            out.append("gtd")
             continue
         out.append(rule_target(c))
         if out[-1] is None:
@@ -304,11 +315,15 @@ def _split_by_meaning(clause: str, embed: EmbedFn | None) -> list[str]:
     return [clause]
 
 
-def decompose(text: str, *, embed: EmbedFn | None = None) -> list[Intent]:
+def decompose(text: str, *, embed: EmbedFn | None = None,
+              hint: Hint | None = None) -> list[Intent]:
     """Split ``text`` into ordered atomic intents (empty list for blank text).
 
     ``embed`` maps texts to unit rows; the default is the in-process MiniLM, built on first use
-    (the classifier's weights come from the cache, trained once per training set).
+    (the classifier's weights come from the cache, trained once per training set).  ``hint``
+    (the router skill passes ``skills.gtd_route.hint(memex)``) marks a clause as a GTD request
+    about an item the index holds: such a clause is kept whole and goes to gtd unless a rule
+    for unambiguous syntax claims it.
     """
     if not text or not text.strip():
         return []
@@ -320,12 +335,12 @@ def decompose(text: str, *, embed: EmbedFn | None = None) -> list[Intent]:
             if clauses and is_follow_up(clause) and not is_pleasantry(clauses[-1]):
                 clauses[-1] = f"{clauses[-1]}; {clause}"
             else:
-                parts = _split_by_meaning(clause, embed)
+                parts = [clause] if _hinted(clause, hint) else _split_by_meaning(clause, embed)
                 clauses.extend(parts)
                 sentence_of.extend([n] * len(parts))
     clauses, sentence_of, forced = _join_directives(clauses, sentence_of)
     bodies = [strip_greeting(c) for c in clauses]
-    targets = _classify_many(bodies, embed)
+    targets = _classify_many(bodies, embed, hint)
     if forced:
         directive_targets = _classify_many(list(forced.values()), embed)
         for i, t in zip(forced, directive_targets, strict=True):
@@ -334,6 +349,8 @@ def decompose(text: str, *, embed: EmbedFn | None = None) -> list[Intent]:
     items, sentence_of = _join_back_references(
         list(zip(targets, bodies, clauses, strict=True)), sentence_of)
     merged = _fold_context(items, sentence_of)
+    if hint is not None:  # a remark joined to its command ("X isn't happening, move it…")
+        merged = [("gtd" if t != "gtd" and _hinted(b, hint) else t, b, c) for t, b, c in merged]
     intents = [Intent(t, extract_args(t, b), c) for t, b, c in merged]
     # A bare "hi"/"thanks" next to real requests is politeness, not an intent of its own.
     if any(i.target != "chat" for i in intents):

@@ -4,7 +4,7 @@ or a list of write steps (capture and/or changes to one existing entry).
 The decision, in order: a question never writes; an explicit capture ("remind me to…")
 captures; a command that acts on an item (mark, move, push, cancel, a note, a state word)
 must resolve the item or writes nothing; a report ("watered the plants", "waiting on…",
-"X will take an hour") changes the entry it clearly names, and otherwise a new task is
+"X will take an hour", "<what was waited for> arrived") changes the entry it clearly names, and otherwise a new task is
 captured — except that nothing already on the list is captured twice."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .gtd_questions import answer, is_question
-from .gtd_refs import Resolution, all_nodes, cite, resolve_ref
-from .gtd_slots import Slots, parse_clause, past_verb, stem, words
+from .gtd_refs import Resolution, all_nodes, cite, named, resolve_ref
+from .gtd_slots import Slots, base_verbs, parse_clause, past_verb, stem, words
 
 if TYPE_CHECKING:
     from ..memex import Memex
@@ -243,17 +243,20 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
     s = parse_clause(text, now, known_tags=tags, week_start=week_start_of(memex.settings))
     if s.capture_cue:
         return _capture(memex, s, nodes)
-    r = resolve_ref(memex, s.ref_text, nodes=nodes)
+    r = resolve_ref(memex, base_verbs(s.ref_text), nodes=nodes)
     explicit = bool(s.note or s.shift or s.ref_verb in _STRICT_VERBS
                     or s.state in ("DONE", "CANCELLED", "TODO", "NEXT")
                     or _PRONOUN_MOVE.search(text))
     good = r.node is not None and (r.exact or _cover(r, s) >= MIN_REF_COVER)
-    if explicit:
+    if explicit:  # a state or a change said outright: only on an entry the words name
         if r.ambiguous:
             return _which(r, "")
-        if not good:
+        if not (good and named(r)):
             return _not_found(r, s.ref_text or text)
         return _modify(memex, r.node, s, state=s.state, explicit=True)  # type: ignore[arg-type]
+    if (s.state is None and s.arrived and r.node is not None and r.node.todo == "WAITING"
+            and named(r)):
+        return _modify(memex, r.node, s, state="DONE")  # what was waited for came
     strong = good and bool(r.node.todo) and r.node.todo_type != "done" and (  # type: ignore[union-attr]
         r.strong or _verb_matches(s, r.node))  # type: ignore[arg-type]
     if s.state is None and strong and _verb_matches(s, r.node):  # type: ignore[arg-type]

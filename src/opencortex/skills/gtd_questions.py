@@ -179,6 +179,29 @@ def _status(memex: Memex, text: str, nodes: list[Node]) -> str:
     return ("" if r.node else "Several tasks match; which one:\n") + "\n".join(out)
 
 
+def _progress(text: str, nodes: list[Node]) -> str | None:
+    """A project's (or heading's) progress: its done and its open tasks.  None when the
+    question names no container of tasks (then it is one task's status)."""
+    scope, _ = _scope_of(text, nodes)
+    if scope is None:
+        skip = {stem(x) for x in _QWORDS | _PROGRESS_WORDS}
+        rest = " ".join(w for w in words(text) if w not in skip)
+        boxes = [n for n in _containers(nodes) if any(x.todo for x in _under(nodes, n))]
+        hits = score_nodes(boxes, rest) if rest else []
+        if hits and hits[0].q_cover >= 0.5:
+            scope = hits[0].node
+    if scope is None:
+        return None
+    inside = [n for n in _under(nodes, scope) if n.todo and n.key != scope.key]
+    done = sorted((n for n in inside if n.todo_type == "done"
+                   and not (n.todo or "").upper().startswith("CANCEL")),
+                  key=lambda n: n.closed or "", reverse=True)
+    open_ = [n for n in inside if _is_open(n)]
+    head = f"{scope.title} ({cite(scope)}): {len(done)} done, {len(open_)} open."
+    return "\n".join(x for x in (head, _rows("Done", done, ""), _rows("Still open", open_, ""))
+                     if x)
+
+
 def _when(memex: Memex, text: str, nodes: list[Node]) -> str:
     ref = re.sub(r"^\s*(?:when|by\s+when)\s+(?:is|are|was|do|does|did|should|must|will|have|"
                  r"has)?\s*(?:i|we)?\s*(?:have\s+to|need\s+to|got\s+to|supposed\s+to|meant\s+to)?"
@@ -212,6 +235,14 @@ _STATUS = re.compile(r"^(?:did|have|has)\s+(?:i|we|you|they|he|she)\s+(?:already
                      r".+?\s+(?:done|finished|complete|completed|closed|"
                      r"cancell?ed|sorted|paid|sent|bought|\w{3,}ed)\s*(?:yet|already|now)?\s*\??$|\bstatus\s+of\b|^where\s+(?:am\s+i|are\s+we)\s+with\b",
                      re.I)
+_PROGRESS = re.compile(
+    r"\bhow\s+far\s+(?:along|in)\b|\bhow(?:'s|\s+is|\s+are)\s+.+?\s+(?:going|coming\s+along|"
+    r"progressing|getting\s+on)\b|\bprogress\b|\bstatus\s+of\b|\bwhere\s+(?:am\s+i|are\s+we|"
+    r"do\s+i\s+stand|do\s+we\s+stand)\s+(?:with|on)\b|\bhow\s+much\s+(?:is\s+)?(?:left|remaining)\b",
+    re.I)
+"""Where a project stands: what is done there and what is still open."""
+_PROGRESS_WORDS = frozenset("""far along progress progressing going coming getting status stand
+where much left remaining on with""".split())
 _WEEK = re.compile(r"\b(this|next|the\s+coming)\s+week\b", re.I)
 
 
@@ -249,6 +280,8 @@ def _date_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] | No
 def answer(memex: Memex, text: str, now: dt.datetime) -> str:
     """The answer to a question about the lists, naming each item (title, file:line)."""
     nodes = all_nodes(memex)
+    if _PROGRESS.search(text) and (out := _progress(text, nodes)):
+        return out
     if _WHEN.search(text):
         return _when(memex, text, nodes)
     if _STATUS.search(text):

@@ -5,6 +5,7 @@ finished ones and over notes; two close candidates are an ambiguity, never a gue
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -17,7 +18,8 @@ if TYPE_CHECKING:
     from ..memex import Memex
     from ..memory.nodes import Node
 
-__all__ = ["Resolution", "all_nodes", "cite", "resolve_ref", "score_nodes"]
+__all__ = ["MIN_COVER", "TITLE_COVER", "Resolution", "all_nodes", "cite", "named", "resolve_ref",
+           "score_nodes"]
 
 AMBIGUOUS = 0.85
 """A runner-up scoring at least this share of the best makes the reference ambiguous."""
@@ -25,6 +27,14 @@ STRONG_QUERY = 0.55
 STRONG_TITLE = 0.3
 """A match is strong (safe to act on without an explicit verb) when it covers at least
 this share of the request's words and of the title's words (idf-weighted)."""
+
+MIN_COVER = 0.5
+"""The open task's title must cover at least this share (idf-weighted) of the request's own
+words: a title word or two in passing is no reference."""
+
+TITLE_COVER = 0.6
+"""…or the request must name this share of the title's words (and half MIN_COVER of its own
+are the title's: "scrap the X build of Y, not worth it" names "Compile Y to X")."""
 
 
 def cite(n: Node) -> str:
@@ -54,6 +64,8 @@ class Resolution:
     exact: bool = False
     q_cover: float = 0.0
     """How much of the request's words the best title covers (idf-weighted)."""
+    t_cover: float = 0.0
+    """How much of the best title's words the request names (idf-weighted)."""
 
     @property
     def ambiguous(self) -> bool:
@@ -68,12 +80,19 @@ def _kind_weight(n: Node) -> float:
     return 0.5
 
 
+@functools.lru_cache(maxsize=8192)
+def _title_words(title: str) -> frozenset[str]:
+    """A title's stemmed words (cached: the router's hint and the plan score the same
+    titles for one request)."""
+    return frozenset(words(title))
+
+
 def score_nodes(nodes: list[Node], query: str) -> list[Scored]:
     """Nodes sharing words with ``query``, best first."""
     q = set(words(query))
     if not q:
         return []
-    titles = {n.key: set(words(n.title)) for n in nodes}
+    titles = {n.key: _title_words(n.title) for n in nodes}
     df = Counter(w for ws in titles.values() for w in ws)
     total = max(len(nodes), 1)
 
@@ -117,7 +136,7 @@ def resolve_ref(memex: Memex, text: str, *, nodes: list[Node] | None = None,
     if ex := _explicit(text):
         try:
             n = memex.resolve(ex)
-            return Resolution(n, [n], [ex], strong=True, exact=True, q_cover=1.0)
+            return Resolution(n, [n], [ex], strong=True, exact=True, q_cover=1.0, t_cover=1.0)
         except NodeNotFoundError as e:
             hits = memex.store.nodes_by_ref(ex)
             if len(hits) > 1:
@@ -137,7 +156,8 @@ def resolve_ref(memex: Memex, text: str, *, nodes: list[Node] | None = None,
     exact = [n for n in pool if n.title.casefold() == text.strip().casefold()]
     if exact:
         best = sorted(exact, key=_kind_weight, reverse=True)
-        return Resolution(best[0], best, searched, strong=True, exact=True, q_cover=1.0)
+        return Resolution(best[0], best, searched, strong=True, exact=True, q_cover=1.0,
+                          t_cover=1.0)
     scored = score_nodes(pool, text)
     if not scored:
         return Resolution(None, [], searched, why="no title shares a word with "
@@ -150,5 +170,14 @@ def resolve_ref(memex: Memex, text: str, *, nodes: list[Node] | None = None,
         top.q_cover >= 0.9 and top.t_cover >= 0.2)  # every word said is in that one title
     if len(close) > 1:
         return Resolution(None, [s.node for s in close[:6]], searched, strong=strong,
-                          why="several titles match equally well", q_cover=top.q_cover)
-    return Resolution(top.node, [top.node], searched, strong=strong, q_cover=top.q_cover)
+                          why="several titles match equally well", q_cover=top.q_cover,
+                          t_cover=top.t_cover)
+    return Resolution(top.node, [top.node], searched, strong=strong, q_cover=top.q_cover,
+                      t_cover=top.t_cover)
+
+
+def named(r: Resolution) -> bool:
+    """The request names that title: most of the request's words are the title's, or most
+    of the title's (rarer) words are said and they are a fair part of the request."""
+    return r.exact or r.strong or r.q_cover >= MIN_COVER or (
+        r.t_cover >= TITLE_COVER and r.q_cover >= MIN_COVER / 2)

@@ -30,7 +30,7 @@ from .gtd_dates import (
     resolve_day,
 )
 
-__all__ = ["Slots", "parse_clause", "past_verb", "resolve_day", "stem", "words"]
+__all__ = ["Slots", "base_verbs", "parse_clause", "past_verb", "resolve_day", "stem", "words"]
 
 
 @dataclass
@@ -66,6 +66,9 @@ class Slots:
     """The clause names the deadline ("push the deadline", "due date")."""
     ref_text: str = ""
     """The words naming the item (the title minus request/ref verbs)."""
+    arrived: bool = False
+    """The clause reports that something came (arrived, replied, sent, refunded…): what
+    ends a wait — on a WAITING entry it means done."""
     spans: list[tuple[int, int]] = field(default_factory=list)
 
     def changes(self) -> bool:
@@ -195,6 +198,9 @@ _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
         r"\bforget\s+about\b|\btake\s+.+?\s+off\s+(?:my|the)\s+(?:list|agenda|plate)\b|"
         r"^(?:please\s+)?(?:remove|delete)\b|\bno\s+longer\s+(?:need(?:ed)?|doing|happening|relevant)\b|"
         r"\b(?:won'?t|not\s+going\s+to|not\s+gonna)\s+(?:do|happen|bother)\b|"
+        r"\b(?:isn'?t|is\s+not|aren'?t|are\s+not|won'?t|will\s+not)\s+(?:going\s+to\s+|gonna\s+)?"
+        r"happen(?:ing)?\b(?!\s*(?:,\s*)?(?:before|until|till|this|next|today|tomorrow|in|on|"
+        r"by|yet|now|any\s*time|soon)\b)|"
         r"\bnot\s+(?:doing|worth\s+doing)\b(?!\s+(?:it\s+)?(?:until|before|till))", re.I)),
     ("NEXT", re.compile(r"\b(?:as|to)\s+(?:a\s+|the\s+|my\s+)?next(?:\s+action)?\s*$|"
                         r"\bmake\s+.+?\s+(?:a|the|my)\s+next\s+action\b", re.I)),
@@ -211,7 +217,7 @@ _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
 ]
 _REF_VERB = re.compile(
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?P<v>mark|move|reschedule|postpone|push|"
-    r"delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|label\s+it|prioriti[sz]e|"
+    r"delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|put|label\s+it|prioriti[sz]e|"
     r"deprioriti[sz]e|make|give|schedule|cancel|scrap|ditch|drop|close|reopen|add\s+a\s+note|"
     r"append|flag)\b", re.I)
 _STRONG_CAPTURE = re.compile(
@@ -232,6 +238,15 @@ _TAIL_ADD = re.compile(r"\s*[,;.-]?\s*(?:please\s+)?(?:(?:add|capture|note|save|
 _WEAK = re.compile(r"^(?P<w>(?:i\s+)?(?:still\s+|really\s+|also\s+)?(?:have\s+to|need\s+to|"
                    r"must|should|gotta|got\s+to|'ve\s+got\s+to|ought\s+to|want\s+to|"
                    r"must\s+remember\s+to|want\s+to\s+remember\s+to))\s+", re.I)
+_ARRIVED = re.compile(
+    r"\b(?:arrived|(?:came|come|got)\s+(?:back|in|through)|came|has\s+come|received|"
+    r"heard\s+back|got\s+back\s+to\s+me|replied|responded|answered|delivered|showed\s+up|"
+    r"turned\s+up|landed|sent|returned|refunded|reimbursed|(?:gave|brought|paid)\s+"
+    r"(?:it|them|me|us)\s+back|paid\s+(?:me|us)|came\s+through|finally\s+here|is\s+here|"
+    r"are\s+here)\b", re.I)
+_ON_WEEKDAY = re.compile(rf"\b(?:on\s+)?(?P<wd>{_WD_RE})s?\b", re.I)
+_CAN_WAIT = re.compile(r"\b(?:can|could|will|'ll|should|may|might)\s+wait\b", re.I)
+""""X can wait until monday": a new start date, not a deadline."""
 _DEFER = {"snooze", "defer", "postpone", "reschedule", "move", "push", "delay", "bump", "shift"}
 _PAST_TIME = re.compile(r"\b(?:some\s?time|at\s+some\s+point|last\s+(?:night|week|evening)|yesterday(?:\s+(?:morning|evening|"
                         r"afternoon))?|this\s+morning|earlier(?:\s+today)?|just\s+now|already)\b",
@@ -242,6 +257,13 @@ IRREGULAR_PAST = {"did": "do", "made": "make", "sent": "send", "paid": "pay", "b
                   "told": "tell", "sold": "sell", "built": "build", "ran": "run",
                   "brought": "bring", "threw": "throw", "swept": "sweep", "drove": "drive",
                   "met": "meet", "spoke": "speak", "won": "win", "kept": "keep"}
+
+
+def base_verbs(text: str) -> str:
+    """``text`` with each irregular past verb in its base form ("paid the rent" -> "pay the
+    rent"): what a title names the task by."""
+    return re.sub(r"[A-Za-z]+", lambda m: IRREGULAR_PAST.get(m.group(0).lower(), m.group(0)),
+                  text)
 
 
 def past_verb(word: str) -> str | None:
@@ -354,9 +376,11 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     if m := _TAIL_ADD.search(t):
         s.capture_cue = True
         mk.take(*m.span())
+    said_state = ""
     for name, rx in _STATE_RULES:
-        if rx.search(t):
+        if m := rx.search(t):
             s.state = name
+            said_state = m.group(0).strip()
             break
     if m := _REF_VERB.match(t):
         s.ref_verb = m.group("v").lower()
@@ -364,10 +388,16 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
                         t, re.I):
         s.ref_verb = "move"  # "the X deadline moved to friday"
     s.wants_deadline = bool(re.search(r"\b(?:deadline|due\s+date)\b", t, re.I))
+    s.arrived = bool(_ARRIVED.search(t))
     # repeaters first: "every tuesday" is not a one-off "tuesday"
     if m := mk.search(_REPEAT_RE):
         s.repeater, first = _repeater(m, today)
         mk.take(*m.span())
+        if first is None and s.repeater == "+1w" and (d := mk.search(_ON_WEEKDAY)):
+            # "weekly on mondays" / "every week on friday": the weekday is the first date
+            first = coming(today, [w[:3] for w in WD].index(d.group("wd").lower()[:3]),
+                           strict=False)
+            mk.take(*d.span())
         if first is not None:
             s.scheduled = first
     if m := _EFFORT_FOR.search(t):
@@ -427,7 +457,8 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     if s.scheduled is not None and s.deadline is None and not s.repeater and not sched_cue \
             and re.search(r"\b(?:deadline|due)\b", t, re.I):
         s.deadline, s.scheduled = s.scheduled, None  # "the deadline for X is friday"
-    if s.ref_verb in _DEFER and until and s.deadline is not None and s.scheduled is None \
+    defer = s.ref_verb in _DEFER or bool(_CAN_WAIT.search(t))
+    if defer and until and s.deadline is not None and s.scheduled is None \
             and not s.wants_deadline:
         s.scheduled, s.deadline = s.deadline, None  # "snooze X until monday": a new start
     if tm is not None:  # a time with no day: today, or the repeater's day
@@ -503,6 +534,9 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         s.past = True
     s.title = _tidy(rest)
     s.ref_text = _ref_words(s.title)
+    if len(said_state.split()) > 1:  # "… isn't going to happen" names no item
+        s.ref_text = " ".join(re.sub(re.escape(said_state), " ", s.ref_text,
+                                     flags=re.I).split()) or s.ref_text
     return s
 
 
@@ -534,7 +568,8 @@ def _tidy(rest: str) -> str:
 def _ref_words(title: str) -> str:
     """The title minus the verbs that act on an item (mark, move, tag it…)."""
     t = re.sub(r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?:mark|move|reschedule|postpone|"
-               r"push|delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|prioriti[sz]e|"
+               r"push|delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|put|"
+               r"prioriti[sz]e|"
                r"deprioriti[sz]e|make|give|schedule|cancel|scrap|ditch|drop|close|reopen|"
                r"append|flag|finished|completed|done\s+with)\b", "", title, flags=re.I)
     t = re.sub(r"[,;]\s*(?:drop|scrap|ditch|cancel|kill|bin)\s+(?:it|that|this)\b|"

@@ -52,8 +52,29 @@ def _reading(text: str) -> tuple[tuple[tuple[str, Any], ...], ...]:
     return tuple(tuple((i.to_dict() | {"text": i.text}).items()) for i in decompose(text))
 
 
+def _gtd_hint(ctx: Context | None) -> Any:
+    """The index-backed GTD routing hint for this request (``skills/gtd_route.py``): a
+    clause about an existing task that carries a GTD slot goes to gtd.  None without a memex."""
+    if ctx is None or getattr(ctx, "memex", None) is None:
+        return None
+    from .gtd import now_of
+    from .gtd_route import hint
+
+    return hint(ctx.memex, now_of(ctx))
+
+
+def _intents(text: str, ctx: Context | None) -> list[dict[str, Any]]:
+    """The deterministic reading of ``text``, with the memex's GTD hint when there is one."""
+    h = _gtd_hint(ctx)
+    if h is None:
+        return [dict(i) for i in _reading(text)]
+    from ..router import decompose
+
+    return [i.to_dict() | {"text": i.text} for i in decompose(text, hint=h)]
+
+
 def _offline(ctx: Context) -> Proposal:
-    return {"action": "route", "intents": [dict(i) for i in _reading(ctx.text)]}
+    return {"action": "route", "intents": _intents(ctx.text, ctx)}
 
 
 def _prompt(text: str) -> str:
@@ -85,7 +106,7 @@ def _symbolic(p: Proposal, ctx: Context | None) -> Action | Rejection | None:
             return Rejection(f"unknown intent target in {it!r}; use one of {', '.join(TARGETS)}")
         clean.append({k: v for k, v in it.items() if isinstance(v, str | int | float | bool)})
     if ctx is not None:
-        clean = supported(clean, ctx.text)
+        clean = supported(clean, ctx.text, ctx)
     return Action("delegate", {"intents": clean}, origin="router")
 
 
@@ -99,12 +120,13 @@ def _writes(intent: dict[str, Any]) -> bool:
     return t in WRITE_TARGETS or (t == "gtd" and intent.get("op") not in GTD_VIEWS)
 
 
-def supported(intents: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+def supported(intents: list[dict[str, Any]], text: str,
+              ctx: Context | None = None) -> list[dict[str, Any]]:
     """The model's intents minus any write-capable one the person's own words do not ask
     for: a model may split and phrase a request, never add a skill, a project, a command
     or a capture.  Supported = the deterministic decomposer reads the same target (as a
-    write) in the text.  Nothing left: the deterministic reading itself."""
-    asked = [{k: v for k, v in i if k != "text"} for i in _reading(text)]
+    write) in the text (with ``ctx``: and the memex's GTD hint).  Nothing left: the deterministic reading itself."""
+    asked = [{k: v for k, v in i.items() if k != "text"} for i in _intents(text, ctx)]
     wanted = {i.get("target") for i in asked if _writes(i)}
     kept = [i for i in intents if not _writes(i) or i.get("target") in wanted]
     if len(kept) < len(intents):

@@ -1,0 +1,175 @@
+"""The GTD part of routing, backed by the index: a clause whose subject resolves to an
+existing open task (``gtd_refs``) and that carries a GTD slot (a state, tag, priority, effort,
+date, repeater, shift, note, or a verb acting on an item — ``gtd_slots``) is a GTD command
+on that task, whatever the learned classifier reads in its words; so is a question about
+one existing task's dates or state, or about a project's lists ("what is done / next /
+waiting in X").  The router asks :func:`hint` before the classifier (never before the rules
+for unambiguous syntax); the gtd skill then plans the clause itself (``gtd_plan``).
+
+A hint only decides the *target*: it writes nothing, and the gtd skill still resolves the
+reference again, asks "which one" when two are close and writes nothing on a guess."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..memex import Memex
+    from ..memory.nodes import Node
+
+__all__ = ["GtdHint", "hint", "is_gtd_clause"]
+
+GtdHint = Callable[[str], bool]
+"""Clause text -> is it a GTD request about an item the index holds?"""
+
+_ATTRIBUTE_Q = re.compile(
+    r"\b(?:done|finish\w*|complet\w*|closed|cancel\w*|scrapped|dropped|wait\w*|next|left|"
+    r"remaining|open|outstanding|pending|progress|status|due|deadline|scheduled|overdue|"
+    r"priority|tasks?|todos?|to-?dos?|actions?|steps?)\b", re.I)
+"""A question about a GTD attribute of its subject (its state, dates, tasks, next step)."""
+
+
+def _open(n: Node) -> bool:
+    return bool(n.todo) and n.todo_type != "done"
+
+
+def _has_slot(s: object, strict_verbs: frozenset[str]) -> bool:
+    from .gtd_slots import Slots
+
+    assert isinstance(s, Slots)
+    return s.changes() or s.ref_verb in strict_verbs
+
+
+def _worth_a_lookup(text: str, now: dt.datetime, week_start: int) -> bool:
+    """Could the clause be a GTD request at all (read before the index is): a slot, a verb
+    acting on an item, a report, a weak "I need to", or a context word where the memex's
+    own tags may stand ("…, it's an errand" / "… for work")?"""
+    from .gtd_plan import _STRICT_VERBS
+    from .gtd_questions import is_question
+    from .gtd_slots import parse_clause
+
+    if is_question(text):
+        from .gtd_questions import _PROGRESS, _STATUS, _WHEN
+
+        return any(rx.search(text) for rx in (_ATTRIBUTE_Q, _PROGRESS, _STATUS, _WHEN))
+    s = parse_clause(text, now, week_start=week_start)
+    from .gtd_slots import past_verb
+
+    reported = any(past_verb(w) for w in re.findall(r"[a-z]+", text.lower()))
+    return (not s.capture_cue and bool(s.ref_text)) and (
+        _has_slot(s, frozenset(_STRICT_VERBS)) or s.weak_cue or s.past or s.arrived or reported
+        or bool(_PARTICIPLE.search(text)) or bool(_TAG_CONTEXT.search(text)))
+
+
+_PARTICIPLE = re.compile(r"\b(?:is|are|'s|was|were|got|been|now|all)\s+(?:all\s+|now\s+)?"
+                         r"(?:\w{3,}ed|paid|sent|bought|made|done|sorted|built|written|sold)\b",
+                         re.I)
+"""A report in the passive ("the cleaning is booked"): maybe the task's own verb, done."""
+
+
+_TAG_CONTEXT = re.compile(
+    r"\b(?:it'?s|its|it\s+is|this\s+is|that'?s)\s+(?:an?|for|at|on|in|under|as)\s+\w"
+    r"|\b(?:an?|for|at|on|to|into|in|under|as)\s+(?:the\s+)?[\w-]+(?:\s*/\s*maybe)?\s*[.!]?\s*$",
+    re.I)
+
+
+def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
+                  nodes: list[Node] | Callable[[], list[Node]] | None = None) -> bool:
+    """Is ``clause`` a GTD command on (or question about) an existing entry of ``memex``?
+    ``nodes``: the memex's headlines, or a function giving them (read only when needed)."""
+    from .gtd_plan import _STRICT_VERBS, _verb_matches, week_start_of
+    from .gtd_questions import is_question
+    from .gtd_refs import MIN_COVER, all_nodes, named, resolve_ref
+    from .gtd_slots import base_verbs, parse_clause
+
+    text = " ".join(clause.split())
+    if not text or text.startswith(("/", "$", "`", "!")) or "://" in text:
+        return False
+    week_start = week_start_of(memex.settings)
+    if not _worth_a_lookup(text, now, week_start):
+        return False
+    pool = nodes() if callable(nodes) else nodes if nodes is not None else all_nodes(memex)
+    if not any(n.todo for n in pool):
+        return False
+    if is_question(text):
+        return _asks_about_item(memex, text, pool)
+    tags = frozenset(t for n in pool for t in n.tags)
+    s = parse_clause(text, now, known_tags=tags, week_start=week_start)
+    if s.capture_cue:
+        return False  # an explicit capture names something new: not an index question
+    if not s.ref_text:
+        return False
+    r = resolve_ref(memex, base_verbs(s.ref_text), nodes=pool)  # "paid" names "Pay rent"
+    if r.ambiguous:  # two open tasks fit equally: the gtd skill asks which one
+        return (_has_slot(s, frozenset(_STRICT_VERBS)) and named(r)
+                and all(_open(n) for n in r.candidates))
+    n = r.node
+    if n is None or not _open(n):
+        return False
+    if s.weak_cue:  # "for X I still need to …": a new task beside an existing one
+        return r.q_cover >= MIN_COVER / 2 or r.strong
+    if s.state is None and not s.changes():
+        # a report of the task's own verb ("watered the plants" / "Water the plants", "the
+        # cleaning is booked" / "Book a dental cleaning"), or what a WAITING entry waits for
+        # came ("the logs arrived")
+        return named(r) and (_verb_matches(s, n) or (s.arrived and n.todo == "WAITING"))
+    if not _has_slot(s, frozenset(_STRICT_VERBS)):
+        return False
+    return named(r)
+
+
+def _asks_about_item(memex: Memex, text: str, nodes: list[Node]) -> bool:
+    """A question about one existing task's state or dates, or about a project's lists."""
+    from .gtd_questions import _PROGRESS, _STATUS, _WHEN, _progress, _scope_of
+    from .gtd_refs import resolve_ref
+    from .gtd_slots import DATE_RE
+
+    if _STATUS.search(text) or _WHEN.search(text):  # "is X fixed yet?", "when is X due?"
+        ref = re.sub(r"^\s*(?:when|is|are|was|were|did|have|has)\b|\b(?:due|yet|already)\b|\?",
+                     " ", text, flags=re.I)
+        r = resolve_ref(memex, ref, nodes=[n for n in nodes if n.todo])
+        if r.node is not None and r.strong:
+            return True
+    if _PROGRESS.search(text) and _progress(text, nodes) is not None:
+        return True  # "how far along is <project>?"
+    if not _ATTRIBUTE_Q.search(text):
+        return False
+    scope, _ = _scope_of(text, nodes)
+    if scope is not None and (scope.todo or "project" in scope.tags
+                              or any(n.todo for n in nodes if n.file == scope.file)):
+        return True
+    ref = DATE_RE.sub(" ", _ATTRIBUTE_Q.sub(" ", text))
+    r = resolve_ref(memex, ref, nodes=[n for n in nodes if n.todo])
+    return r.node is not None and r.strong and bool(r.node.todo)
+
+
+def hint(memex: Memex, now: dt.datetime | None = None) -> GtdHint:
+    """The router's index-backed GTD test for one request (the index read once, lazily)."""
+    from .gtd import now_of
+
+    when = now or now_of(None)
+    cache: dict[str, list[Node]] = {}
+    seen: dict[str, bool] = {}
+
+    def nodes() -> list[Node]:
+        if "nodes" not in cache:
+            from .gtd_refs import all_nodes
+
+            cache["nodes"] = all_nodes(memex)
+        return cache["nodes"]
+
+    def test(clause: str) -> bool:
+        if clause not in seen:
+            try:
+                seen[clause] = is_gtd_clause(memex, clause, when, nodes=nodes)
+            except Exception:  # a hint never breaks routing: the classifier decides
+                import logging
+
+                logging.getLogger("opencortex").exception("gtd routing hint failed")
+                seen[clause] = False
+        return seen[clause]
+
+    return test
