@@ -186,17 +186,8 @@ class PgStore(SqlStore):
                     cp.write_row((first + ni, file_id, q, ln, h, bl))
         return file_id
 
-    def clear(self) -> None:
-        """Empty the index (``index --rebuild``): files, nodes, links.  The journal (undo
-        history) and the shared embeddings stay."""
-        self.begin()
-        try:
-            self.db.execute("TRUNCATE files, nodes, links, passages")
-            self.bump_generation()
-            self.commit()
-        except BaseException:
-            self.rollback()
-            raise
+    def _clear_tables(self) -> None:
+        self.db.execute("TRUNCATE files, nodes, links, passages")
 
     # -- health ------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

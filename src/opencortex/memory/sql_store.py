@@ -6,6 +6,7 @@ keyword/vector engines' seams."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -78,6 +79,27 @@ class SqlStore:
 
     def rollback(self) -> None:
         raise NotImplementedError
+
+    def sync_lock(self) -> contextlib.AbstractContextManager[None]:
+        """Held for a whole sync (from reading file states to commit); a store whose
+        write transactions already serialise its writers needs nothing more."""
+        return contextlib.nullcontext()
+
+    def clear(self) -> None:
+        """Empty the index (``index --rebuild``): files, nodes, links, passages.  The
+        journal (undo history) and the vectors stay."""
+        self.begin()
+        try:
+            self._clear_tables()
+            self.bump_generation()
+            self.commit()
+        except BaseException:
+            self.rollback()
+            raise
+
+    def _clear_tables(self) -> None:
+        for table in ("links", "passages", "nodes", "files"):
+            self.q(f"DELETE FROM {table}")
 
     # -- sync ----------------------------------------------------------------
     def file_states(self) -> dict[str, tuple[int, int, str]]:

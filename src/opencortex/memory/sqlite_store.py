@@ -53,6 +53,27 @@ class SqliteStore(SqlStore):
     def close(self) -> None:
         self.db.close()
 
+    def _clear_tables(self) -> None:
+        self.db.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('delete-all')")
+        super()._clear_tables()
+
+    def status(self) -> dict[str, Any]:
+        """Backend, location, migration level and row counts."""
+        from .migrations import MIGRATIONS
+
+        q = self.db.execute
+        done = [r[0] for r in q("SELECT name FROM _migrations ORDER BY rowid")]
+        emb = q("SELECT model, dim, count(*) FROM embeddings GROUP BY model, dim "
+                "ORDER BY model, dim").fetchall()
+        return {"backend": "sqlite", "path": self.path,
+                "migrations": {"applied": done,
+                               "pending": [n for n, _ in MIGRATIONS if n not in done],
+                               "level": done[-1] if done else None},
+                "counts": {**self.counts(),
+                           "journal": q("SELECT count(*) FROM journal").fetchone()[0],
+                           "embeddings": sum(c for _, _, c in emb)},
+                "embeddings": [{"model": m, "dim": d, "count": c} for m, d, c in emb]}
+
     def _query_errors(self) -> tuple[type[BaseException], ...]:
         return (sqlite3.OperationalError,)
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..memory.dialect import POSTGRES
 from .index import RecordIndex
 
 __all__ = ["PG_RECALL_MIGRATION", "PgRecordIndex"]
@@ -64,20 +65,14 @@ PG_RECALL_MIGRATION = """
 """
 
 
-def _pg(sql: str) -> str:
-    """SQLite-style ``?`` placeholders to psycopg's ``%s`` (literal ``%`` doubled)."""
-    return sql.replace("%", "%%").replace("?", "%s")
-
-
 class PgRecordIndex(RecordIndex):
     """The record index in a ``PgStore``'s schema (migration ``pg004_recall``)."""
+
+    dialect = POSTGRES
 
     def __init__(self, store: Any) -> None:
         super().__init__(store.db)
         self.store = store
-
-    def q(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        return self.db.execute(_pg(sql), list(params))
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:

@@ -112,7 +112,7 @@ class TantivyEngine:
             return None
         shutil.rmtree(self.path, ignore_errors=True)
         self.path.mkdir(parents=True, exist_ok=True)
-        store.db.execute("DELETE FROM keyword_sync")
+        store.keyword_sync_reset()
         self._index = tantivy.Index(self._schema(), path=str(self.path), reuse=False)
         marker.write_text(SCHEMA_VERSION)
         return self._index
@@ -123,9 +123,8 @@ class TantivyEngine:
         import tantivy
 
         index = self._open(store)
-        db = store.db
-        have = dict(db.execute("SELECT path, hash FROM keyword_sync"))
-        files = db.execute("SELECT id, path, hash FROM files").fetchall()
+        have = store.keyword_synced()
+        files = store.files_hashed()
         changed = [(fid, p, h) for fid, p, h in files if have.get(p) != h]
         live = {p for _, p, _ in files}
         removed = [p for p in have if p not in live]
@@ -137,9 +136,7 @@ class TantivyEngine:
         for i, (fid, p, _h) in enumerate(changed, 1):
             if p in have:
                 writer.delete_documents_by_term("file", p)
-            for key, outline, title, tags, body in db.execute(
-                    "SELECT key, outline, title, tags, body FROM nodes WHERE file_id = ?",
-                    (fid,)):
+            for key, outline, title, tags, body in store.keyword_docs(fid):
                 writer.add_document(tantivy.Document(
                     key=key, file=p, title=title, tags=tags,
                     outline=" / ".join(json.loads(outline)),
@@ -148,11 +145,7 @@ class TantivyEngine:
                 progress(i, len(changed))
         writer.commit()
         writer.wait_merging_threads()
-        db.execute("BEGIN")
-        db.executemany("DELETE FROM keyword_sync WHERE path = ?", [(p,) for p in removed])
-        db.executemany("INSERT OR REPLACE INTO keyword_sync VALUES (?, ?)",
-                       [(p, h) for _, p, h in changed])
-        db.execute("COMMIT")
+        store.keyword_sync_record(removed, [(p, h) for _, p, h in changed])
         index.reload()
         return len(changed) + len(removed)
 

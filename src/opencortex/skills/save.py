@@ -81,7 +81,7 @@ def find_node(memex: Any, ref: str) -> list[Any]:
         return exact
     want = ref.casefold()
     hits = []
-    for n in memex.store.select("1=1"):
+    for n in memex.store.all_nodes():
         if n.file.startswith("sessions/"):
             continue
         title = n.title.casefold()
