@@ -29,6 +29,7 @@ from typing import Any
 
 from ..errors import IndexStoreError
 from .dialect import POSTGRES, RANK_WEIGHTS, pg_tsquery
+from .migrations import MigrationSet, migration_sets
 from .nodes import FileRows, embed_node_rows
 from .pg_migrations import apply_pg_migrations, pg_migration_status
 from .query import QuerySyntaxError
@@ -72,7 +73,8 @@ class PgStore(SqlStore):
             raise IndexStoreError(
                 f"cannot connect to the PostgreSQL store {redact_url(url)}: {e}".strip()) from e
         try:
-            self.migrations_applied = apply_pg_migrations(self.db, schema)
+            sets = migration_sets()  # the index's, and every other owner's registered so far
+            self.migrations_applied = apply_pg_migrations(self.db, schema, sets)
             vschema = self.db.execute(
                 "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
                 "ON n.oid = e.extnamespace WHERE e.extname = 'vector'").fetchone()[0]
@@ -83,6 +85,7 @@ class PgStore(SqlStore):
             raise IndexStoreError(
                 f"{self.path}: cannot prepare the store ({e}); the pgvector extension must "
                 "be installable (CREATE EXTENSION vector) by this user") from e
+        self._migrated = {m.owner for m in sets}
         self._lock = threading.RLock()
         self._in_tx = False
         self._sync_depth = 0
@@ -151,6 +154,13 @@ class PgStore(SqlStore):
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.db.close()
+
+    def ensure_migrations(self, mset: MigrationSet) -> None:
+        """Apply another owner's migration set to this schema (once per connection)."""
+        if mset.owner in self._migrated:
+            return
+        self.migrations_applied += apply_pg_migrations(self.db, self.schema, [mset])
+        self._migrated.add(mset.owner)
 
     def _query_errors(self) -> tuple[type[BaseException], ...]:
         import psycopg

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import IndexStoreError
 from .dialect import SQLITE, fts_match
-from .migrations import apply_migrations
+from .migrations import MigrationSet, apply_migrations, migration_sets
 from .nodes import FileRows
 from .sql_store import JournalRow, SqlStore
 
@@ -33,7 +33,8 @@ class SqliteStore(SqlStore):
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA busy_timeout=10000")
             self.db.execute("PRAGMA cache_size=-65536")
-            apply_migrations(self.db)
+            # the index's steps, and every other owner's registered so far
+            self.migrations_applied = apply_migrations(self.db, migration_sets())
         except sqlite3.DatabaseError as e:
             raise IndexStoreError(
                 f"{self.path}: not a usable index ({e}). The index is disposable: "
@@ -53,22 +54,24 @@ class SqliteStore(SqlStore):
     def close(self) -> None:
         self.db.close()
 
+    def ensure_migrations(self, mset: MigrationSet) -> None:
+        """Apply another owner's migration set to this database."""
+        self.migrations_applied += apply_migrations(self.db, [mset])
+
     def _clear_tables(self) -> None:
         self.db.execute("INSERT INTO nodes_fts(nodes_fts) VALUES ('delete-all')")
         super()._clear_tables()
 
     def status(self) -> dict[str, Any]:
         """Backend, location, migration level and row counts."""
-        from .migrations import MIGRATIONS
+        from .migrations import migration_status
 
         q = self.db.execute
-        done = [r[0] for r in q("SELECT name FROM _migrations ORDER BY rowid")]
+        done = [r[0] for r in q("SELECT name FROM _migrations ORDER BY name")]
         emb = q("SELECT model, dim, count(*) FROM embeddings GROUP BY model, dim "
                 "ORDER BY model, dim").fetchall()
         return {"backend": "sqlite", "path": self.path,
-                "migrations": {"applied": done,
-                               "pending": [n for n, _ in MIGRATIONS if n not in done],
-                               "level": done[-1] if done else None},
+                "migrations": migration_status(done, "sqlite"),
                 "counts": {**self.counts(),
                            "journal": q("SELECT count(*) FROM journal").fetchone()[0],
                            "embeddings": sum(c for _, _, c in emb)},

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from ..memory.dialect import SQLITE, Dialect
+from ..memory.migrations import apply_migrations
 from ..memory.nodes import embed_hash
+from .migrations import RECALL
 from .records import Record
 from .sources import SOURCES
 from .sources import git as gitsrc
@@ -141,7 +143,7 @@ def fts_term(term: str) -> str:
 
 
 class RecordIndex:
-    """Record rows + FTS5 in the SQLite index store (tables from migration m004_recall)."""
+    """Record rows + FTS5 in the SQLite index store (tables from ``recall.migrations``)."""
 
     dialect: Dialect = SQLITE
     """How this database spells what SQL engines spell differently (``memory.dialect``)."""
@@ -149,6 +151,11 @@ class RecordIndex:
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
         self.still_pending = 0  # gists left without a vector by the last embed_pending
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Create or upgrade recall's tables (its own migration set)."""
+        apply_migrations(self.db, [RECALL])
 
     # -- the SQL dialect: what a store other than SQLite overrides (recall.pg_index) -----
     def q(self, sql: str, params: Sequence[Any] = ()) -> Any:
