@@ -43,10 +43,11 @@ class Memex:
     def store(self) -> IndexStore:
         """The index store: the SQLite file at ``settings.index_path``, or PostgreSQL when
         ``settings.store_url`` is set (one implementation, two SQL dialects)."""
-        if self._store is None:
-            self._store = open_store(self.settings.store_url or self.settings.index_path,
-                                     schema=self.settings.store_schema)
-        return self._store
+        store = self._store
+        if store is None:
+            store = self._store = open_store(self.settings.store_url or self.settings.index_path,
+                                             schema=self.settings.store_schema)
+        return store
 
     @property
     def local_db(self):  # -> sqlite3.Connection

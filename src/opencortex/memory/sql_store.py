@@ -11,7 +11,7 @@ import datetime as dt
 import json
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,6 +80,17 @@ class SqlStore:
     def rollback(self) -> None:
         raise NotImplementedError
 
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction: commit at the end of the block, roll back on error."""
+        self.begin()
+        try:
+            yield
+        except BaseException:
+            self.rollback()
+            raise
+        self.commit()
+
     def sync_lock(self) -> contextlib.AbstractContextManager[None]:
         """Held for a whole sync (from reading file states to commit); a store whose
         write transactions already serialise its writers needs nothing more."""
@@ -88,14 +99,9 @@ class SqlStore:
     def clear(self) -> None:
         """Empty the index (``index --rebuild``): files, nodes, links, passages.  The
         journal (undo history) and the vectors stay."""
-        self.begin()
-        try:
+        with self.transaction():
             self._clear_tables()
             self.bump_generation()
-            self.commit()
-        except BaseException:
-            self.rollback()
-            raise
 
     def _clear_tables(self) -> None:
         for table in ("links", "passages", "nodes", "files"):
@@ -390,17 +396,12 @@ class SqlStore:
     def keyword_sync_record(self, removed: Iterable[str],
                             changed: Iterable[tuple[str, str]]) -> None:
         """Record what the engine now holds, in one transaction."""
-        self.begin()
-        try:
+        with self.transaction():
             for p in removed:
                 self.q("DELETE FROM keyword_sync WHERE path = ?", (p,))
             up = self.dialect.upsert("keyword_sync", ("path", "hash"), ("path",))
             for p, h in changed:
                 self.q(up, (p, h))
-            self.commit()
-        except BaseException:
-            self.rollback()
-            raise
 
     def files_hashed(self) -> list[tuple[int, str, str]]:
         """(id, path, hash) of every indexed file."""

@@ -169,11 +169,6 @@ class SqliteStore(SqlStore):
                                [(h, model, dim) for h in hashes])
 
     def _embeddings_write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        self.db.execute("BEGIN")
-        try:
+        with self.transaction():
             self.db.executemany(sql, rows)
             self.bump_generation()
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
