@@ -80,7 +80,7 @@ def test_sqlite_blank_and_previous_schema_end_the_same(tmp_path: Path) -> None:
 def test_sqlite_recall_tables_come_with_the_record_index(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     # an index opened while no other owner is registered holds only the index's tables
-    monkeypatch.setattr(migrations, "_SETS", {"index": INDEX})
+    monkeypatch.setattr(migrations, "_SETS", {})
     st = SqliteStore(tmp_path / "x.sqlite3")
     tables = {r[0] for r in st.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "files" in tables and "rec_records" not in tables

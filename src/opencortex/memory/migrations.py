@@ -168,18 +168,21 @@ class MigrationSet:
 INDEX = MigrationSet("index", tuple(MIGRATIONS), tuple(PG_MIGRATIONS))
 """The memex index: files, nodes, links, full text, journal, vectors, passages."""
 
-_SETS: dict[str, MigrationSet] = {"index": INDEX}
+_SETS: dict[str, MigrationSet] = {}
+"""Other owners' sets, by owner (``register``)."""
 
 
 def register(mset: MigrationSet) -> MigrationSet:
-    """Make an owner's set known to ``store status`` (each owner applies its own set
-    where it opens its tables: the index store applies ``INDEX``)."""
+    """Make another owner's set known: a store applies every known set when it opens, and
+    ``store status`` reports them. The owner still applies its own set where it opens
+    its tables (recall's record index does), so none depends on import order."""
     _SETS[mset.owner] = mset
     return mset
 
 
 def migration_sets() -> list[MigrationSet]:
-    return list(_SETS.values())
+    """The index's set first, then every registered owner's."""
+    return [INDEX, *(m for o, m in _SETS.items() if o != INDEX.owner)]
 
 
 def migration_status(done: list[str], dialect: str) -> dict[str, Any]:
@@ -197,10 +200,16 @@ def apply_migrations(db: sqlite3.Connection, sets: Sequence[MigrationSet] | None
     ``db`` must be in autocommit mode (``isolation_level=None``) so that each
     migration's script and its record commit together or not at all.
     """
-    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    steps = [st for m in (sets or (INDEX,)) for st in m.sqlite]
+    # read first: an up-to-date database is not written to (no write lock to wait for
+    # while another process syncs)
+    if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+                  ).fetchone() is None:
+        db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, "
+                   "applied_at REAL)")
     done = {r[0] for r in db.execute("SELECT name FROM _migrations")}
     applied = []
-    for name, sql in [st for m in (sets or (INDEX,)) for st in m.sqlite]:
+    for name, sql in steps:
         if name in done:
             continue
         try:
