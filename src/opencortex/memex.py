@@ -17,7 +17,7 @@ from .memory.incremental import Progress, SyncSummary, sync
 from .memory.nodes import Node
 from .memory.query import parse_query
 from .memory.sqlite_store import SqliteStore
-from .memory.store import open_store
+from .memory.store import IndexStore, open_store
 from .write.writer import MemexWriter, WriteResult
 
 __all__ = ["AGENT_HANDLED", "Memex"]
@@ -39,18 +39,19 @@ class Memex:
         if index is not None:
             self.settings.index = Path(index).expanduser()
         self.root = self.settings.memex.expanduser().resolve()
-        self._store: SqliteStore | None = None
+        self._store: IndexStore | None = None
         self._writer: MemexWriter | None = None
         self._local: SqliteStore | None = None
 
     @property
-    def store(self) -> SqliteStore:
+    def store(self) -> IndexStore:
         """The index store: the SQLite file at ``settings.index_path``, or PostgreSQL when
-        ``settings.store_url`` is set (``PgStore`` has SqliteStore's interface)."""
-        if self._store is None:
-            self._store = open_store(self.settings.store_url or self.settings.index_path,  # type: ignore[assignment]
-                                     schema=self.settings.store_schema)
-        return self._store
+        ``settings.store_url`` is set (one implementation, two SQL dialects)."""
+        store = self._store
+        if store is None:
+            store = self._store = open_store(self.settings.store_url or self.settings.index_path,
+                                             schema=self.settings.store_schema)
+        return store
 
     @property
     def local_db(self):  # -> sqlite3.Connection
@@ -58,8 +59,9 @@ class Memex:
         transcripts): the index itself when it is SQLite; with a PostgreSQL store, a SQLite
         file where the index would otherwise be (a shared store must not hold one
         machine's view of its home directory)."""
-        if not self.settings.store_url:
-            return self.store.db
+        store = self.store
+        if isinstance(store, SqliteStore):
+            return store.db
         if self._local is None:
             self._local = SqliteStore(self.settings.index_path)
         return self._local.db

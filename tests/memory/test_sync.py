@@ -98,6 +98,8 @@ def test_corrupt_index_gives_the_fix(tmp_path: Path) -> None:
 
 
 def test_migrations_from_blank(tmp_path: Path) -> None:
+    import opencortex.recall.migrations  # noqa: F401  (recall's set, registered)
+
     SqliteStore(tmp_path / "x.sqlite3").close()
     db = sqlite3.connect(tmp_path / "x.sqlite3")
     names = [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name")]

@@ -207,7 +207,9 @@ def test_sparse_stems_and_ors_the_query_words(words_mx: Memex) -> None:
 def test_existing_postgresql_index_upgrades(tmp_path: Path, pg_server: str, pg_schema: str,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("psycopg", reason="the PostgreSQL driver (dev extras) is missing")
-    from opencortex.memory import nodes, pg_migrations
+    from dataclasses import replace
+
+    from opencortex.memory import migrations, nodes, pg_migrations
 
     root = tmp_path / "m"
     root.mkdir()
@@ -218,8 +220,8 @@ def test_existing_postgresql_index_upgrades(tmp_path: Path, pg_server: str, pg_s
         m.settings.store_url, m.settings.store_schema = pg_server, pg_schema
         return m
 
-    before = [x for x in pg_migrations.PG_MIGRATIONS if x[0] != "pg005_passages"]
-    monkeypatch.setattr(pg_migrations, "PG_MIGRATIONS", before)
+    before = tuple(x for x in pg_migrations.PG_MIGRATIONS if x[0] != "pg005_passages")
+    monkeypatch.setattr(migrations, "INDEX", replace(migrations.INDEX, postgresql=before))
     monkeypatch.setattr(nodes, "passages", lambda *a: [])  # that release wrote none
     with pg_memex() as m:  # the index as the release before passages made it
         m.sync()

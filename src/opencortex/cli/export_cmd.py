@@ -38,5 +38,5 @@ def export(fmt: str, memex: str | None, index: str | None, json_: bool) -> None:
 
     with Memex(root, index) as m:
         m.sync()
-        for n in m.store.select("1", with_body=True):
+        for n in m.store.all_nodes(with_body=True):
             click.echo(json.dumps(n.to_dict(with_body=True), ensure_ascii=False))

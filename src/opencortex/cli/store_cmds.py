@@ -33,6 +33,7 @@ def migrate(memex: str | None, index: str | None, json_: bool, url: str | None,
             schema: str | None) -> None:
     """Apply pending schema migrations (they also run on every connect)."""
     from ..memory.store_copy import store_status
+    from ..recall import migrations as _recall  # noqa: F401  (registers recall's set)
 
     st = _open(memex, index, url, schema)
     try:
@@ -55,6 +56,7 @@ def status(memex: str | None, index: str | None, json_: bool, url: str | None,
            schema: str | None) -> None:
     """Backend, location, migration level and row counts."""
     from ..memory.store_copy import store_status
+    from ..recall import migrations as _recall  # noqa: F401  (registers recall's set)
 
     st = _open(memex, index, url, schema)
     try:

@@ -91,7 +91,7 @@ def suggest(memex: Any, ref: str, k: int = 5, embedder: Any = None) -> tuple[Any
     if embedder is not None:
         r._embedder = embedder
     r.vectors.embed_pending(lambda texts: r.embedder.embed(texts))
-    nodes = [n for n in memex.store.select("1=1", with_body=True)
+    nodes = [n for n in memex.store.all_nodes(with_body=True)
              if not n.file.startswith("sessions/")]
     by_file: dict[str, list[Any]] = {}
     for n in nodes:

@@ -331,7 +331,7 @@ def review(memex: Any, start: dt.date, end: dt.date, phrase: str = "") -> Review
     def inside(t: dt.datetime | None) -> TypeGuard[dt.datetime]:
         return t is not None and lo <= t < hi
 
-    nodes = memex.store.select("1=1")
+    nodes = memex.store.all_nodes()
     by_file: dict[str, list[Any]] = {}
     for n in nodes:
         by_file.setdefault(n.file, []).append(n)

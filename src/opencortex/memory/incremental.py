@@ -145,11 +145,8 @@ def sync(root: str | os.PathLike[str], store: IndexStore, progress: Progress | N
         raise OpenCortexError(
             f"memex {root} is not a directory: pass --memex DIR, set OPENCORTEX_MEMEX, "
             "or set memex = \"...\" in the config file")
-    lock = getattr(store, "sync_lock", None)  # PostgreSQL: one sync at a time per store
-    if lock is not None:
-        with lock():
-            return _sync(root, store, progress, workers, only, t0)
-    return _sync(root, store, progress, workers, only, t0)
+    with store.sync_lock():  # PostgreSQL: one sync at a time per store
+        return _sync(root, store, progress, workers, only, t0)
 
 
 

@@ -1,4 +1,6 @@
-"""Named, ordered schema migrations for the SQLite index, applied when it is opened.
+"""Named, ordered schema migrations, one set per owner (the index here; recall's in
+``recall.migrations``), each for both dialects (the PostgreSQL scripts are in
+``pg_migrations``), applied where the owner opens its tables.
 
 The name is the key (as in sqlite-utils' ``Migrations``): each runs once, in a
 transaction, and is recorded in ``_migrations``.  The index is disposable, so a
@@ -9,8 +11,14 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["MIGRATIONS", "apply_migrations"]
+from .pg_migrations import PG_MIGRATIONS
+
+__all__ = ["INDEX", "MIGRATIONS", "MigrationSet", "apply_migrations", "migration_sets",
+           "migration_status", "register"]
 
 Migration = tuple[str, str]
 
@@ -116,49 +124,6 @@ _M003_RETRIEVAL = """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 """
 
-_M004_RECALL = """
-    CREATE TABLE rec_files (                        -- record files as last read
-        path TEXT PRIMARY KEY,                      -- absolute; or '<kind>:<root>' for git
-        source TEXT NOT NULL,
-        root TEXT NOT NULL,
-        mtime_ns INTEGER NOT NULL,
-        size INTEGER NOT NULL,
-        state TEXT NOT NULL DEFAULT ''              -- git: the branch tips indexed (JSON)
-    );
-    CREATE TABLE rec_records (                      -- sessions, commits, notes
-        id INTEGER PRIMARY KEY,
-        file TEXT NOT NULL,                         -- rec_files.path it came from
-        boundary TEXT NOT NULL,                     -- the configured root it was found under
-        source TEXT NOT NULL,
-        kind TEXT NOT NULL,                         -- session | commit | note
-        root TEXT NOT NULL,
-        session_id TEXT NOT NULL,                   -- session id, full commit sha, node key
-        locator TEXT NOT NULL,
-        handle TEXT NOT NULL,
-        title TEXT,
-        cwd TEXT, branch TEXT, parent_id TEXT, author TEXT,
-        started REAL, ended REAL,                   -- epoch seconds; NULL unknown
-        paths TEXT NOT NULL DEFAULT '',             -- touched / mentioned paths, one per line
-        turns INTEGER NOT NULL DEFAULT 0,
-        person_turns INTEGER NOT NULL DEFAULT 0,
-        chars INTEGER NOT NULL DEFAULT 0,           -- text characters in the record
-        omitted INTEGER NOT NULL DEFAULT 0,         -- of those, not held by this index
-        receipt TEXT NOT NULL DEFAULT '{}',         -- the capture receipt of the read (JSON)
-        gist TEXT NOT NULL DEFAULT '',              -- what is embedded: title + opening
-        embed_hash TEXT                             -- key into embeddings (shared table)
-    );
-    CREATE INDEX rec_records_embed ON rec_records(embed_hash);
-    CREATE INDEX rec_records_file ON rec_records(file);
-    CREATE INDEX rec_records_sid ON rec_records(source, session_id);
-    CREATE INDEX rec_records_boundary ON rec_records(source, boundary);
-    CREATE INDEX rec_records_started ON rec_records(started);
-    CREATE INDEX rec_records_cwd ON rec_records(cwd);
-    CREATE VIRTUAL TABLE rec_fts USING fts5(
-        title, person, other, paths,
-        tokenize='porter unicode61 remove_diacritics 2'
-    );
-"""
-
 _M005_PASSAGES = """
     CREATE TABLE passages (                         -- what a model embeds, per node
         node_id INTEGER NOT NULL,                   -- nodes.id
@@ -180,21 +145,71 @@ MIGRATIONS: list[Migration] = [
     ("m001_core", _M001_CORE),
     ("m002_journal", _M002_JOURNAL),
     ("m003_retrieval", _M003_RETRIEVAL),
-    ("m004_recall", _M004_RECALL),
+    # m004_recall: recall's own set (recall.migrations)
     ("m005_passages", _M005_PASSAGES),
 ]
+"""The index's SQLite steps (``INDEX.sqlite``)."""
 
 
-def apply_migrations(db: sqlite3.Connection) -> list[str]:
-    """Apply every migration not yet recorded; return the names applied.
+@dataclass(frozen=True)
+class MigrationSet:
+    """One owner's named, ordered schema steps, for each dialect. Names are keys in the
+    one ``_migrations`` table, so they are unique across owners (``m…`` SQLite, ``pg…``
+    PostgreSQL); a step is never renamed once released (a database records it by name)."""
+
+    owner: str
+    sqlite: tuple[Migration, ...] = ()
+    postgresql: tuple[Migration, ...] = ()
+
+    def steps(self, dialect: str) -> tuple[Migration, ...]:
+        return self.sqlite if dialect == "sqlite" else self.postgresql
+
+
+INDEX = MigrationSet("index", tuple(MIGRATIONS), tuple(PG_MIGRATIONS))
+"""The memex index: files, nodes, links, full text, journal, vectors, passages."""
+
+_SETS: dict[str, MigrationSet] = {}
+"""Other owners' sets, by owner (``register``)."""
+
+
+def register(mset: MigrationSet) -> MigrationSet:
+    """Make another owner's set known: a store applies every known set when it opens, and
+    ``store status`` reports them. The owner still applies its own set where it opens
+    its tables (recall's record index does), so none depends on import order."""
+    _SETS[mset.owner] = mset
+    return mset
+
+
+def migration_sets() -> list[MigrationSet]:
+    """The index's set first, then every registered owner's."""
+    return [INDEX, *(m for o, m in _SETS.items() if o != INDEX.owner)]
+
+
+def migration_status(done: list[str], dialect: str) -> dict[str, Any]:
+    """Applied and pending step names, over every registered set."""
+    known = [n for m in migration_sets() for n, _ in m.steps(dialect)]
+    return {"applied": done, "pending": [n for n in known if n not in done],
+            "level": done[-1] if done else None}
+
+
+def apply_migrations(db: sqlite3.Connection, sets: Sequence[MigrationSet] | None = None
+                     ) -> list[str]:
+    """Apply every step of ``sets`` (default: the index's) not yet recorded; return the
+    names applied.
 
     ``db`` must be in autocommit mode (``isolation_level=None``) so that each
     migration's script and its record commit together or not at all.
     """
-    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    steps = [st for m in (sets or (INDEX,)) for st in m.sqlite]
+    # read first: an up-to-date database is not written to (no write lock to wait for
+    # while another process syncs)
+    if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+                  ).fetchone() is None:
+        db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, "
+                   "applied_at REAL)")
     done = {r[0] for r in db.execute("SELECT name FROM _migrations")}
     applied = []
-    for name, sql in MIGRATIONS:
+    for name, sql in steps:
         if name in done:
             continue
         try:

@@ -12,7 +12,11 @@ pgvector for the vectors.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .migrations import MigrationSet
 
 __all__ = ["MIGRATION_LOCK", "PG_MIGRATIONS", "apply_pg_migrations", "pg_migration_status"]
 
@@ -89,9 +93,6 @@ _M001_CORE = """
     CREATE INDEX links_target_key ON links(target_key) WHERE target_key IS NOT NULL;
     CREATE TABLE meta (key text PRIMARY KEY, value text);
     INSERT INTO meta VALUES ('instance', md5(random()::text || clock_timestamp()::text));
-    -- SQLite's instr(), so views written against the SQLite index run unchanged
-    CREATE FUNCTION instr(text, text) RETURNS integer LANGUAGE sql IMMUTABLE
-        AS 'SELECT strpos($1, $2)';
 """
 
 _M002_JOURNAL = """
@@ -149,19 +150,21 @@ _M005_PASSAGES = """
 """
 
 
-def _recall() -> str:
-    from ..recall.pg_index import PG_RECALL_MIGRATION  # recall owns its tables
-
-    return PG_RECALL_MIGRATION
-
+_M006_NO_INSTR = """
+    -- pg001 once made an instr() for views written in SQLite's SQL; views are query
+    -- predicates now, compiled per dialect (memory.dialect)
+    DROP FUNCTION IF EXISTS instr(text, text);
+"""
 
 PG_MIGRATIONS: list[tuple[str, str]] = [
     ("pg001_core", _M001_CORE),
     ("pg002_journal", _M002_JOURNAL),
     ("pg003_vectors", _M003_VECTORS),
-    ("pg004_recall", _recall()),  # recall's record index, used with [recall] index = "store"
+    # pg004_recall: recall's own set (recall.migrations)
     ("pg005_passages", _M005_PASSAGES),
+    ("pg006_no_instr", _M006_NO_INSTR),
 ]
+"""The index's PostgreSQL steps (``migrations.INDEX.postgresql``)."""
 
 
 def _ensure_vector(conn: Any) -> str:
@@ -174,11 +177,16 @@ def _ensure_vector(conn: Any) -> str:
     return "public"
 
 
-def apply_pg_migrations(conn: Any, schema: str) -> list[str]:
-    """Create ``schema`` and apply every migration not yet recorded there; return the
-    names applied.  ``conn`` is in autocommit mode; search_path is set by the caller
-    after this returns."""
+def apply_pg_migrations(conn: Any, schema: str, sets: Sequence[MigrationSet] | None = None
+                        ) -> list[str]:
+    """Create ``schema`` and apply every step of ``sets`` (default: the index's) not yet
+    recorded there; return the names applied.  ``conn`` is in autocommit mode;
+    search_path is set by the caller after this returns."""
     from psycopg import sql
+
+    from . import migrations
+
+    steps = [st for m in (sets or (migrations.INDEX,)) for st in m.postgresql]
 
     ident = sql.Identifier(schema)
     conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (MIGRATION_LOCK, schema))
@@ -191,7 +199,7 @@ def apply_pg_migrations(conn: Any, schema: str) -> list[str]:
                      "(name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
         done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
         applied = []
-        for name, script in PG_MIGRATIONS:
+        for name, script in steps:
             if name in done:
                 continue
             with conn.transaction():
@@ -205,7 +213,7 @@ def apply_pg_migrations(conn: Any, schema: str) -> list[str]:
 
 def pg_migration_status(conn: Any) -> dict[str, Any]:
     """Applied and pending migration names (for ``store status`` and ``doctor``)."""
+    from .migrations import migration_status
+
     done = [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY name")]
-    return {"applied": done,
-            "pending": [n for n, _ in PG_MIGRATIONS if n not in done],
-            "level": done[-1] if done else None}
+    return migration_status(done, "postgresql")

@@ -19,10 +19,8 @@ runs) can share a database.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 import os
-import posixpath
 import re
 import threading
 import time
@@ -30,19 +28,17 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ..errors import IndexStoreError
-from .nodes import FileRows, Node, NodeLink, embed_node_rows
+from .dialect import POSTGRES, RANK_WEIGHTS, pg_tsquery
+from .migrations import MigrationSet, migration_sets
+from .nodes import FileRows, embed_node_rows
 from .pg_migrations import apply_pg_migrations, pg_migration_status
-from .query import DATE_FIELDS, Predicate, QuerySyntaxError, date_condition
-from .sqlite_store import _NODE_COLS, JournalRow, _node
+from .query import QuerySyntaxError
+from .sql_store import SqlStore
 
 __all__ = ["PgKeywordEngine", "PgStore", "PgVectors", "is_pg_url", "pg_tsquery"]
 
 WRITE_LOCK = 0x0C0_7E9
 """Advisory lock class for writes (second key: hashtext(schema))."""
-FTS_CONFIG = "english"
-RANK_WEIGHTS = "{0.0, 0.67, 0.67, 1.0}"
-"""ts_rank_cd weights {D, C, B, A}: body and tags 1, title + outline 1.5 (scaled to PG's
-at most 1), near the tantivy boosts chosen on the dev sets (text 1 + title 0.5)."""
 _NODE_COPY_COLS = (
     "id, file_id, idx, key, org_id, level, line, title, todo, todo_type, priority, "
     "local_tags, tags, outline, properties, category, scheduled, scheduled_raw, deadline, "
@@ -59,58 +55,11 @@ def _clean(v: Any) -> Any:
     return v.replace("\x00", "") if isinstance(v, str) and "\x00" in v else v
 
 
-def _glob_regex(pattern: str) -> str:
-    """An SQLite GLOB pattern (``*``, ``?``, ``[...]``; case-sensitive) as a POSIX regex."""
-    out, i = ["^"], 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "*":
-            out.append(".*")
-        elif c == "?":
-            out.append(".")
-        elif c == "[":
-            j = pattern.find("]", i + 2)
-            if j < 0:
-                out.append(r"\[")
-            else:
-                inner = pattern[i + 1:j]
-                out.append("[" + ("^" + inner[1:] if inner.startswith("^") else inner) + "]")
-                i = j
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out) + "$"
-
-
-def pg_tsquery(words: Sequence[str], op: str = "&&", prefixes: Sequence[str] = ()
-               ) -> tuple[str, list[str]]:
-    """A tsquery SQL expression (and its parameters) from user words: each word or
-    multi-word token through ``websearch_to_tsquery`` as a quoted phrase, ``word*`` (or
-    ``prefixes``) as a prefix match; combined with ``op`` (``&&`` all, ``||`` any)."""
-    parts: list[str] = []
-    params: list[str] = []
-    for w in [*words, *(p + "*" for p in prefixes)]:
-        prefix = w.endswith("*") and len(w) > 1
-        w = (w.rstrip("*") if prefix else w).replace('"', " ").strip()
-        if not w:
-            continue
-        if prefix:
-            lexemes = re.findall(r"\w+", w.lower())
-            if not lexemes:
-                continue
-            parts.append(f"to_tsquery('{FTS_CONFIG}', %s)")
-            params.append(" <-> ".join([*lexemes[:-1], lexemes[-1] + ":*"]))
-        else:
-            parts.append(f"websearch_to_tsquery('{FTS_CONFIG}', %s)")
-            params.append(f'"{w}"')
-    if not parts:
-        raise QuerySyntaxError("empty full-text query")
-    return "(" + f" {op} ".join(parts) + ")", params
-
-
-class PgStore:
+class PgStore(SqlStore):
     """The index in one PostgreSQL schema: files, nodes, links, full text, vectors,
     the write journal and meta/generation."""
+
+    dialect = POSTGRES
 
     def __init__(self, url: str, schema: str = "opencortex") -> None:
         import psycopg
@@ -124,7 +73,8 @@ class PgStore:
             raise IndexStoreError(
                 f"cannot connect to the PostgreSQL store {redact_url(url)}: {e}".strip()) from e
         try:
-            self.migrations_applied = apply_pg_migrations(self.db, schema)
+            sets = migration_sets()  # the index's, and every other owner's registered so far
+            self.migrations_applied = apply_pg_migrations(self.db, schema, sets)
             vschema = self.db.execute(
                 "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
                 "ON n.oid = e.extnamespace WHERE e.extname = 'vector'").fetchone()[0]
@@ -135,6 +85,7 @@ class PgStore:
             raise IndexStoreError(
                 f"{self.path}: cannot prepare the store ({e}); the pgvector extension must "
                 "be installable (CREATE EXTENSION vector) by this user") from e
+        self._migrated = {m.owner for m in sets}
         self._lock = threading.RLock()
         self._in_tx = False
         self._sync_depth = 0
@@ -204,40 +155,30 @@ class PgStore:
         with contextlib.suppress(Exception):
             self.db.close()
 
+    def ensure_migrations(self, mset: MigrationSet) -> None:
+        """Apply another owner's migration set to this schema (once per connection)."""
+        if mset.owner in self._migrated:
+            return
+        self.migrations_applied += apply_pg_migrations(self.db, self.schema, [mset])
+        self._migrated.add(mset.owner)
+
+    def _query_errors(self) -> tuple[type[BaseException], ...]:
+        import psycopg
+
+        return (psycopg.errors.SyntaxError, psycopg.errors.DataException)
+
     # -- sync ----------------------------------------------------------------
-    def file_states(self) -> dict[str, tuple[int, int, str]]:
-        return {p: (m, s, h) for p, m, s, h in
-                self.db.execute("SELECT path, mtime_ns, size, hash FROM files")}
-
-    def _delete_file_rows(self, file_id: int) -> None:
-        self.db.execute("DELETE FROM links WHERE file_id = %s", (file_id,))
-        self.db.execute("DELETE FROM passages WHERE file_id = %s", (file_id,))
-        self.db.execute("DELETE FROM nodes WHERE file_id = %s", (file_id,))
-
     def put_file(self, rows: FileRows, state: tuple[int, int, str]) -> int:
         """Replace everything indexed for one file (call inside begin/commit)."""
         db = self.db
         mtime_ns, size, h = state
-        meta = (mtime_ns, size, h, _clean(rows.title), " ".join(rows.filetags),
-                json.dumps(rows.todo_keywords), json.dumps(rows.done_keywords),
-                json.dumps(rows.errors), len(rows.nodes), time.time())
-        cur = db.execute("SELECT id FROM files WHERE path = %s", (rows.relpath,)).fetchone()
-        if cur:
-            file_id = cur[0]
-            self._delete_file_rows(file_id)
-            db.execute(
-                "UPDATE files SET mtime_ns=%s, size=%s, hash=%s, title=%s, filetags=%s, "
-                "todo_keywords=%s, done_keywords=%s, errors=%s, node_count=%s, indexed_at=%s "
-                "WHERE id=%s", (*meta, file_id))
-        else:
-            file_id = db.execute(
-                "INSERT INTO files (path, mtime_ns, size, hash, title, filetags, "
-                "todo_keywords, done_keywords, errors, node_count, indexed_at) "
-                "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) RETURNING id",
-                (rows.relpath, *meta)).fetchone()[0]
+        file_id = self._put_file_meta(rows.relpath, (
+            mtime_ns, size, h, _clean(rows.title), " ".join(rows.filetags),
+            json.dumps(rows.todo_keywords), json.dumps(rows.done_keywords),
+            json.dumps(rows.errors), len(rows.nodes), time.time()))
         if not rows.nodes:
             return file_id
-        first = db.execute("SELECT coalesce(max(id), 0) + 1 FROM nodes").fetchone()[0]
+        first = self._next_node_id()
         with db.cursor() as cur, cur.copy(f"COPY nodes ({_NODE_COPY_COLS}) FROM STDIN") as cp:
             for i, r in enumerate(rows.nodes):
                 cp.write_row((first + i, file_id, *(_clean(v) for v in r)))
@@ -255,254 +196,8 @@ class PgStore:
                     cp.write_row((first + ni, file_id, q, ln, h, bl))
         return file_id
 
-    def touch_file(self, relpath: str, state: tuple[int, int, str]) -> None:
-        """Record a new (mtime, size) for a file whose content hash did not change."""
-        self.db.execute("UPDATE files SET mtime_ns=%s, size=%s WHERE path=%s",
-                        (state[0], state[1], relpath))
-
-    def remove_files(self, relpaths: Iterable[str]) -> None:
-        for p in relpaths:
-            row = self.db.execute("SELECT id FROM files WHERE path = %s", (p,)).fetchone()
-            if row:
-                self._delete_file_rows(row[0])
-                self.db.execute("DELETE FROM files WHERE id = %s", (row[0],))
-
-    def resolve_links(self) -> None:
-        """Point id: links at the node holding that ID, and file links with a
-        ``::*Heading`` search at that heading in the target file.  Only rows whose
-        target changes are written (an UPDATE of every link would rewrite them all)."""
-        db = self.db
-        db.execute(
-            "UPDATE links l SET target_key = t.k FROM (SELECT l2.id, (SELECT 'id:' || n.org_id "
-            "FROM nodes n WHERE n.org_id = l2.path LIMIT 1) AS k FROM links l2 "
-            "WHERE l2.type = 'id') t WHERE l.id = t.id AND l.target_key IS DISTINCT FROM t.k")
-        rows = db.execute(
-            "SELECT l.id, f.path, l.path, l.search, l.target_key FROM links l JOIN files f "
-            "ON f.id = l.file_id WHERE l.type = 'file' AND l.search LIKE '*%%'").fetchall()
-        for lid, src, target, search, old in rows:
-            tpath = posixpath.normpath(posixpath.join(posixpath.dirname(src), target))
-            hit = db.execute(
-                "SELECT n.key FROM nodes n JOIN files f ON f.id = n.file_id "
-                "WHERE f.path = %s AND n.title = %s ORDER BY n.idx LIMIT 1",
-                (tpath, search[1:].strip())).fetchone()
-            new = hit[0] if hit else None
-            if new != old:
-                db.execute("UPDATE links SET target_key = %s WHERE id = %s", (new, lid))
-
-    def generation(self) -> str:
-        """A value that changes whenever nodes or vectors change (instance:counter)."""
-        rows = dict(self.db.execute(
-            "SELECT key, value FROM meta WHERE key IN ('generation', 'instance')").fetchall())
-        return f"{rows.get('instance', '')}:{rows.get('generation', '0')}"
-
-    def bump_generation(self) -> None:
-        """Call inside the transaction that changed nodes or vectors."""
-        self.db.execute(
-            "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT (key) DO UPDATE "
-            "SET value = (meta.value::bigint + 1)::text")
-
-    def counts(self) -> dict[str, int]:
-        r = self.db.execute(
-            "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM nodes), "
-            "(SELECT count(*) FROM links), "
-            "(SELECT count(*) FROM nodes WHERE org_id IS NOT NULL)").fetchone()
-        return {"files": r[0], "nodes": r[1], "links": r[2], "ids": r[3]}
-
-    def file_errors(self) -> dict[str, list[str]]:
-        return {p: json.loads(e) for p, e in
-                self.db.execute("SELECT path, errors FROM files WHERE errors != '[]'")}
-
-    # -- queries ---------------------------------------------------------------
-    def find(self, predicates: Sequence[Predicate], limit: int | None = None,
-             order: str = "file", today: dt.date | None = None,
-             with_body: bool = False) -> list[Node]:
-        """Nodes matching every predicate.  ``order``: file | rank | closed | scheduled | deadline."""
-        import psycopg
-
-        today = today or dt.date.today()
-        where: list[str] = []
-        params: list[Any] = []
-        text_q: tuple[str, list[Any]] | None = None
-        for p in predicates:
-            sql, args = self._compile(p, today)
-            if p.field == "text" and not p.negate:
-                text_q = (sql, args)
-                where.append(f"n.tsv @@ {sql}")
-                params.extend(args)
-                continue
-            where.append(f"NOT ({sql})" if p.negate else sql)
-            params.extend(args)
-        order_params: list[Any] = []
-        rank = "f.path, n.idx"
-        if text_q is not None:
-            rank = f"ts_rank_cd('{RANK_WEIGHTS}', n.tsv, {text_q[0]}) DESC, f.path, n.idx"
-            order_params = list(text_q[1])
-        order_sql = {
-            "file": "f.path, n.idx",
-            "rank": rank,
-            "closed": "n.closed DESC NULLS LAST, f.path, n.idx",
-            "scheduled": "n.scheduled NULLS FIRST, f.path, n.idx",
-            "deadline": "n.deadline NULLS FIRST, f.path, n.idx",
-        }.get(order)
-        if order_sql is None:
-            raise QuerySyntaxError(f"unknown order {order!r}")
-        if order != "rank":
-            order_params = []
-        sql = (f"SELECT {_NODE_COLS}{', n.body' if with_body else ''} FROM nodes n "
-               f"JOIN files f ON f.id = n.file_id WHERE {' AND '.join(where) or 'true'} "
-               f"ORDER BY {order_sql}")
-        if limit:
-            sql += f" LIMIT {int(limit)}"
-        try:
-            rows = self.db.execute(sql, [*params, *order_params]).fetchall()
-        except (psycopg.errors.SyntaxError, psycopg.errors.DataException) as e:
-            raise QuerySyntaxError(f"query failed: {e}") from e
-        return [_node(r, r[19] if with_body else None) for r in rows]
-
-    def _compile(self, p: Predicate, today: dt.date) -> tuple[str, list[Any]]:
-        v = list(p.values)
-        f = p.field
-        if f == "todo":
-            if not v:
-                return "n.todo_type = 'todo'", []
-            return "n.todo = ANY(%s)", [v]
-        if f == "done":
-            return "n.todo_type = 'done'", []
-        if f == "tags":
-            if not v:
-                return "n.tags != ''", []
-            return ("(" + " OR ".join("strpos(' ' || n.tags || ' ', %s) > 0" for _ in v) + ")",
-                    [f" {t.strip(':')} " for t in v])
-        if f == "heading":  # SQLite's LIKE is case-insensitive for ASCII
-            return ("(" + " AND ".join("n.title ILIKE %s" for _ in v) + ")",
-                    [f"%{_like_escape(w)}%" for w in v])
-        if f == "id":
-            return "n.org_id = ANY(%s)", [v]
-        if f == "file":
-            return ("(" + " OR ".join("(f.path ~ %s OR f.path ILIKE %s)" for _ in v) + ")",
-                    [x for w in v for x in (_glob_regex(w), f"%{_like_escape(w)}%")])
-        if f == "priority":
-            return "n.priority = ANY(%s)", [[x.upper() for x in v]]
-        if f == "level":
-            return "n.level = ANY(%s)", [[int(x) for x in v]]
-        if f == "category":
-            return "n.category = ANY(%s)", [v]
-        if f == "prop":
-            key, eq, val = v[0].partition("=")
-            if eq:
-                return ("EXISTS (SELECT 1 FROM jsonb_each_text(n.properties::jsonb) j "
-                        "WHERE upper(j.key) = upper(%s) AND j.value = %s)", [key, val])
-            return ("EXISTS (SELECT 1 FROM jsonb_each_text(n.properties::jsonb) j "
-                    "WHERE upper(j.key) = upper(%s))", [key])
-        if f in DATE_FIELDS:
-            return date_condition(f, v[0] if v else "any", today, "%s")
-        if f == "text":
-            q, args = pg_tsquery(v)
-            return (f"n.tsv @@ {q}", args) if p.negate else (q, args)
-        raise QuerySyntaxError(f"unknown predicate {f!r}")
-
-    def select(self, where: str, params: Sequence[Any] = (), order: str = "f.path, n.idx",
-               with_body: bool = False) -> list[Node]:
-        """Nodes matching a SQL condition over ``n`` (nodes) and ``f`` (files); ``?``
-        placeholders (SQLite style) are accepted."""
-        where = where.replace("%", "%%").replace("?", "%s")
-        if where.strip() == "1":  # SQLite's "always"
-            where = "true"
-        rows = self.db.execute(
-            f"SELECT {_NODE_COLS}{', n.body' if with_body else ''} FROM nodes n "
-            f"JOIN files f ON f.id = n.file_id WHERE {where} ORDER BY {order}", list(params))
-        return [_node(r, r[19] if with_body else None) for r in rows]
-
-    def nodes_by_keys(self, keys: Sequence[str], with_body: bool = True) -> dict[str, Node]:
-        """Nodes by key (the first one for a key shared by duplicate IDs)."""
-        out: dict[str, Node] = {}
-        if not keys:
-            return out
-        rows = self.db.execute(
-            f"SELECT {_NODE_COLS}{', n.body' if with_body else ''} FROM nodes n "
-            "JOIN files f ON f.id = n.file_id WHERE n.key = ANY(%s) ORDER BY n.id",
-            (list(keys),))
-        for r in rows:
-            n = _node(r, r[19] if with_body else None)
-            out.setdefault(n.key, n)
-        return out
-
-    def nodes_by_ref(self, ref: str) -> list[Node]:
-        """As ``SqliteStore.nodes_by_ref``: an ID, a node key, ``file.org:LINE`` or an
-        exact title (case-insensitive)."""
-        ref = ref.strip()
-        q = self.db.execute
-        base = f"SELECT {_NODE_COLS} FROM nodes n JOIN files f ON f.id = n.file_id WHERE "
-        oid = ref[3:] if ref.startswith("id:") else ref
-        rows = q(base + "n.org_id = %s ORDER BY n.id", (oid,)).fetchall()
-        if not rows and "::" in ref:
-            rows = q(base + "n.key = %s ORDER BY n.id", (ref,)).fetchall()
-        if not rows and ":" in ref:
-            path, _, line = ref.rpartition(":")
-            if line.isascii() and line.isdigit() and int(line) < 2**31:
-                rows = q(base + "f.path = %s AND n.line <= %s ORDER BY n.line DESC LIMIT 1",
-                         (path, int(line))).fetchall()
-        if not rows:
-            rows = q(base + "lower(n.title) = lower(%s) ORDER BY f.path, n.idx",
-                     (ref,)).fetchall()
-        return [_node(r) for r in rows]
-
-    _LINK_COLS = "l.type, l.path, l.description, l.search, l.target_key, n.key, n.title "
-
-    def links_from(self, key: str) -> list[NodeLink]:
-        return [NodeLink(*r) for r in self.db.execute(
-            f"SELECT {self._LINK_COLS} FROM links l JOIN nodes n ON n.id = l.source_id "
-            "WHERE n.key = %s ORDER BY l.id", (key,))]
-
-    def backlinks(self, key: str) -> list[NodeLink]:
-        return [NodeLink(*r) for r in self.db.execute(
-            f"SELECT {self._LINK_COLS} FROM links l JOIN nodes n ON n.id = l.source_id "
-            "WHERE l.target_key = %s ORDER BY n.key, l.id", (key,))]
-
-    def dangling_links(self) -> list[NodeLink]:
-        return [NodeLink(*r) for r in self.db.execute(
-            f"SELECT {self._LINK_COLS} FROM links l JOIN nodes n ON n.id = l.source_id "
-            "WHERE l.type = 'id' AND l.target_key IS NULL ORDER BY l.id")]
-
-    # -- the write journal -------------------------------------------------------
-    def journal_add(self, op: str, description: str, path: str, before_hash: str | None,
-                    after_hash: str, before_data: bytes | None, before_mode: int | None,
-                    batch: str | None = None) -> int:
-        return self.db.execute(
-            "INSERT INTO journal (at, op, description, path, before_hash, after_hash, "
-            "before_data, before_mode, batch) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s) "
-            "RETURNING id",
-            (time.time(), op, description, os.fspath(path), before_hash, after_hash,
-             before_data, before_mode, batch)).fetchone()[0]
-
-    def journal(self, limit: int = 20, include_undone: bool = False) -> list[JournalRow]:
-        cond = "" if include_undone else "WHERE undone_at IS NULL "
-        return [JournalRow(*r) for r in self.db.execute(
-            "SELECT id, at, op, description, path, before_hash, after_hash, undone_at, batch "
-            f"FROM journal {cond}ORDER BY id DESC LIMIT %s", (limit,))]
-
-    def journal_before(self, entry_id: int) -> tuple[bytes | None, int | None]:
-        row = self.db.execute("SELECT before_data, before_mode FROM journal WHERE id = %s",
-                              (entry_id,)).fetchone()
-        if not row:
-            return None, None
-        return (bytes(row[0]) if row[0] is not None else None), row[1]
-
-    def journal_mark_undone(self, entry_id: int) -> None:
-        self.db.execute("UPDATE journal SET undone_at = %s WHERE id = %s",
-                        (time.time(), entry_id))
-
-    def clear(self) -> None:
-        """Empty the index (``index --rebuild``): files, nodes, links.  The journal (undo
-        history) and the shared embeddings stay."""
-        self.begin()
-        try:
-            self.db.execute("TRUNCATE files, nodes, links, passages")
-            self.bump_generation()
-            self.commit()
-        except BaseException:
-            self.rollback()
-            raise
+    def _clear_tables(self) -> None:
+        self.db.execute("TRUNCATE files, nodes, links, passages")
 
     # -- health ------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -745,10 +440,6 @@ def copy_vectors(db: Any, table: str, rows: Iterable[tuple[str, Any]], dim: int,
         buf.append(struct.pack("!h", -1))
         cp.write(b"".join(buf))
     return n
-
-
-def _like_escape(s: str) -> str:
-    return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def redact_url(url: str) -> str:

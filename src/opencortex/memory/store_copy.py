@@ -31,22 +31,7 @@ _TABLES = {
 
 def store_status(store: Any) -> dict[str, Any]:
     """Backend, location, migration level and row counts of an open store."""
-    if isinstance(store, PgStore):
-        return store.status()
-    from .migrations import MIGRATIONS
-
-    q = store.db.execute
-    done = [r[0] for r in q("SELECT name FROM _migrations ORDER BY rowid")]
-    emb = q("SELECT model, dim, count(*) FROM embeddings GROUP BY model, dim "
-            "ORDER BY model, dim").fetchall()
-    return {"backend": "sqlite", "path": store.path,
-            "migrations": {"applied": done,
-                           "pending": [n for n, _ in MIGRATIONS if n not in done],
-                           "level": done[-1] if done else None},
-            "counts": {**store.counts(),
-                       "journal": q("SELECT count(*) FROM journal").fetchone()[0],
-                       "embeddings": sum(c for _, _, c in emb)},
-            "embeddings": [{"model": m, "dim": d, "count": c} for m, d, c in emb]}
+    return store.status()
 
 
 def copy_store(src: SqliteStore | PgStore, dst: PgStore, replace: bool = False

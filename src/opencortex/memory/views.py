@@ -1,5 +1,6 @@
 """The views the rest of the system asks for: active projects, recently done tasks,
-next actions per project, overdue items, today's agenda."""
+next actions per project, overdue items, today's agenda — each a list of query predicates,
+which every store compiles in its own SQL dialect."""
 
 from __future__ import annotations
 
@@ -7,21 +8,19 @@ import datetime as dt
 
 from .nodes import Node
 from .query import Predicate
-from .sqlite_store import SqliteStore
+from .store import IndexStore
 
 __all__ = ["active_projects", "agenda", "next_actions", "overdue", "recently_done"]
 
 
-def active_projects(store: SqliteStore) -> list[Node]:
+def active_projects(store: IndexStore) -> list[Node]:
     """Entries tagged ``project`` (locally) or with category Project, not done/archived.
     A project's sub-entries inherit the tag, so only the outermost counts."""
-    return store.select(
-        "(instr(' ' || n.local_tags || ' ', ' project ') > 0 "
-        " OR (lower(n.category) = 'project' AND n.parent_idx IS NULL)) "
-        "AND coalesce(n.todo_type, '') != 'done' AND n.archived = 0")
+    return store.find([Predicate("project"), Predicate("open"),
+                       Predicate("archived", negate=True)])
 
 
-def recently_done(store: SqliteStore, limit: int = 10, days: int | None = None,
+def recently_done(store: IndexStore, limit: int = 10, days: int | None = None,
                   today: dt.date | None = None) -> list[Node]:
     """The last ``limit`` completed tasks by CLOSED time (optionally within ``days``)."""
     preds = [Predicate("done")]
@@ -32,7 +31,7 @@ def recently_done(store: SqliteStore, limit: int = 10, days: int | None = None,
     return store.find(preds, limit=limit, order="closed", today=today)
 
 
-def next_actions(store: SqliteStore, project: Node | None = None) -> list[Node]:
+def next_actions(store: IndexStore, project: Node | None = None) -> list[Node]:
     """Open tasks (NEXT first, then other not-done keywords), optionally under one project."""
     nodes = store.find([Predicate("todo")], order="file")
     if project is not None:
@@ -41,7 +40,7 @@ def next_actions(store: SqliteStore, project: Node | None = None) -> list[Node]:
     return sorted(nodes, key=lambda n: (n.todo != "NEXT", n.priority or "B", n.file, n.line))
 
 
-def overdue(store: SqliteStore, today: dt.date | None = None) -> list[Node]:
+def overdue(store: IndexStore, today: dt.date | None = None) -> list[Node]:
     """Open tasks whose deadline or scheduled date is before today."""
     today = today or dt.date.today()
     a = store.find([Predicate("todo"), Predicate("deadline", ("past",))], today=today,
@@ -51,7 +50,7 @@ def overdue(store: SqliteStore, today: dt.date | None = None) -> list[Node]:
     return list({n.key: n for n in [*a, *b]}.values())
 
 
-def agenda(store: SqliteStore, today: dt.date | None = None, days: int = 7) -> dict[str, list[Node]]:
+def agenda(store: IndexStore, today: dt.date | None = None, days: int = 7) -> dict[str, list[Node]]:
     """Today's agenda: scheduled/deadlines in the next ``days``, overdue, next actions."""
     today = today or dt.date.today()
     return {

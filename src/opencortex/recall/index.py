@@ -23,7 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..memory.dialect import SQLITE, Dialect
+from ..memory.migrations import apply_migrations
 from ..memory.nodes import embed_hash
+from .migrations import RECALL
 from .records import Record
 from .sources import SOURCES
 from .sources import git as gitsrc
@@ -145,24 +148,36 @@ def fts_term(term: str) -> str:
 
 
 class RecordIndex:
-    """Record rows + FTS5 in the SQLite index store (tables from migration m004_recall)."""
+    """Record rows + FTS5 in the SQLite index store (tables from ``recall.migrations``)."""
+
+    dialect: Dialect = SQLITE
+    """How this database spells what SQL engines spell differently (``memory.dialect``)."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
         self.still_pending = 0  # gists left without a vector by the last embed_pending
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Create or upgrade recall's tables (its own migration set)."""
+        apply_migrations(self.db, [RECALL])
 
     # -- the SQL dialect: what a store other than SQLite overrides (recall.pg_index) -----
     def q(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """Run one statement (``?`` placeholders); returns an iterable cursor."""
-        return self.db.execute(sql, params)
+        return self.db.execute(self.dialect.sql(sql), list(params))
+
+    def _where(self, head: str, col: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """``head`` followed by "``col`` is one of ``values``" in this dialect."""
+        cond, args = self.dialect.in_(col, values)
+        return f"{head} {cond}", args
 
     def _fts_put(self, rid: int, title: str, person: str, other: str, paths: str) -> None:
         self.q("INSERT INTO rec_fts (rowid, title, person, other, paths) VALUES (?,?,?,?,?)",
                (rid, title, person, other, paths))
 
     def _fts_drop(self, ids: Sequence[int]) -> None:
-        marks = ",".join("?" * len(ids))
-        self.q(f"DELETE FROM rec_fts WHERE rowid IN ({marks})", ids)
+        self.q(*self._where("DELETE FROM rec_fts WHERE", "rowid", ids))
 
     def _fts_ids(self, strong: bool, term: str) -> set[int]:
         """Records whose title/person/paths (``strong``) or other text carry ``term``."""
@@ -238,9 +253,8 @@ class RecordIndex:
                                              (path,))]
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
-            marks = ",".join("?" * len(chunk))
             self._fts_drop(chunk)
-            self.q(f"DELETE FROM rec_records WHERE id IN ({marks})", chunk)
+            self.q(*self._where("DELETE FROM rec_records WHERE", "id", chunk))
         self.q("DELETE FROM rec_files WHERE path = ?", (path,))
 
     def _insert(self, file: str, boundary: str, kind: str, rec: Record, title: str | None,
@@ -379,7 +393,7 @@ class RecordIndex:
             for rel in changed:
                 key = f"notes:{rel}"
                 self._drop_file(key)
-                for node in store.select("f.path = ?", [rel], with_body=True):
+                for node in store.file_nodes(rel, with_body=True):
                     body = node.body or ""
                     when = note_time(node)
                     loc = f"{root.path}/{rel}:{node.line}"
@@ -462,9 +476,8 @@ class RecordIndex:
         out: dict[int, IndexedRecord] = {}
         for i in range(0, len(ids), 500):
             chunk = list(ids[i:i + 500])
-            marks = ",".join("?" * len(chunk))
-            for r in self.q(f"SELECT {_COLS} FROM rec_records WHERE id IN ({marks})",
-                                     chunk):
+            for r in self.q(*self._where(f"SELECT {_COLS} FROM rec_records WHERE", "id",
+                                         chunk)):
                 out[r[0]] = _row(r)
         return out
 

@@ -124,7 +124,7 @@ class TantivyEngine:
             return None
         shutil.rmtree(self.path, ignore_errors=True)
         self.path.mkdir(parents=True, exist_ok=True)
-        store.db.execute("DELETE FROM keyword_sync")
+        store.keyword_sync_reset()
         self._index = tantivy.Index(self._schema(), path=str(self.path), reuse=False)
         marker.write_text(SCHEMA_VERSION)
         return self._index
@@ -137,9 +137,8 @@ class TantivyEngine:
         if self._store is None:
             self._store = lambda: store
         index = self._open(store)
-        db = store.db
-        have = dict(db.execute("SELECT path, hash FROM keyword_sync"))
-        files = db.execute("SELECT id, path, hash FROM files").fetchall()
+        have = store.keyword_synced()
+        files = store.files_hashed()
         changed = [(fid, p, h) for fid, p, h in files if have.get(p) != h]
         live = {p for _, p, _ in files}
         removed = [p for p in have if p not in live]
@@ -151,9 +150,7 @@ class TantivyEngine:
         for i, (fid, p, _h) in enumerate(changed, 1):
             if p in have:
                 writer.delete_documents_by_term("file", p)
-            for nid, key, outline, title, tags, body in db.execute(
-                    "SELECT id, key, outline, title, tags, body FROM nodes WHERE file_id = ?",
-                    (fid,)):
+            for nid, key, outline, title, tags, body in store.keyword_docs(fid):
                 writer.add_document(tantivy.Document(
                     key=key, file=p, nid=nid, khash=_khash(key), title=title, tags=tags,
                     outline=" / ".join(json.loads(outline)),
@@ -162,11 +159,7 @@ class TantivyEngine:
                 progress(i, len(changed))
         writer.commit()
         writer.wait_merging_threads()
-        db.execute("BEGIN")
-        db.executemany("DELETE FROM keyword_sync WHERE path = ?", [(p,) for p in removed])
-        db.executemany("INSERT OR REPLACE INTO keyword_sync VALUES (?, ?)",
-                       [(p, h) for _, p, h in changed])
-        db.execute("COMMIT")
+        store.keyword_sync_record(removed, [(p, h) for _, p, h in changed])
         index.reload()
         return len(changed) + len(removed)
 
@@ -212,9 +205,7 @@ class TantivyEngine:
                     for score, addr in hits]
         addrs = [addr for _, addr in hits]
         nids = searcher.fast_field_values("nid", addrs)
-        marks = ",".join("?" * len(nids))
-        key_of = dict(self._store().db.execute(
-            f"SELECT id, key FROM nodes WHERE id IN ({marks})", nids))
+        key_of = self._store().node_keys(nids)
         out = []
         for (score, addr), nid, h in zip(hits, nids, searcher.fast_field_values("khash", addrs),
                                          strict=True):

@@ -59,35 +59,22 @@ class VectorIndex:
 
     # -- embedding -------------------------------------------------------------
     def _pending_rows(self, limit: int | None = None) -> list[tuple]:
-        sql = ("SELECT p.hash, n.outline, n.title, n.body, p.seq, n.line, p.body_line "
-               "FROM passages p JOIN nodes n ON n.id = p.node_id "
-               "WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
-               "WHERE e.hash = p.hash AND e.model = ? AND e.dim = ?) "
-               "GROUP BY p.hash")
-        if limit:
-            sql += f" LIMIT {int(limit)}"
-        return self.store.db.execute(sql, (self.model, self.dim)).fetchall()
+        return self.store.embedding_pending(self.model, self.dim, limit)
 
     def status(self) -> VectorStatus:
         if self._native is not None:
             nodes, embedded = self._native.counts()
             return VectorStatus(self.model, self.dim, nodes, embedded, nodes - embedded)
-        q = self.store.db.execute
-        nodes = q("SELECT count(*) FROM nodes").fetchone()[0]
         # a node is embedded when every one of its passages has a vector
-        pending = q("SELECT count(DISTINCT p.node_id) FROM passages p WHERE NOT EXISTS "
-                    "(SELECT 1 FROM embeddings e WHERE e.hash = p.hash AND e.model = ? "
-                    "AND e.dim = ?)", (self.model, self.dim)).fetchone()[0]
-        return VectorStatus(self.model, self.dim, nodes, nodes - pending, pending,
+        nodes, embedded = self.store.embedding_counts(self.model, self.dim)
+        return VectorStatus(self.model, self.dim, nodes, embedded, nodes - embedded,
                             self.corrupt_dropped)
 
     def passage_count(self) -> int:
         """Vectors a full search ranks (passages of nodes with one): the cost of passages."""
         if self._native is not None:
             return self._native.passage_count()
-        return self.store.db.execute(
-            "SELECT count(*) FROM passages p JOIN embeddings e ON e.hash = p.hash AND "
-            "e.model = ? AND e.dim = ?", (self.model, self.dim)).fetchone()[0]
+        return self.store.embedding_passage_count(self.model, self.dim)
 
     def embed_pending(self, embed: Callable[[list[str]], Any], batch: int = 32,
                       progress: Callable[[int, int], None] | None = None,
@@ -97,14 +84,9 @@ class VectorIndex:
         if self._native is not None:
             return self._native.embed_pending(embed, batch=batch, progress=progress,
                                               limit=limit)
-        db = self.store.db
 
         def put(pairs: list[tuple[str, Any]]) -> None:
-            db.execute("BEGIN")
-            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
-                           [(h, self.model, self.dim, v.tobytes()) for h, v in pairs])
-            self.store.bump_generation()
-            db.execute("COMMIT")
+            self.store.embeddings_put(self.model, self.dim, pairs)
 
         return embed_node_rows(self._pending_rows(limit), embed, self.dim, put, batch,
                                progress)
@@ -150,11 +132,7 @@ class VectorIndex:
         blobs: list[bytes] = []
         bad: list[str] = []
         want = self.dim * 4
-        for key, line, h, blob in self.store.db.execute(
-                "SELECT n.key, p.line, e.hash, e.vec FROM passages p "
-                "JOIN nodes n ON n.id = p.node_id JOIN embeddings e ON "
-                "e.hash = p.hash AND e.model = ? AND e.dim = ? ORDER BY p.node_id, p.seq",
-                (self.model, self.dim)):
+        for key, line, h, blob in self.store.embedding_rows(self.model, self.dim):
             if not isinstance(blob, bytes) or len(blob) != want:
                 bad.append(h)
                 continue
@@ -163,12 +141,7 @@ class VectorIndex:
             blobs.append(blob)
         if bad:  # a corrupted row: drop it so the next embedding run redoes it
             self.corrupt_dropped += len(set(bad))
-            db = self.store.db
-            db.execute("BEGIN")
-            db.executemany("DELETE FROM embeddings WHERE hash = ? AND model = ? AND dim = ?",
-                           [(h, self.model, self.dim) for h in set(bad)])
-            self.store.bump_generation()
-            db.execute("COMMIT")
+            self.store.embeddings_drop(self.model, self.dim, set(bad))
             sig = self._signature()
         m = (np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(keys), self.dim)
              if keys else np.zeros((0, self.dim), dtype="<f4"))

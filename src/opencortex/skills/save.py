@@ -84,7 +84,7 @@ def find_node(memex: Memex, ref: str) -> list[Any]:
         return exact
     want = ref.casefold()
     hits = []
-    for n in memex.store.select("1=1"):
+    for n in memex.store.all_nodes():
         if n.file.startswith("sessions/"):
             continue
         title = n.title.casefold()

@@ -18,7 +18,7 @@ from ..config import Settings
 from ..errors import NodeNotFoundError, WriteError
 from ..memory.incremental import sync
 from ..memory.nodes import Node, content_hash, heading_keys
-from ..memory.sqlite_store import SqliteStore
+from ..memory.store import IndexStore
 from ..org.model import Heading, OrgDocument
 from ..org.parser import parse
 from ..org.timestamps import format_timestamp
@@ -70,7 +70,7 @@ def _slug(title: str) -> str:
 class MemexWriter:
     """Every write OpenCortex makes to a user's files goes through here."""
 
-    def __init__(self, root: Path, store: SqliteStore, settings: Settings,
+    def __init__(self, root: Path, store: IndexStore, settings: Settings,
                  clock: Clock | None = None) -> None:
         self.root = root.resolve()
         self.store = store
