@@ -10,7 +10,7 @@ import contextlib
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .nodes import FileRows, Node, NodeLink
 from .query import Predicate
@@ -93,6 +93,21 @@ class IndexStore(Protocol):
     def keyword_docs(self, file_id: int) -> list[tuple[int, str, str, str, str, str]]: ...
 
     def node_keys(self, ids: Sequence[int]) -> dict[int, str]: ...
+
+
+@runtime_checkable
+class EmbeddingRows(Protocol):
+    """The passage-vector rows a store keeps for an in-process vector engine (SQLite); a
+    store with vectors of its own (PostgreSQL + pgvector) has ``vectors(model, dim)``
+    instead."""
+
+    def embedding_pending(self, model: str, dim: int, limit: int | None = None
+                          ) -> list[tuple[Any, ...]]: ...
+    def embedding_counts(self, model: str, dim: int) -> tuple[int, int]: ...
+    def embedding_passage_count(self, model: str, dim: int) -> int: ...
+    def embedding_rows(self, model: str, dim: int) -> Iterable[tuple[str, int, str, Any]]: ...
+    def embeddings_put(self, model: str, dim: int, pairs: Sequence[tuple[str, Any]]) -> None: ...
+    def embeddings_drop(self, model: str, dim: int, hashes: Iterable[str]) -> None: ...
 
 
 def open_store(path: str | Path, schema: str = "opencortex") -> SqliteStore | PgStore:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..memory.sqlite_store import SqliteStore
+from ..memory.store import IndexStore
 
 __all__ = ["KeywordEngine", "KeywordHit", "TantivyEngine", "engine_for", "query_terms"]
 
@@ -49,7 +49,7 @@ class KeywordHit:
 
 
 class KeywordEngine(Protocol):
-    def sync(self, store: SqliteStore, progress: Callable[[int, int], None] | None = None
+    def sync(self, store: IndexStore, progress: Callable[[int, int], None] | None = None
              ) -> int: ...
     def search(self, query: str, k: int = 10) -> list[KeywordHit]: ...
 
@@ -88,7 +88,7 @@ class TantivyEngine:
     keys); ``sync`` remembers the store it is given."""
 
     def __init__(self, path: str | Path, boosts: dict[str, float] | None = None,
-                 store: Callable[[], SqliteStore] | None = None) -> None:
+                 store: Callable[[], IndexStore] | None = None) -> None:
         self.path = Path(path)
         self._index: Any = None
         self._store = store
@@ -107,7 +107,7 @@ class TantivyEngine:
             sb.add_text_field(f, stored=False, tokenizer_name="en_stem")
         return sb.build()
 
-    def _open(self, store: SqliteStore | None = None) -> Any:
+    def _open(self, store: IndexStore | None = None) -> Any:
         if self._index is not None:
             return self._index
         import tantivy
@@ -129,7 +129,7 @@ class TantivyEngine:
         marker.write_text(SCHEMA_VERSION)
         return self._index
 
-    def sync(self, store: SqliteStore,
+    def sync(self, store: IndexStore,
              progress: Callable[[int, int], None] | None = None) -> int:
         """Bring the engine up to date with the store; returns files re-indexed."""
         import tantivy

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..memory.nodes import embed_node_rows
-from ..memory.sqlite_store import SqliteStore
+from ..memory.store import EmbeddingRows, IndexStore
 from .topk import RowRanker
 
 __all__ = ["VectorIndex", "VectorStatus"]
@@ -45,28 +45,36 @@ class VectorStatus:
 class VectorIndex:
     """The vectors of one (model, dim) over the nodes of one index store."""
 
-    def __init__(self, store: SqliteStore, model: str, dim: int,
+    def __init__(self, store: IndexStore, model: str, dim: int,
                  cache_dir: str | Path | None = None) -> None:
         self.store, self.model, self.dim = store, model, dim
         # a store with vectors of its own (PostgreSQL + pgvector) stores and searches them
         # in the server; the SQLite path below stays a numpy matrix product
         native = getattr(store, "vectors", None)
         self._native = native(model, dim) if native is not None else None
+        self._local = store if isinstance(store, EmbeddingRows) else None
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self._mem: tuple[Any, list[str], Any, Any] | None = None  # (sig, keys, lines, matrix)
         self._ranker: RowRanker | None = None  # over self._mem's matrix
         self.corrupt_dropped = 0
 
+    def _rows(self) -> EmbeddingRows:
+        """The store's passage-vector rows (the in-process engine's storage)."""
+        if self._local is None:
+            raise TypeError(f"{type(self.store).__name__} keeps no passage-vector rows and "
+                            "has no vectors of its own")
+        return self._local
+
     # -- embedding -------------------------------------------------------------
     def _pending_rows(self, limit: int | None = None) -> list[tuple]:
-        return self.store.embedding_pending(self.model, self.dim, limit)
+        return self._rows().embedding_pending(self.model, self.dim, limit)
 
     def status(self) -> VectorStatus:
         if self._native is not None:
             nodes, embedded = self._native.counts()
             return VectorStatus(self.model, self.dim, nodes, embedded, nodes - embedded)
         # a node is embedded when every one of its passages has a vector
-        nodes, embedded = self.store.embedding_counts(self.model, self.dim)
+        nodes, embedded = self._rows().embedding_counts(self.model, self.dim)
         return VectorStatus(self.model, self.dim, nodes, embedded, nodes - embedded,
                             self.corrupt_dropped)
 
@@ -74,7 +82,7 @@ class VectorIndex:
         """Vectors a full search ranks (passages of nodes with one): the cost of passages."""
         if self._native is not None:
             return self._native.passage_count()
-        return self.store.embedding_passage_count(self.model, self.dim)
+        return self._rows().embedding_passage_count(self.model, self.dim)
 
     def embed_pending(self, embed: Callable[[list[str]], Any], batch: int = 32,
                       progress: Callable[[int, int], None] | None = None,
@@ -86,7 +94,7 @@ class VectorIndex:
                                               limit=limit)
 
         def put(pairs: list[tuple[str, Any]]) -> None:
-            self.store.embeddings_put(self.model, self.dim, pairs)
+            self._rows().embeddings_put(self.model, self.dim, pairs)
 
         return embed_node_rows(self._pending_rows(limit), embed, self.dim, put, batch,
                                progress)
@@ -132,7 +140,7 @@ class VectorIndex:
         blobs: list[bytes] = []
         bad: list[str] = []
         want = self.dim * 4
-        for key, line, h, blob in self.store.embedding_rows(self.model, self.dim):
+        for key, line, h, blob in self._rows().embedding_rows(self.model, self.dim):
             if not isinstance(blob, bytes) or len(blob) != want:
                 bad.append(h)
                 continue
@@ -141,7 +149,7 @@ class VectorIndex:
             blobs.append(blob)
         if bad:  # a corrupted row: drop it so the next embedding run redoes it
             self.corrupt_dropped += len(set(bad))
-            self.store.embeddings_drop(self.model, self.dim, set(bad))
+            self._rows().embeddings_drop(self.model, self.dim, set(bad))
             sig = self._signature()
         m = (np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(keys), self.dim)
              if keys else np.zeros((0, self.dim), dtype="<f4"))

@@ -418,8 +418,8 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     if m := mk.search(_SHIFT_RE):
         n = int(_num(m.group("n") or m.group("n2")))
         u = _UNIT[(m.group("u") or m.group("u2")).lower()]
-        d = (m.group("dir") or m.group("dir2") or m.group("dir3") or "").lower()
-        s.shift = (-n if d in ("forward", "ahead", "earlier") else n, u)
+        way = (m.group("dir") or m.group("dir2") or m.group("dir3") or "").lower()
+        s.shift = (-n if way in ("forward", "ahead", "earlier") else n, u)
         mk.take(*m.span())
     # times, then days (a time binds to the day it is said with)
     tm = None
