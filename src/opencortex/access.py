@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .errors import NodeNotFoundError, OpenCortexError
+from .errors import AccessDenied, NeedsApproval, NodeNotFoundError
 from .memex import Memex
 from .memory.nodes import Node
 from .schema import ValidationError, node_ref
@@ -39,14 +39,6 @@ read it, so it is written without private notes)."""
 PERSON = frozenset({"cli", "tui"})
 """The person at their own terminal (the in-process TUI too): sees private notes, and
 their own command is the approval an "ask" write needs."""
-
-
-class AccessDenied(OpenCortexError):
-    """The guard refused an effect (policy deny, a path outside the memex)."""
-
-
-class NeedsApproval(AccessDenied):
-    """The policy says "ask" and this client cannot ask the person: nothing was written."""
 
 
 class Access:

@@ -17,7 +17,8 @@ def test_auth_required_except_healthz(live: Live) -> None:
     assert st == 200 and body["ok"] is True and body["version"]
     for tok in (None, "wrong-token"):
         st, body, h = live.request("GET", "/v1/search?q=caching", token=tok)
-        assert st == 401 and body == {"ok": False, "error": body["error"], "status": 401}
+        assert st == 401 and body == {"ok": False, "error": body["error"], "type": "Unauthorized",
+                                     "status": 401}
         assert h["www-authenticate"] == "Bearer"
     st, _, _ = live.request("POST", "/v1/events", {"sensor": "heartbeat"}, token="nope")
     assert st == 401

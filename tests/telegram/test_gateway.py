@@ -211,7 +211,7 @@ def test_5xx_backs_off_and_gives_up_without_leaking_the_token(kernel, api, logs)
     with pytest.raises(TelegramError) as e:
         gw.poll_once()
     assert slept == [0.5, 1.0]
-    assert e.value.status == 502 and TOKEN not in str(e.value)
+    assert e.value.upstream_status == 502 and TOKEN not in str(e.value)
     assert not any(TOKEN in line for line in logs.lines)
 
 

@@ -33,4 +33,4 @@ def mcp(memex: str | None, index: str | None, log_file: str | None, log_level: s
     try:
         serve(memex, index, log_file=log_file, log_level=log_level)
     except OpenCortexError as e:
-        fail(str(e), False, type(e).__name__)
+        fail(str(e), False, type(e).__name__, status=e.status)

@@ -30,14 +30,19 @@ def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return f(*args, **kwargs)
         except OpenCortexError as e:
-            fail(str(e), kwargs.get("json_", False), type(e).__name__)
+            fail(str(e), kwargs.get("json_", False), type(e).__name__, status=e.status)
 
     return wrapper
 
 
-def fail(message: str, as_json: bool, kind: str = "error", code: int = 1) -> None:
+def fail(message: str, as_json: bool, kind: str = "error", code: int = 1,
+         status: int = 400) -> None:
+    """Exit with ``message``; under ``--json`` as the one error body the HTTP API uses too
+    (``ok``, ``error``, ``type``, ``status``: opencortex.errors.error_body)."""
     if as_json:
-        click.echo(json.dumps({"ok": False, "error": message, "type": kind}))
+        from ..errors import error_body
+
+        click.echo(json.dumps(error_body(message, status, kind)))
     else:
         click.echo(f"Error: {message}", err=True)
     sys.exit(code)

@@ -20,7 +20,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..errors import OpenCortexError
+from ..errors import EmbeddingError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,10 +29,6 @@ __all__ = ["DEFAULT_SPEC", "SPEC_ENV", "Embedder", "EmbeddingError", "get_embedd
 
 DEFAULT_SPEC = "minilm"
 SPEC_ENV = "OPENCORTEX_EMBEDDER"
-
-
-class EmbeddingError(OpenCortexError):
-    """An embedder could not be built or could not embed; the message says how to fix it."""
 
 
 @runtime_checkable

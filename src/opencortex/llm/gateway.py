@@ -193,7 +193,7 @@ class Gateway:
                 return self._with_retries(p, lambda d=data: self._complete_once(p, d, headers,
                                                                                 key))
             except ProviderError as e:
-                if e.status == 400 and mode == "json_schema" and i + 1 < len(modes):
+                if e.upstream_status == 400 and mode == "json_schema" and i + 1 < len(modes):
                     log.info("%s rejected response_format json_schema (%s); retrying with "
                              "json_object", p.name, e)
                     continue

@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import OpenCortexError
+from ..errors import SignalError
 
 __all__ = ["ASYNC_SENSORS", "SIGNAL_TYPES", "SYNC_SENSORS", "Signal", "SignalError", "inject"]
 
@@ -21,10 +21,6 @@ SYNC_SENSORS = frozenset({"heartbeat", "buffer-update", "point-update", "interru
 _DEFAULT_TYPE = {"user-input": "request", "chat-message": "request", "user-command": "request",
                  "delegation": "request", "tool-output": "response", "loop-error": "log"}
 MAX_PAYLOAD_TEXT = 1_000_000
-
-
-class SignalError(OpenCortexError):
-    """A raw message that cannot become a Signal (it is logged and dropped)."""
 
 
 @dataclass(slots=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import OpenCortexError
+from ..errors import RecallError, UnknownRecallSession
 from .answer import read_answer
 from .cue import Cue, activation, bind, read_cue
 from .find import Candidate, group
@@ -41,10 +41,6 @@ SEMANTIC_FLOOR = 0.2
 SEMANTIC_WEIGHT = 1.5
 SEMANTIC_CANDIDATE = 0.45  # a candidate no cue word reaches must be this near in meaning
 _THROUGHPUT = 40e6  # bytes/s a deeper read or wider scan manages here (for cost estimates)
-
-
-class RecallError(OpenCortexError, ValueError):
-    """A recall request that cannot run (unknown session, bad --source)."""
 
 
 def parse_source(spec: str) -> Root:
@@ -162,7 +158,7 @@ def session_boundary(session: str, state_dir: Path | None = None) -> dict[str, A
     try:
         st = json.loads((state_dir / f"{session}.json").read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise RecallError(f"no recall session {session!r} (start one with "
+        raise UnknownRecallSession(f"no recall session {session!r} (start one with "
                           "`opencortex recall CUE`)") from None
     except ValueError as e:
         raise RecallError(f"recall session {session!r} is unreadable: {e}") from None
@@ -265,7 +261,7 @@ class Recall:
         try:
             return json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise RecallError(f"no recall session {session!r} (start one with "
+            raise UnknownRecallSession(f"no recall session {session!r} (start one with "
                               "`opencortex recall CUE`)") from None
         except ValueError as e:
             raise RecallError(f"recall session {session!r} is unreadable: {e}") from None

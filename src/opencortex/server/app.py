@@ -47,8 +47,20 @@ class JSON(JSONResponse):
         return json.dumps(content, ensure_ascii=False, default=str).encode("utf-8")
 
 
-def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSON:
-    return JSON({"ok": False, "error": message, "status": status}, status, headers=headers)
+def error(status: int, message: str, headers: dict[str, str] | None = None,
+          kind: str | None = None) -> JSON:
+    """The one error body (:func:`opencortex.errors.error_body`, as the CLI's ``--json``);
+    ``kind`` defaults to the status's name, e.g. ``Unauthorized``."""
+    from http import HTTPStatus
+
+    from ..errors import error_body
+
+    if kind is None:
+        try:
+            kind = HTTPStatus(status).phrase.title().replace(" ", "").replace("-", "")
+        except ValueError:
+            kind = "error"
+    return JSON(error_body(message, status, kind), status, headers=headers)
 
 
 # -- gate: rate limit, auth, body size, before anything is parsed -------------------------
@@ -390,8 +402,8 @@ async def approvals_resolve(request: Request) -> Response:
     ident = request.path_params["id"]
     try:
         request.app.state.kernel.approvals.resolve(ident, approve, by="http")
-    except ApprovalError as e:
-        raise HTTPException(409 if "already" in str(e) else 404, str(e)) from None
+    except ApprovalError as e:  # unknown id 404, already resolved 409: the error says
+        return error(e.status, str(e), kind=type(e).__name__)
     return JSON({"ok": True, "id": ident, "approved": approve})
 
 
@@ -471,9 +483,8 @@ async def recall(request: Request) -> Response:
 
     try:
         return JSON(await in_thread(run))
-    except RecallError as e:
-        status = 404 if "no recall session" in str(e) else 400
-        raise HTTPException(status, str(e)) from None
+    except RecallError as e:  # an unknown session is 404, a bad request 400
+        return error(e.status, str(e), kind=type(e).__name__)
 
 
 async def openapi(request: Request) -> Response:
@@ -485,6 +496,17 @@ async def openapi(request: Request) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     return error(exc.status_code, str(exc.detail), dict(exc.headers or {}) or None)
+
+
+async def _project_error(request: Request, exc: Exception) -> Response:
+    """An OpenCortexError a route let through: its own status and type."""
+    from ..errors import OpenCortexError
+
+    assert isinstance(exc, OpenCortexError)
+    if exc.status >= 500:
+        request.app.state.kernel.log.error("HTTP %s %s failed: %s: %s", request.method,
+                                           request.url.path, type(exc).__name__, exc)
+    return error(exc.status, str(exc), kind=type(exc).__name__)
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:
@@ -521,7 +543,7 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
     for the heartbeat (0: heartbeat only).  ``request_timeout``: seconds before a request
     that has not started answering gets 504 (chat routes: plus ``approval_timeout``);
     ``allowed_hosts``: Host names a loopback daemon answers besides its own address."""
-    from ..access import Access
+    from ..errors import OpenCortexError
     from .openai_compat import chat_completions, models
 
     if token is None:
@@ -600,7 +622,8 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
         *skills_routes(),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
-                    exception_handlers={HTTPException: _http_error, 500: _server_error})
+                    exception_handlers={HTTPException: _http_error,
+                                        OpenCortexError: _project_error, 500: _server_error})
     app.state.memex = memex
     app.state.kernel = kernel
     app.state.max_body = max_body

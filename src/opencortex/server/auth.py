@@ -8,17 +8,13 @@ import secrets
 import socket
 from pathlib import Path
 
-from ..errors import OpenCortexError
+from ..errors import ServerError
 
 __all__ = ["TOKEN_ENV", "ServerError", "is_loopback", "load_or_create_token", "token_path"]
 
 TOKEN_ENV = "OPENCORTEX_TOKEN"
 MIN_REMOTE_TOKEN = 16
 """A token shorter than this is refused for a non-loopback bind (guessable)."""
-
-
-class ServerError(OpenCortexError):
-    """The daemon cannot start as asked (bad bind, no token)."""
 
 
 def token_path() -> Path:

@@ -24,6 +24,7 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import WebError
 from .base import Action, Context, Proposal, Rejection, Skill
 
 __all__ = ["MAX_REDIRECTS", "TARGET", "WebError", "fetch_readable", "format_results",
@@ -34,10 +35,6 @@ MAX_REDIRECTS = 5
 USER_AGENT = "OpenCortex/0.1 (+local agent)"
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _TEXT_TYPES = ("text/plain", "text/markdown")
-
-
-class WebError(Exception):
-    """A fetch refused (SSRF, type, size) or failed; the message says which and why."""
 
 
 # -- SSRF checks ------------------------------------------------------------------------

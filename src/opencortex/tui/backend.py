@@ -13,16 +13,14 @@ import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
+from ..errors import BackendError
+
 __all__ = ["Backend", "BackendError", "LocalBackend", "RemoteBackend", "build_kernel",
            "load_token"]
 
 OnReply = Callable[[str, Any], None]
 OnApproval = Callable[[str, str], None]
 """(approval id, reason)."""
-
-
-class BackendError(Exception):
-    """A request the backend could not carry out (daemon down, bad id, ...)."""
 
 
 class Backend(Protocol):
