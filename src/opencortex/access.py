@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -44,7 +43,11 @@ their own command is the approval an "ask" write needs."""
 class Access:
     """What one client may read and do in one memex; every method applies the guard."""
 
-    def __init__(self, memex: Memex, client: str, *, lock: Any = None) -> None:
+    def __init__(self, memex: Memex, client: str, *, lock: Any = None,
+                 gateway: Any = None) -> None:
+        """``lock``: held around memex calls (default: the memex's one lock);
+        ``gateway``: the model recall may use (a Runtime's; None: from the settings,
+        False: none)."""
         from .guard import Guard, GuardPolicy
 
         if client not in CLIENTS:
@@ -55,7 +58,8 @@ class Access:
         self.guard = Guard(self.policy, memex_root=memex.root)
         self.sees_private = client in PERSON or client in memex.settings.trusted_clients
         self._private = frozenset(self.policy.privacy_tags)
-        self._lock = lock if lock is not None else threading.RLock()
+        self._lock = lock if lock is not None else memex.lock
+        self._gateway = gateway
 
     @classmethod
     def for_signal(cls, memex: Memex, meta: dict[str, Any]) -> Access:
@@ -177,7 +181,7 @@ class Access:
         """A Recall engine whose boundary leaves out the notes this client may not see."""
         from .recall.engine import Recall
 
-        engine = Recall(self.memex, roots)
+        engine = Recall(self.memex, roots, gateway=self._gateway)
         engine.hide = self._hide
         return engine
 

@@ -114,8 +114,10 @@ def _bool(value: object, name: str) -> bool:
 
 
 def load_settings(memex: str | os.PathLike[str] | None = None,
-                  index: str | os.PathLike[str] | None = None) -> Settings:
-    """Resolve settings from every layer; flags (the arguments) win."""
+                  index: str | os.PathLike[str] | None = None,
+                  store: str | None = None) -> Settings:
+    """Resolve settings from every layer; flags (the arguments: ``--memex``, ``--index``,
+    ``--store``) win."""
     s = Settings()
     s.source = {"memex": "default"}
     path = config_path()
@@ -193,4 +195,6 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
         s.memex, s.source["memex"] = Path(memex).expanduser(), "flag"
     if index is not None:
         s.index, s.source["index"] = Path(index).expanduser(), "flag"
+    if store:
+        s.store_url, s.source["store"] = store, "flag"
     return s

@@ -19,13 +19,14 @@ def _check(name: str, ok: bool, detail: str, fix: str = "") -> dict:
 @common_options
 def doctor(memex: str | None, index: str | None, json_: bool) -> None:
     """Check the installation, configuration, memex and index."""
-    from ..config import config_path, load_settings
+    from ..config import config_path
+    from .output import cli_settings
 
     checks = [_check("python", sys.version_info >= (3, 11), sys.version.split()[0])]
     cp = config_path()
     checks.append(_check("config", True, f"{cp} ({'found' if cp.exists() else 'not present: defaults'})"))
     try:
-        s = load_settings(memex=memex, index=index)
+        s = cli_settings(memex, index)
     except Exception as e:
         checks.append(_check("config-valid", False, str(e), "fix the TOML file"))
         s = None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import click
 
 from ..sessions.ids import click_session
-from .output import common_options, open_memex
+from .output import common_options, open_runtime
 
 __all__ = ["chat", "telegram"]
 
@@ -43,9 +43,10 @@ def chat(connect: str | None, session: str | None, memex: str | None, index: str
             raise click.UsageError(str(e)) from None
         m = None
     else:
-        m = open_memex(memex, index)
+        rt = open_runtime(memex, index)  # a broken [llm] stops here, as for ask and serve
+        m = rt.memex
         m.sync()
-        backend = LocalBackend(m)
+        backend = LocalBackend(m, runtime=rt)
     app = ChatApp(backend, session)
     try:
         code = app.run()
@@ -71,9 +72,9 @@ def telegram(token_env: str | None, allow: tuple[int, ...], memex: str | None,
     import threading
 
     from ..telegram.gateway import DEFAULT_API_BASE, TelegramGateway
-    from ..tui.backend import build_kernel
 
-    m = open_memex(memex, index)
+    rt = open_runtime(memex, index)
+    m = rt.memex
     conf = m.settings.data.get("telegram") or {}
     var = token_env or str(conf.get("token_env") or "OPENCORTEX_TELEGRAM_TOKEN")
     tok = os.environ.get(var, "").strip()
@@ -94,7 +95,7 @@ def telegram(token_env: str | None, allow: tuple[int, ...], memex: str | None,
         signal.signal(sig, lambda *_: stop.set())
     with m:
         m.sync()
-        kernel = build_kernel(m)
+        kernel = rt.kernel(approval_timeout=3600.0)
         gw = TelegramGateway(kernel, tok, allowed,
                              api_base=str(conf.get("api_base") or DEFAULT_API_BASE),
                              poll_timeout=int(conf.get("poll_timeout", 30)))

@@ -13,8 +13,8 @@ import click
 
 from ..errors import OpenCortexError
 
-__all__ = ["answer_jsonl", "common_options", "emit", "fail", "node_line", "open_memex",
-           "progress_bar"]
+__all__ = ["answer_jsonl", "cli_settings", "common_options", "emit", "fail", "node_line",
+           "open_memex", "open_runtime", "progress_bar", "store_flag"]
 
 
 def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -48,10 +48,32 @@ def fail(message: str, as_json: bool, kind: str = "error", code: int = 1,
     sys.exit(code)
 
 
+def store_flag() -> str | None:
+    """The group's ``--store URL`` (``opencortex --store URL CMD``), if given."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.find_root().params.get("store") if ctx is not None else None
+
+
+def cli_settings(memex: str | None, index: str | None):  # -> Settings
+    """The settings for this command's flags (``--memex``, ``--index``, the group's
+    ``--store``) over config and environment."""
+    from ..config import load_settings
+
+    return load_settings(memex=memex, index=index, store=store_flag())
+
+
 def open_memex(memex: str | None, index: str | None):  # -> Memex (imported lazily)
     from ..memex import Memex
 
-    return Memex(memex, index)
+    return Memex(settings=cli_settings(memex, index))
+
+
+def open_runtime(memex: str | None, index: str | None):  # -> Runtime (imported lazily)
+    """The composition root for an agent command (ask, chat, serve, telegram, mcp): a
+    broken [llm] config is a ConfigError here, before anything starts."""
+    from ..runtime import Runtime
+
+    return Runtime(cli_settings(memex, index))
 
 
 def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from .output import common_options, emit, open_memex
+from .output import common_options, emit, open_runtime
 
 __all__ = ["serve", "token"]
 
@@ -57,7 +57,8 @@ def serve(host: str | None, port: int | None, allow_remote: bool,
     from ..server.run import DEFAULT_HOST, DEFAULT_PORT
     from ..server.run import serve as run
 
-    m = open_memex(memex, index)
+    rt = open_runtime(memex, index)
+    m = rt.memex
     d = m.settings.data
     h = str(_opt(d, "host", host, DEFAULT_HOST))
     p = int(_opt(d, "port", port, DEFAULT_PORT))
@@ -71,7 +72,8 @@ def serve(host: str | None, port: int | None, allow_remote: bool,
             approval_timeout=float(_opt(d, "approval_timeout", approval_timeout, 3600.0)),
             max_body=int(_opt(d, "max_body", None, DEFAULT_MAX_BODY)),
             request_timeout=float(_opt(d, "request_timeout", None, DEFAULT_TIMEOUT)),
-            allowed_hosts=tuple(allow_hosts) or tuple(_opt(d, "allowed_hosts", None, ())))
+            allowed_hosts=tuple(allow_hosts) or tuple(_opt(d, "allowed_hosts", None, ())),
+            runtime=rt)
 
 
 @click.command()

@@ -51,11 +51,10 @@ class Kernel:
 
         self.memex = memex
         self.log, self.ring = get_logger(memex.settings.state_dir)
-        if registry is None:
-            registry = SkillRegistry()
-            registry.load_builtins()
-            registry.load_entry_points(memex.root)
-            registry.load_literate(memex.root / "skills")
+        if registry is None:  # a Runtime passes its one registry; this is for bare kernels
+            from ..skills.default import default_registry
+
+            registry = default_registry(memex.root)
         self.registry = registry
         self.reasoner = reasoner or Reasoner()
         self.approvals = ApprovalQueue()
@@ -76,8 +75,9 @@ class Kernel:
 
             recorder = SessionRecorder(memex.root)
         self.recorder = recorder
-        self.memex_lock = threading.RLock()
-        """One connection to the index: every memex call from a worker holds this."""
+        self.memex_lock = memex.lock
+        """One connection to the index: every memex call from a worker holds this (the
+        memex's own lock, so every gateway over this memex shares it)."""
         self.focus: str | None = None
         self.stats = KernelStats()
         self._accepting = True

@@ -516,33 +516,22 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 
 
 # -- the app -----------------------------------------------------------------------------
-def _reasoner(memex: Memex) -> Any:
-    """The configured model if any, else the offline reasoner (as `opencortex ask`)."""
-    from ..reason.reasoner import Reasoner
-
-    try:
-        from ..llm import gateway_from_settings
-
-        gw = gateway_from_settings(memex.settings)
-    except Exception:
-        gw = None
-    return Reasoner(gw if gw is not None and gw.configured else None)
-
-
 def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
                heartbeat: float = 60.0, watch: float = 2.0, approval_timeout: float = 3600.0,
                rate: float = 20.0, burst: float = 100.0, max_body: int = DEFAULT_MAX_BODY,
                workers: int = 4, shutdown_timeout: float = 30.0,
                on_stop: Callable[[], None] | None = None,
                request_timeout: float = DEFAULT_TIMEOUT,
-               allowed_hosts: tuple[str, ...] = ()) -> Gate:
+               allowed_hosts: tuple[str, ...] = (), runtime: Any = None) -> Gate:
     """The ASGI app over ``memex``.  Without ``kernel`` one is built (and shut down with
     the app).  ``heartbeat`` seconds between heartbeat signals (0: none); ``rate``/``burst``
     the per-client token bucket (rate 0: no limit).  ``watch`` seconds between checks of
     the memex's files (mtime/size stat walk): a change re-indexes at once, without waiting
     for the heartbeat (0: heartbeat only).  ``request_timeout``: seconds before a request
     that has not started answering gets 504 (chat routes: plus ``approval_timeout``);
-    ``allowed_hosts``: Host names a loopback daemon answers besides its own address."""
+    ``allowed_hosts``: Host names a loopback daemon answers besides its own address.
+    ``runtime``: the process's :class:`~opencortex.runtime.Runtime` (default: one around
+    ``memex``) — the kernel, skills, model and guard facade come from it."""
     from ..errors import OpenCortexError
     from .openai_compat import chat_completions, models
 
@@ -552,11 +541,13 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
         token = load_or_create_token()[0]
     if not token:
         raise ValueError("an empty token would let anyone in")
+    if runtime is None:
+        from ..runtime import Runtime
+
+        runtime = Runtime(memex=memex)  # a broken [llm] is a ConfigError here, at start
     own = kernel is None
     if kernel is None:
-        from ..pipeline.kernel import Kernel
-
-        kernel = Kernel(memex, reasoner=_reasoner(memex), workers=workers)
+        kernel = runtime.kernel(workers=workers)
     kernel.approval_timeout = approval_timeout
 
     @contextlib.asynccontextmanager
@@ -627,6 +618,7 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
     app.state.memex = memex
     app.state.kernel = kernel
     app.state.max_body = max_body
-    app.state.access = Access(memex, "http", lock=kernel.memex_lock)
+    app.state.runtime = runtime
+    app.state.access = runtime.access("http")
     return Gate(app, token, RateLimiter(rate, burst), max_body, timeout=request_timeout,
                 long_timeout=request_timeout + approval_timeout, hosts=tuple(allowed_hosts))

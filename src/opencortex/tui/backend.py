@@ -32,30 +32,31 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-def build_kernel(memex: Any, approval_timeout: float = 3600.0) -> Any:
-    """A kernel over ``memex`` with the configured model (else the offline reasoner),
-    waiting long enough for a person to answer approvals."""
-    from ..pipeline.kernel import Kernel
-    from ..reason.reasoner import Reasoner
+def build_kernel(memex: Any, approval_timeout: float = 3600.0, runtime: Any = None) -> Any:
+    """A kernel over ``memex`` from its Runtime (the configured model, else the offline
+    reasoner), waiting long enough for a person to answer approvals."""
+    if runtime is None:
+        from ..runtime import Runtime
 
-    try:
-        from ..llm import gateway_from_settings
-
-        gw = gateway_from_settings(memex.settings)
-    except Exception:
-        gw = None
-    kernel = Kernel(memex, reasoner=Reasoner(gw if gw is not None and gw.configured else None))
-    kernel.approval_timeout = approval_timeout
-    return kernel
+        runtime = Runtime(memex=memex)
+    return runtime.kernel(approval_timeout=approval_timeout)
 
 
 class LocalBackend:
     """The pipeline in this process: a Kernel over the memex."""
 
-    def __init__(self, memex: Any, kernel: Any = None, source: str = "tui") -> None:
+    def __init__(self, memex: Any, kernel: Any = None, source: str = "tui",
+                 runtime: Any = None) -> None:
+        if runtime is None:
+            from ..runtime import Runtime
+
+            runtime = Runtime(memex=memex)
         self.memex = memex
-        self.kernel = kernel if kernel is not None else build_kernel(memex)
+        self.runtime = runtime
+        self.kernel = kernel if kernel is not None else build_kernel(memex, runtime=runtime)
         self.source = source
+        self.access = runtime.access("tui")
+        """The guard facade the TUI reads through (the memex's one lock)."""
 
     def chat(self, text: str, session: str, on_reply: OnReply,
              on_approval: OnApproval) -> None:
@@ -69,10 +70,7 @@ class LocalBackend:
         fut.result()
 
     def search(self, query: str, k: int = 10) -> dict[str, Any]:
-        from ..access import Access
-
-        return Access(self.memex, "tui", lock=self.kernel.memex_lock).search(
-            query, "hybrid", k).to_dict()
+        return self.access.search(query, "hybrid", k).to_dict()
 
     def resolve(self, ident: str, approved: bool) -> None:
         from ..guard.errors import ApprovalError
@@ -83,10 +81,8 @@ class LocalBackend:
             raise BackendError(str(e)) from None
 
     def locate(self, ref: str) -> str | None:
-        from ..access import Access
-
         try:
-            n = Access(self.memex, "tui", lock=self.kernel.memex_lock).resolve(ref)
+            n = self.access.resolve(ref)
         except Exception:
             return None
         return f"{n.file}:{n.line}"
