@@ -144,11 +144,11 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
         s.embedder = str(data["retrieval"]["embedder"])
     if "notes_dir" in data:
         s.notes_dir = str(data["notes_dir"])
-    store = data.get("store", {})
-    if store.get("url"):
-        s.store_url, s.source["store"] = str(store["url"]), "config"
-    if store.get("schema"):
-        s.store_schema = str(store["schema"])
+    store_t = data.get("store", {})
+    if store_t.get("url"):
+        s.store_url, s.source["store"] = str(store_t["url"]), "config"
+    if store_t.get("schema"):
+        s.store_schema = str(store_t["schema"])
     arc = data.get("archive", {})
     if "enabled" in arc:
         s.archive_enabled = _bool(arc["enabled"], "archive.enabled")
