@@ -48,13 +48,13 @@ class Access:
         """``lock``: held around memex calls (default: the memex's one lock);
         ``gateway``: the model recall may use (a Runtime's; None: from the settings,
         False: none)."""
-        from .guard import Guard, GuardPolicy
+        from .guard import Guard
 
         if client not in CLIENTS:
             raise ValueError(f"unknown client {client!r}: one of {', '.join(CLIENTS)}")
         self.memex = memex
         self.client = client
-        self.policy = GuardPolicy.from_config(memex.settings.data)
+        self.policy = memex.settings.guard.policy()
         self.guard = Guard(self.policy, memex_root=memex.root)
         self.sees_private = client in PERSON or client in memex.settings.trusted_clients
         self._private = frozenset(self.policy.privacy_tags)

@@ -50,7 +50,7 @@ def _providers(settings: Settings) -> tuple[Provider, ...]:
     from .llm.config import providers_from_config
 
     try:
-        return tuple(providers_from_config(settings.data))
+        return tuple(providers_from_config(settings.llm.config()))
     except ConfigError as e:
         raise ConfigError(f"the model settings are broken: {e} — fix [llm] in "
                           f"{config_path()} (or OPENCORTEX_LLM_*), or remove them to answer "

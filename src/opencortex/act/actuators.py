@@ -145,7 +145,7 @@ class Actuators:
     def _websearch(self, action: Action, signal: Signal) -> None:
         from ..skills.websearch import WebError, format_results, search, search_endpoint
 
-        endpoint = search_endpoint(self.k.memex.settings.data)
+        endpoint = search_endpoint(self.k.memex.settings)
         if not endpoint:
             self.k.reply(signal, "No web search endpoint is configured: set [web] "
                          "search_endpoint = \"http://…\" (a SearXNG instance) in config.toml "

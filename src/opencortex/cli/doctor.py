@@ -213,7 +213,7 @@ def _machine_checks(s) -> list[dict]:
 
     out = []
     pid_file = s.state_dir / "serve.pid"
-    port = int((s.data.get("server") or {}).get("port", 8765))
+    port = s.server.port or 8765
     running = False
     if pid_file.exists():
         try:
@@ -273,9 +273,7 @@ def _agent_checks(s) -> list[dict]:
     except Exception as e:
         out.append(_check("model", False, str(e), "fix the [llm] table of the config"))
     try:
-        from ..guard import GuardPolicy
-
-        pol = GuardPolicy.from_config(s.data)
+        pol = s.guard.policy()
         out.append(_check("guard", True, f"shell: {pol.verdict_for('shell')}, web: "
                           f"{pol.verdict_for('web')}, allowlist {len(pol.shell.allow)} programs"))
         out.append(_sandbox_check(pol))

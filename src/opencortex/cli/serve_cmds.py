@@ -24,10 +24,12 @@ from .output import common_options, emit, open_runtime
 __all__ = ["serve", "token"]
 
 
-def _opt(data: dict, key: str, flag: Any, default: Any) -> Any:
+def _opt(conf: Any, key: str, flag: Any, default: Any) -> Any:
+    """The flag, else ``[server] key`` (the typed section), else the default."""
     if flag is not None:
         return flag
-    return (data.get("server") or {}).get(key, default)
+    value = getattr(conf, key)
+    return default if value is None or value == () else value
 
 
 @click.command()
@@ -59,7 +61,7 @@ def serve(host: str | None, port: int | None, allow_remote: bool,
 
     rt = open_runtime(memex, index)
     m = rt.memex
-    d = m.settings.data
+    d = m.settings.server
     h = str(_opt(d, "host", host, DEFAULT_HOST))
     p = int(_opt(d, "port", port, DEFAULT_PORT))
     if json_:

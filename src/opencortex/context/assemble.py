@@ -361,12 +361,10 @@ def assemble(memex: Memex, *, focus: str | None = None, query: str | None = None
     ``remote``: the text goes to a remote model, so privacy-tagged nodes are withheld.
     The caller syncs the index (``memex.sync()``) when freshness matters.
     """
-    data = memex.settings.data or {}
-    identity = data.get("identity") or {}
-    identity = identity if isinstance(identity, dict) else {}
+    identity = memex.settings.identity.as_dict()
     now = _now(now, identity)
     today = now.date()
-    gate = _Gate(GuardPolicy.from_config(data), remote)
+    gate = _Gate(memex.settings.guard.policy(), remote)
     notes: list[str] = []
 
     cands: list[Section] = []

@@ -163,7 +163,10 @@ def gateway_from_settings(settings: Any = None, *,
     from .gateway import Gateway
 
     data = None
-    for attr in ("data", "raw", "config"):
+    llm = getattr(settings, "llm", None)
+    if callable(getattr(llm, "config", None)):  # config.Settings: its typed [llm] section
+        data = llm.config()
+    for attr in ("data", "raw", "config") if data is None else ():
         value = getattr(settings, attr, None)
         if isinstance(value, Mapping):
             data = value

@@ -46,7 +46,7 @@ class Kernel:
     def __init__(self, memex: Memex, registry: SkillRegistry | None = None,
                  reasoner: Any = None, guard: Any = None, recorder: Any = None,
                  workers: int = 4, record_sessions: bool = True) -> None:
-        from ..guard import ApprovalQueue, Guard, GuardPolicy
+        from ..guard import ApprovalQueue, Guard
         from ..reason.reasoner import Reasoner
 
         self.memex = memex
@@ -58,7 +58,7 @@ class Kernel:
         self.registry = registry
         self.reasoner = reasoner or Reasoner()
         self.approvals = ApprovalQueue()
-        self.guard = guard or Guard(GuardPolicy.from_config(memex.settings.data),
+        self.guard = guard or Guard(memex.settings.guard.policy(),
                                     memex_root=memex.root, approvals=self.approvals)
         self.heartbeat_embed: int = 64
         """Nodes embedded per heartbeat in the background (0: none)."""
@@ -244,7 +244,7 @@ class Kernel:
         from .agent_requests import find_requests
 
         text = str(sig.payload.get("text", ""))
-        name = str((self.memex.settings.data.get("identity") or {}).get("name") or "")
+        name = self.memex.settings.identity.name
         for req in find_requests(text, str(sig.payload["file"]), name, self.memex.root):
             if req.key in self._agent_inflight:
                 continue

@@ -18,10 +18,13 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import RecallError, UnknownRecallSession
 from .answer import read_answer
+
+if TYPE_CHECKING:
+    from ..config import RecallSettings
 from .cue import Cue, activation, bind, read_cue
 from .find import Candidate, group
 from .ground import Opened, archive_of, open_candidate, qualifications_of
@@ -176,11 +179,9 @@ class Recall:
         self._embedder: Any = None
         self.semantic_note: str | None = None
         settings = memex.settings
-        cfg = (getattr(settings, "data", None) or {}).get("recall", {})
+        cfg = settings.recall
         if defaults is None:
-            env = os.environ.get("OPENCORTEX_RECALL_DEFAULTS")
-            defaults = (env not in ("0", "false", "no") if env is not None
-                        else bool(cfg.get("defaults", True)))
+            defaults = cfg.defaults
         self.given = list(roots or [])
         self.base_roots = self._base_roots(self.given, cfg, defaults)
         self.state_dir = Path(state_dir or Path(settings.state_dir) / "recall")
@@ -226,17 +227,13 @@ class Recall:
         return summary
 
     # -- roots ---------------------------------------------------------------------------
-    def _base_roots(self, given: list[Root], cfg: dict[str, Any], defaults: bool) -> list[Root]:
+    def _base_roots(self, given: list[Root], cfg: RecallSettings, defaults: bool) -> list[Root]:
         root = str(Path(self.memex.root))
         roots = [Root("opencortex", root), Root("notes", root)]
         top = gitsrc.toplevel(root)
         if top is not None:
             roots.append(Root("git", str(top)))
-        specs = list(cfg.get("sources", []))
-        env = os.environ.get("OPENCORTEX_RECALL_SOURCES")
-        if env:
-            specs += [s for s in env.split(",") if s.strip()]
-        for spec in specs:
+        for spec in cfg.sources:
             roots.append(parse_source(spec.strip()))
         roots += given
         if defaults:

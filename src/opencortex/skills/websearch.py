@@ -288,15 +288,17 @@ def format_results(query: str, results: list[dict[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def search_endpoint(config: Mapping[str, Any] | None) -> str | None:
-    """The configured endpoint: ``[web] search_endpoint`` in config.toml, else the
-    ``OPENCORTEX_SEARCH_ENDPOINT`` environment variable."""
-    import os
+def search_endpoint(config: Any) -> str | None:
+    """The configured endpoint (``[web] search_endpoint``, else the
+    ``OPENCORTEX_SEARCH_ENDPOINT`` environment variable): from Settings' typed ``web``
+    section, or parsed from a raw config mapping."""
+    from ..config import WebSettings
 
-    web = (config or {}).get("web")
-    if isinstance(web, Mapping) and isinstance(web.get("search_endpoint"), str):
-        return web["search_endpoint"] or None
-    return os.environ.get("OPENCORTEX_SEARCH_ENDPOINT") or None
+    web = getattr(config, "web", None)
+    if isinstance(web, WebSettings):
+        return web.search_endpoint
+    table = (config or {}).get("web")
+    return WebSettings.parse(table if isinstance(table, Mapping) else {}).search_endpoint
 
 
 # -- skill ------------------------------------------------------------------------------
