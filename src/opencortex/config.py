@@ -25,11 +25,49 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["GuardSettings", "IdentitySettings", "LlmSettings", "RecallSettings",
+__all__ = ["ENVIRONMENT", "GuardSettings", "IdentitySettings", "LlmSettings", "RecallSettings",
            "ServerSettings", "Settings", "TelegramSettings", "WebSettings", "config_path",
-           "load_settings", "state_dir"]
+           "env", "load_settings", "state_dir"]
 
 APP = "opencortex"
+
+ENVIRONMENT: dict[str, str] = {
+    "OPENCORTEX_CONFIG": "the config file (default: XDG config dir/opencortex/config.toml)",
+    "OPENCORTEX_MEMEX": "the memex folder",
+    "OPENCORTEX_INDEX": "the SQLite index file",
+    "OPENCORTEX_STORE_URL": "postgresql://… to keep the index in PostgreSQL",
+    "OPENCORTEX_STORE_SCHEMA": "the PostgreSQL schema of this memex's index",
+    "OPENCORTEX_EMBEDDER": "the embedder spec (minilm, openai:URL#MODEL)",
+    "OPENCORTEX_CAPTURE_TARGET": "where capture files entries",
+    "OPENCORTEX_LOG_STATES": "note every TODO state change",
+    "OPENCORTEX_ARCHIVE": "the heartbeat archives transcripts (true/false)",
+    "OPENCORTEX_ARCHIVE_DIR": "where the transcript archive lives",
+    "OPENCORTEX_TRUSTED_CLIENTS": "gateways that may see private notes (mcp,http,…)",
+    "OPENCORTEX_SEARCH_ENDPOINT": "the web-search (SearXNG) endpoint",
+    "OPENCORTEX_RECALL_DEFAULTS": "recall also reads known agents' transcript folders",
+    "OPENCORTEX_RECALL_SOURCES": "extra KIND:PATH recall sources, comma-separated",
+    "OPENCORTEX_RECALL_INDEX": "recall's record index: local or store",
+    "OPENCORTEX_LLM_BASE_URL": "one model server (URL or preset) replacing [llm]",
+    "OPENCORTEX_LLM_MODEL": "the model of OPENCORTEX_LLM_BASE_URL",
+    "OPENCORTEX_LLM_API_KEY": "the API key of OPENCORTEX_LLM_BASE_URL (optional)",
+    "OPENCORTEX_EMBED_API_KEY": "the default variable of an openai: embedder's API key",
+    "OPENCORTEX_TELEGRAM_TOKEN": "the default variable of the Telegram bot token",
+    "OPENCORTEX_TOKEN": "the daemon's bearer token (else the token file)",
+    "OPENCORTEX_LOAD_PLUGINS": "plugin allow-list, comma-separated (empty: none)",
+    "OPENCORTEX_RG": "the ripgrep binary",
+    "OPENCORTEX_NO_PROGRESS": "no progress bars",
+}
+"""Every ``OPENCORTEX_*`` variable OpenCortex reads, with what it sets: read them through
+:func:`env` (API keys are different: their variable is named by a setting, e.g.
+``api_key_env``, and read where the key is used)."""
+
+
+def env(name: str) -> str | None:
+    """The value of one documented ``OPENCORTEX_*`` variable (None when unset).  A name not
+    in :data:`ENVIRONMENT` is a programming error: document the variable there first."""
+    if name not in ENVIRONMENT:
+        raise KeyError(f"{name} is not a documented OpenCortex variable (config.ENVIRONMENT)")
+    return os.environ.get(name)
 
 
 def _dirs():  # platformdirs is cheap, but keep CLI start-up minimal anyway
@@ -39,8 +77,8 @@ def _dirs():  # platformdirs is cheap, but keep CLI start-up minimal anyway
 
 
 def config_path() -> Path:
-    env = os.environ.get("OPENCORTEX_CONFIG")
-    return Path(env).expanduser() if env else Path(_dirs().user_config_dir) / "config.toml"
+    where = env("OPENCORTEX_CONFIG")
+    return Path(where).expanduser() if where else Path(_dirs().user_config_dir) / "config.toml"
 
 
 def state_dir() -> Path:
@@ -380,7 +418,8 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
         s.archive_enabled = _bool(env["OPENCORTEX_ARCHIVE"], "OPENCORTEX_ARCHIVE")
     if env.get("OPENCORTEX_ARCHIVE_DIR"):
         s.archive_dir = Path(env["OPENCORTEX_ARCHIVE_DIR"]).expanduser()
-    trusted = (data.get("guard") or {}).get("trusted_clients")
+    g = data.get("guard")
+    trusted = g.get("trusted_clients") if isinstance(g, Mapping) else None
     if trusted is not None:
         if not isinstance(trusted, list) or not all(isinstance(x, str) for x in trusted):
             raise ConfigError('guard.trusted_clients must be a list of gateway names, e.g. '

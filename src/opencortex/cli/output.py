@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -120,7 +119,9 @@ class progress_bar:
         self._task = None
 
     def __enter__(self) -> Callable[[int, int], None]:
-        if sys.stderr.isatty() and not os.environ.get("OPENCORTEX_NO_PROGRESS"):
+        from ..config import env
+
+        if sys.stderr.isatty() and not env("OPENCORTEX_NO_PROGRESS"):
             from rich.console import Console
             from rich.progress import Progress
 

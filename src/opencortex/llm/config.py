@@ -23,7 +23,6 @@ optional ``OPENCORTEX_LLM_API_KEY``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +52,10 @@ _STR = ("base_url", "api_key_env")
 def providers_from_config(data: Mapping[str, Any] | None,
                           env: Mapping[str, str] | None = None) -> list[Provider]:
     """The cascade, in order; empty when nothing is configured (offline mode)."""
-    env = os.environ if env is None else env
+    if env is None:
+        from ..config import env as setting
+
+        env = {k: v for k in (ENV_BASE_URL, ENV_MODEL, ENV_API_KEY) if (v := setting(k)) is not None}
     if env.get(ENV_BASE_URL, "").strip():
         return [_from_env(env)]
     if env.get(ENV_MODEL, "").strip():

@@ -53,7 +53,9 @@ class ScanHit:
 def find_rg() -> str:
     """ripgrep: $OPENCORTEX_RG, the one installed beside this Python (PyPI ``ripgrep``),
     else the system's."""
-    cands = [os.environ.get("OPENCORTEX_RG"), str(Path(sys.executable).parent / "rg"),
+    from ..config import env
+
+    cands = [env("OPENCORTEX_RG"), str(Path(sys.executable).parent / "rg"),
              shutil.which("rg")]
     for c in cands:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):

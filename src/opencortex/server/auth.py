@@ -27,7 +27,9 @@ def token_path() -> Path:
 def load_or_create_token() -> tuple[str, str]:
     """(token, where it came from: ``env`` or the file path); the file is created with
     0600 permissions when missing, so clients on this machine can read it and others cannot."""
-    env = os.environ.get(TOKEN_ENV, "").strip()
+    from ..config import env as setting
+
+    env = (setting(TOKEN_ENV) or "").strip()
     if env:
         return env, "env"
     path = token_path()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
@@ -98,9 +97,10 @@ class LocalBackend:
 
 def load_token() -> str:
     """``$OPENCORTEX_TOKEN`` or the daemon's token file (never created here)."""
+    from ..config import env as setting
     from ..server.auth import TOKEN_ENV, token_path
 
-    env = os.environ.get(TOKEN_ENV, "").strip()
+    env = (setting(TOKEN_ENV) or "").strip()
     if env:
         return env
     try:
