@@ -164,8 +164,8 @@ def gateway_from_settings(settings: Any = None, *,
     redactor when that module is importable."""
     from .gateway import Gateway
 
-    data = None
-    llm = getattr(settings, "llm", None)
+    data: Any = None
+    llm: Any = getattr(settings, "llm", None)
     if callable(getattr(llm, "config", None)):  # config.Settings: its typed [llm] section
         data = llm.config()
     for attr in ("data", "raw", "config") if data is None else ():

@@ -321,7 +321,7 @@ class Recall:
                         qualifications=last.get("scope_qualifications", []))
             st.trace.append({"state": "stopped", "turn": text})
         else:
-            if reading == "admitted":
+            if reading == "admitted" and st.offered is not None:
                 st.admitted.append(st.offered)
             st.added_to_cue = True
             rnd = self._pass(st)
@@ -330,6 +330,7 @@ class Recall:
 
     def _identified(self, st: RecallState, text: str) -> Round:
         p = st.presented
+        assert p is not None  # read_answer says "identified" only when one was presented
         st.state = "identified"
         recalled = {
             "recognizable": p["recognizable"], "story": p["story"],

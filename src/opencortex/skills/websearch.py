@@ -297,7 +297,7 @@ def search_endpoint(config: Any) -> str | None:
     web = getattr(config, "web", None)
     if isinstance(web, WebSettings):
         return web.search_endpoint
-    table = (config or {}).get("web")
+    table = config.get("web") if isinstance(config, Mapping) else None
     return WebSettings.parse(table if isinstance(table, Mapping) else {}).search_endpoint
 
 
