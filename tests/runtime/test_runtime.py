@@ -202,3 +202,19 @@ def test_cli_settings_take_the_group_store_flag(memex: Path) -> None:
 
     assert CliRunner().invoke(root, ["--store", "postgresql://h/db", "show"]).exit_code == 0
     assert seen == {"url": "postgresql://h/db", "source": "flag"}
+
+
+def test_no_gateway_wires_its_own_reasoner_or_borrows_another_gateways_kernel() -> None:
+    """The four old copies of "reasoner from settings" and the TUI's kernel builder in
+    Telegram are gone: gateways get both from a Runtime."""
+    import inspect
+
+    from opencortex.cli import agent_cmds, gateway_cmds, serve_cmds
+    from opencortex.mcp_server import server as mcp_server
+    from opencortex.server import app
+    from opencortex.tui import backend
+
+    for mod in (agent_cmds, gateway_cmds, serve_cmds, app, backend, mcp_server):
+        src = inspect.getsource(mod)
+        assert "gateway_from_settings" not in src and "Reasoner(" not in src, mod.__name__
+    assert "tui" not in inspect.getsource(gateway_cmds.telegram.callback)
