@@ -175,12 +175,13 @@ def test_building_a_runtime_is_lazy() -> None:
 def test_store_flag_reaches_the_command_without_touching_the_environment(
         memex: Path, tmp_path: Path) -> None:
     url = "postgresql://nobody@127.0.0.1:9/nowhere?connect_timeout=1"
+    before = os.environ.get("OPENCORTEX_STORE_URL")  # set by the PostgreSQL test pass
     r = CliRunner().invoke(cli, ["--store", url, "export", "--format", "nodes",
                                  *_args(memex, tmp_path), "--json"])
     assert r.exit_code == 1, r.output
     body = json.loads(r.output.strip().splitlines()[-1])
     assert body["type"] == "IndexStoreError" and "127.0.0.1" in body["error"]
-    assert "OPENCORTEX_STORE_URL" not in os.environ
+    assert os.environ.get("OPENCORTEX_STORE_URL") == before
 
 
 def test_cli_settings_take_the_group_store_flag(memex: Path) -> None:
