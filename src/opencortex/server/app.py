@@ -499,14 +499,17 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 async def _project_error(request: Request, exc: Exception) -> Response:
-    """An OpenCortexError a route let through: its own status and type."""
+    """An OpenCortexError a route let through: its own status and type; the message only
+    for a client error (a server-side one is logged, its text stays here, as before)."""
     from ..errors import OpenCortexError
 
     assert isinstance(exc, OpenCortexError)
+    kind = type(exc).__name__
     if exc.status >= 500:
         request.app.state.kernel.log.error("HTTP %s %s failed: %s: %s", request.method,
-                                           request.url.path, type(exc).__name__, exc)
-    return error(exc.status, str(exc), kind=type(exc).__name__)
+                                           request.url.path, kind, exc)
+        return error(exc.status, f"internal error: {kind}", kind=kind)
+    return error(exc.status, str(exc), kind=kind)
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:
