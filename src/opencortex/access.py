@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -45,7 +46,9 @@ class Access:
 
     def __init__(self, memex: Memex, client: str, *, lock: Any = None,
                  gateway: Any = None) -> None:
-        """``lock``: held around memex calls (default: the memex's one lock);
+        """``lock``: held around memex calls — a gateway passes the memex's one lock
+        (``Runtime.access``); default: a private lock (a skill's reads inside the kernel,
+        which already schedules its workers: sharing it there halves pipeline throughput);
         ``gateway``: the model recall may use (a Runtime's; None: from the settings,
         False: none)."""
         from .guard import Guard
@@ -58,7 +61,7 @@ class Access:
         self.guard = Guard(self.policy, memex_root=memex.root)
         self.sees_private = client in PERSON or client in memex.settings.trusted_clients
         self._private = frozenset(self.policy.privacy_tags)
-        self._lock = lock if lock is not None else memex.lock
+        self._lock = lock if lock is not None else threading.RLock()
         self._gateway = gateway
 
     @classmethod
