@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .errors import NodeNotFoundError, OpenCortexError
+from .errors import AccessDenied, NeedsApproval, NodeNotFoundError
 from .memex import Memex
 from .memory.nodes import Node
 from .schema import ValidationError, node_ref
@@ -41,29 +41,28 @@ PERSON = frozenset({"cli", "tui"})
 their own command is the approval an "ask" write needs."""
 
 
-class AccessDenied(OpenCortexError):
-    """The guard refused an effect (policy deny, a path outside the memex)."""
-
-
-class NeedsApproval(AccessDenied):
-    """The policy says "ask" and this client cannot ask the person: nothing was written."""
-
-
 class Access:
     """What one client may read and do in one memex; every method applies the guard."""
 
-    def __init__(self, memex: Memex, client: str, *, lock: Any = None) -> None:
-        from .guard import Guard, GuardPolicy
+    def __init__(self, memex: Memex, client: str, *, lock: Any = None,
+                 gateway: Any = None) -> None:
+        """``lock``: held around memex calls — a gateway passes the memex's one lock
+        (``Runtime.access``); default: a private lock (a skill's reads inside the kernel,
+        which already schedules its workers: sharing it there halves pipeline throughput);
+        ``gateway``: the model recall may use (a Runtime's; None: from the settings,
+        False: none)."""
+        from .guard import Guard
 
         if client not in CLIENTS:
             raise ValueError(f"unknown client {client!r}: one of {', '.join(CLIENTS)}")
         self.memex = memex
         self.client = client
-        self.policy = GuardPolicy.from_config(memex.settings.data)
+        self.policy = memex.settings.guard.policy()
         self.guard = Guard(self.policy, memex_root=memex.root)
         self.sees_private = client in PERSON or client in memex.settings.trusted_clients
         self._private = frozenset(self.policy.privacy_tags)
         self._lock = lock if lock is not None else threading.RLock()
+        self._gateway = gateway
 
     @classmethod
     def for_signal(cls, memex: Memex, meta: dict[str, Any]) -> Access:
@@ -185,7 +184,7 @@ class Access:
         """A Recall engine whose boundary leaves out the notes this client may not see."""
         from .recall.engine import Recall
 
-        engine = Recall(self.memex, roots)
+        engine = Recall(self.memex, roots, gateway=self._gateway)
         engine.hide = self._hide
         return engine
 

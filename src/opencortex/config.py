@@ -18,14 +18,56 @@ from __future__ import annotations
 import hashlib
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["Settings", "config_path", "load_settings", "state_dir"]
+__all__ = ["ENVIRONMENT", "GuardSettings", "IdentitySettings", "LlmSettings", "RecallSettings",
+           "ServerSettings", "Settings", "TelegramSettings", "WebSettings", "config_path",
+           "env", "load_settings", "state_dir"]
 
 APP = "opencortex"
+
+ENVIRONMENT: dict[str, str] = {
+    "OPENCORTEX_CONFIG": "the config file (default: XDG config dir/opencortex/config.toml)",
+    "OPENCORTEX_MEMEX": "the memex folder",
+    "OPENCORTEX_INDEX": "the SQLite index file",
+    "OPENCORTEX_STORE_URL": "postgresql://… to keep the index in PostgreSQL",
+    "OPENCORTEX_STORE_SCHEMA": "the PostgreSQL schema of this memex's index",
+    "OPENCORTEX_EMBEDDER": "the embedder spec (minilm, openai:URL#MODEL)",
+    "OPENCORTEX_CAPTURE_TARGET": "where capture files entries",
+    "OPENCORTEX_LOG_STATES": "note every TODO state change",
+    "OPENCORTEX_ARCHIVE": "the heartbeat archives transcripts (true/false)",
+    "OPENCORTEX_ARCHIVE_DIR": "where the transcript archive lives",
+    "OPENCORTEX_TRUSTED_CLIENTS": "gateways that may see private notes (mcp,http,…)",
+    "OPENCORTEX_SEARCH_ENDPOINT": "the web-search (SearXNG) endpoint",
+    "OPENCORTEX_RECALL_DEFAULTS": "recall also reads known agents' transcript folders",
+    "OPENCORTEX_RECALL_SOURCES": "extra KIND:PATH recall sources, comma-separated",
+    "OPENCORTEX_RECALL_INDEX": "recall's record index: local or store",
+    "OPENCORTEX_LLM_BASE_URL": "one model server (URL or preset) replacing [llm]",
+    "OPENCORTEX_LLM_MODEL": "the model of OPENCORTEX_LLM_BASE_URL",
+    "OPENCORTEX_LLM_API_KEY": "the API key of OPENCORTEX_LLM_BASE_URL (optional)",
+    "OPENCORTEX_EMBED_API_KEY": "the default variable of an openai: embedder's API key",
+    "OPENCORTEX_TELEGRAM_TOKEN": "the default variable of the Telegram bot token",
+    "OPENCORTEX_TOKEN": "the daemon's bearer token (else the token file)",
+    "OPENCORTEX_LOAD_PLUGINS": "plugin allow-list, comma-separated (empty: none)",
+    "OPENCORTEX_RG": "the ripgrep binary",
+    "OPENCORTEX_NO_PROGRESS": "no progress bars",
+}
+"""Every ``OPENCORTEX_*`` variable OpenCortex reads, with what it sets: read them through
+:func:`env` (API keys are different: their variable is named by a setting, e.g.
+``api_key_env``, and read where the key is used)."""
+
+
+def env(name: str) -> str | None:
+    """The value of one documented ``OPENCORTEX_*`` variable (None when unset).  A name not
+    in :data:`ENVIRONMENT` is a programming error: document the variable there first."""
+    if name not in ENVIRONMENT:
+        raise KeyError(f"{name} is not a documented OpenCortex variable (config.ENVIRONMENT)")
+    return os.environ.get(name)
 
 
 def _dirs():  # platformdirs is cheap, but keep CLI start-up minimal anyway
@@ -35,13 +77,197 @@ def _dirs():  # platformdirs is cheap, but keep CLI start-up minimal anyway
 
 
 def config_path() -> Path:
-    env = os.environ.get("OPENCORTEX_CONFIG")
-    return Path(env).expanduser() if env else Path(_dirs().user_config_dir) / "config.toml"
+    where = env("OPENCORTEX_CONFIG")
+    return Path(where).expanduser() if where else Path(_dirs().user_config_dir) / "config.toml"
 
 
 def state_dir() -> Path:
     """The XDG state dir (logs, pid file, the code trust store): never inside a memex."""
     return Path(_dirs().user_state_dir)
+
+
+# -- typed sections: each config table parsed once, here, with the setting named on error --
+def _table(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    t = data.get(name) or {}
+    if not isinstance(t, Mapping):
+        raise ConfigError(f"[{name}] in the config must be a table")
+    return t
+
+
+def _num(t: Mapping[str, Any], key: str, where: str, kind: type = float) -> Any:
+    """``t[key]`` as a non-negative number (None when absent)."""
+    if key not in t:
+        return None
+    v = t[key]
+    if isinstance(v, bool) or not isinstance(v, int | float) or v < 0 or \
+            (kind is int and not float(v).is_integer()):
+        what = "a whole number" if kind is int else "a number"
+        raise ConfigError(f"{where}.{key} must be {what} >= 0, got {v!r}")
+    return kind(v)
+
+
+def _strs(t: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    v = t.get(key, [])
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ConfigError(f'{where}.{key} must be a list of strings, e.g. ["a", "b"]')
+    return tuple(v)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """``[server]``: the daemon's defaults (flags win; None: the server's own default)."""
+
+    host: str | None = None
+    port: int | None = None
+    heartbeat: float | None = None
+    rate: float | None = None
+    burst: float | None = None
+    approval_timeout: float | None = None
+    max_body: int | None = None
+    request_timeout: float | None = None
+    allowed_hosts: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, t: Mapping[str, Any]) -> ServerSettings:
+        host = t.get("host")
+        if host is not None and (not isinstance(host, str) or not host.strip()):
+            raise ConfigError(f"server.host must be an address, got {host!r}")
+        nums = {k: _num(t, k, "server") for k in ("heartbeat", "rate", "burst",
+                                                  "approval_timeout", "request_timeout")}
+        return cls(host=host, port=_num(t, "port", "server", int),
+                   max_body=_num(t, "max_body", "server", int),
+                   allowed_hosts=_strs(t, "allowed_hosts", "server"), **nums)
+
+
+@dataclass(frozen=True, slots=True)
+class TelegramSettings:
+    """``[telegram]``: the bot gateway."""
+
+    token_env: str = "OPENCORTEX_TELEGRAM_TOKEN"
+    """The environment variable holding the bot token (never the token itself)."""
+    allow: tuple[int, ...] = ()
+    api_base: str | None = None
+    poll_timeout: int = 30
+
+    @classmethod
+    def parse(cls, t: Mapping[str, Any]) -> TelegramSettings:
+        try:
+            allow = [int(c) for c in t.get("allow") or [] if not isinstance(c, bool)]
+            if not isinstance(t.get("allow") or [], list):
+                raise TypeError
+        except (TypeError, ValueError):
+            raise ConfigError("[telegram] allow must be a list of chat ids, e.g. "
+                              "[123456789]") from None
+        env = t.get("token_env") or "OPENCORTEX_TELEGRAM_TOKEN"
+        base = t.get("api_base") or None
+        if not isinstance(env, str) or (base is not None and not isinstance(base, str)):
+            raise ConfigError("telegram.token_env and telegram.api_base must be strings")
+        poll = _num(t, "poll_timeout", "telegram", int)
+        if not env.strip():
+            raise ConfigError("telegram.token_env must name an environment variable")
+        return cls(token_env=env, allow=tuple(allow), api_base=base,
+                   poll_timeout=30 if poll is None else poll)
+
+    def token(self, var: str | None = None) -> str:
+        """The bot token from the environment variable ``var`` (default ``token_env``)."""
+        return os.environ.get(var or self.token_env, "").strip()
+
+
+@dataclass(frozen=True, slots=True)
+class WebSettings:
+    """``[web]``: the web-search endpoint (a SearXNG instance), else
+    ``OPENCORTEX_SEARCH_ENDPOINT``; None: web search is off."""
+
+    search_endpoint: str | None = None
+
+    @classmethod
+    def parse(cls, t: Mapping[str, Any], env: Mapping[str, str] | None = None) -> WebSettings:
+        env = os.environ if env is None else env
+        v = t.get("search_endpoint")
+        if v is not None and not isinstance(v, str):
+            raise ConfigError(f"web.search_endpoint must be a URL string, got {v!r}")
+        if v is None:
+            v = env.get("OPENCORTEX_SEARCH_ENDPOINT")
+        return cls(search_endpoint=v or None)
+
+
+@dataclass(frozen=True, slots=True)
+class IdentitySettings:
+    """``[identity]``: who the person is (the context header, @name requests)."""
+
+    name: str = ""
+    location: str = ""
+    timezone: str = ""
+
+    @classmethod
+    def parse(cls, t: Mapping[str, Any]) -> IdentitySettings:
+        out = {}
+        for key in ("name", "location", "timezone"):
+            v = t.get(key, "")
+            if not isinstance(v, str):
+                raise ConfigError(f"identity.{key} must be a string, got {v!r}")
+            out[key] = v
+        return cls(**out)
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "location": self.location, "timezone": self.timezone}
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSettings:
+    """``[recall]`` (+ ``OPENCORTEX_RECALL_*``): which record sources recall reads."""
+
+    defaults: bool = True
+    """Also read the default transcript folders of known agents (Claude Code, Codex, …)."""
+    sources: tuple[str, ...] = ()
+    """Extra ``KIND:PATH`` roots ([recall] sources + OPENCORTEX_RECALL_SOURCES)."""
+    index: str = "local"
+    """``local`` (this machine's SQLite) or ``store`` (the PostgreSQL store itself)."""
+
+    @classmethod
+    def parse(cls, t: Mapping[str, Any], env: Mapping[str, str]) -> RecallSettings:
+        d = env.get("OPENCORTEX_RECALL_DEFAULTS")
+        defaults = (d not in ("0", "false", "no") if d is not None
+                    else _bool(t.get("defaults", True), "recall.defaults"))
+        sources = list(_strs(t, "sources", "recall"))
+        sources += [x.strip() for x in env.get("OPENCORTEX_RECALL_SOURCES", "").split(",")
+                    if x.strip()]
+        where = env.get("OPENCORTEX_RECALL_INDEX") or str(t.get("index", "local"))
+        if where not in ("local", "store"):
+            raise ConfigError(f'recall.index must be "local" or "store", got {where!r}')
+        return cls(defaults=defaults, sources=tuple(sources), index=where)
+
+
+@dataclass(frozen=True, slots=True)
+class LlmSettings:
+    """``[llm]``: the model cascade's table, validated by ``opencortex.llm.config``
+    (with the ``OPENCORTEX_LLM_*`` override) when a Runtime is built."""
+
+    table: Any = field(default_factory=dict)
+    """The raw ``[llm]`` value (a table unless the file is wrong: the parser says so)."""
+
+    def config(self) -> dict[str, Any]:
+        """The shape ``providers_from_config`` takes."""
+        return {"llm": self.table} if self.table else {}
+
+
+@dataclass(slots=True)
+class GuardSettings:
+    """``[guard]``: tool verdicts, shell and web policy, privacy tags.  Parsed into a
+    :class:`~opencortex.guard.policy.GuardPolicy` on first use, then kept."""
+
+    table: Any = field(default_factory=dict)
+    """The raw ``[guard]`` value (a table unless the file is wrong: the parser says so)."""
+    _policy: Any = field(default=None, repr=False, compare=False)
+
+    def policy(self) -> Any:
+        """The GuardPolicy (ConfigError naming the bad ``guard.*`` setting)."""
+        if self._policy is None:
+            from .guard.policy import GuardPolicy
+
+            self._policy = GuardPolicy.from_config({"guard": self.table}
+                                                   if self.table else None)
+        return self._policy
 
 
 @dataclass(slots=True)
@@ -70,7 +296,15 @@ class Settings:
     OPENCORTEX_TRUSTED_CLIENTS=mcp,http): any of "mcp", "http", "telegram", "tui".  The
     local CLI is the person and always may; nobody else by default."""
     data: dict = field(default_factory=dict)
-    """The parsed config file (sections such as [llm] and [guard] are read by their owners)."""
+    """The raw parsed config file, for ``doctor`` and tools that show it: code reads the
+    typed sections below (:meth:`apply_config` replaces both together)."""
+    server: ServerSettings = field(default_factory=ServerSettings)
+    telegram: TelegramSettings = field(default_factory=TelegramSettings)
+    web: WebSettings = field(default_factory=WebSettings)
+    identity: IdentitySettings = field(default_factory=IdentitySettings)
+    recall: RecallSettings = field(default_factory=RecallSettings)
+    llm: LlmSettings = field(default_factory=LlmSettings)
+    guard: GuardSettings = field(default_factory=GuardSettings)
     source: dict[str, str] = field(default_factory=dict)
     """Where each setting came from (default, config, env, flag) — for ``doctor``."""
     archive_enabled: bool = True
@@ -82,6 +316,22 @@ class Settings:
     """Archived records older than this many days are pruned; 0 = kept forever."""
     archive_interval: float = 300.0
     """Seconds between the heartbeat's archive passes."""
+
+    def apply_config(self, data: Mapping[str, Any],
+                     env: Mapping[str, str] | None = None) -> None:
+        """Parse a config file's tables into the typed sections (load_settings does this
+        once; tests and tools that swap the config call it)."""
+        env = os.environ if env is None else env
+        self.data = dict(data)
+        self.server = ServerSettings.parse(_table(data, "server"))
+        self.telegram = TelegramSettings.parse(_table(data, "telegram"))
+        self.web = WebSettings.parse(_table(data, "web"), env)
+        self.identity = IdentitySettings.parse(_table(data, "identity"))
+        self.recall = RecallSettings.parse(_table(data, "recall"), env)
+        # [llm] and [guard] are checked by their parsers when first needed (a Runtime,
+        # the guard), so a mistake there stops the agent, not `opencortex index`
+        self.llm = LlmSettings(data.get("llm") or {})
+        self.guard = GuardSettings(data.get("guard") or {})
 
     @property
     def index_path(self) -> Path:
@@ -114,8 +364,10 @@ def _bool(value: object, name: str) -> bool:
 
 
 def load_settings(memex: str | os.PathLike[str] | None = None,
-                  index: str | os.PathLike[str] | None = None) -> Settings:
-    """Resolve settings from every layer; flags (the arguments) win."""
+                  index: str | os.PathLike[str] | None = None,
+                  store: str | None = None) -> Settings:
+    """Resolve settings from every layer; flags (the arguments: ``--memex``, ``--index``,
+    ``--store``) win."""
     s = Settings()
     s.source = {"memex": "default"}
     path = config_path()
@@ -125,7 +377,7 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise ConfigError(f"{path}: not valid TOML ({e}); fix or remove the file") from e
-    s.data = data
+    s.apply_config(data)
     if "memex" in data:
         s.memex, s.source["memex"] = Path(str(data["memex"])).expanduser(), "config"
     if "index" in data:
@@ -142,11 +394,11 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
         s.embedder = str(data["retrieval"]["embedder"])
     if "notes_dir" in data:
         s.notes_dir = str(data["notes_dir"])
-    store = data.get("store", {})
-    if store.get("url"):
-        s.store_url, s.source["store"] = str(store["url"]), "config"
-    if store.get("schema"):
-        s.store_schema = str(store["schema"])
+    store_t = data.get("store", {})
+    if store_t.get("url"):
+        s.store_url, s.source["store"] = str(store_t["url"]), "config"
+    if store_t.get("schema"):
+        s.store_schema = str(store_t["schema"])
     arc = data.get("archive", {})
     if "enabled" in arc:
         s.archive_enabled = _bool(arc["enabled"], "archive.enabled")
@@ -166,7 +418,8 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
         s.archive_enabled = _bool(env["OPENCORTEX_ARCHIVE"], "OPENCORTEX_ARCHIVE")
     if env.get("OPENCORTEX_ARCHIVE_DIR"):
         s.archive_dir = Path(env["OPENCORTEX_ARCHIVE_DIR"]).expanduser()
-    trusted = (data.get("guard") or {}).get("trusted_clients")
+    g = data.get("guard")
+    trusted = g.get("trusted_clients") if isinstance(g, Mapping) else None
     if trusted is not None:
         if not isinstance(trusted, list) or not all(isinstance(x, str) for x in trusted):
             raise ConfigError('guard.trusted_clients must be a list of gateway names, e.g. '
@@ -193,4 +446,6 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
         s.memex, s.source["memex"] = Path(memex).expanduser(), "flag"
     if index is not None:
         s.index, s.source["index"] = Path(index).expanduser(), "flag"
+    if store:
+        s.store_url, s.source["store"] = store, "flag"
     return s

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import Settings, load_settings
 from .errors import NodeNotFoundError
@@ -19,6 +21,9 @@ from .memory.query import parse_query
 from .memory.sqlite_store import SqliteStore
 from .memory.store import IndexStore, open_store
 from .write.writer import MemexWriter, WriteResult
+
+if TYPE_CHECKING:
+    from .retrieval.hybrid import Retriever
 
 __all__ = ["AGENT_HANDLED", "Memex"]
 
@@ -42,6 +47,20 @@ class Memex:
         self._store: IndexStore | None = None
         self._writer: MemexWriter | None = None
         self._local: SqliteStore | None = None
+        self._retriever: Retriever | None = None
+        self.lock = threading.RLock()
+        """The one lock policy: the index is one connection, so every gateway, worker and
+        heartbeat holds this around memex calls (the kernel's ``memex_lock`` is it)."""
+
+    @property
+    def retriever(self) -> Retriever:
+        """This memex's one hybrid Retriever, built on first use (its keyword index,
+        vector matrix and embedding model then stay loaded)."""
+        if self._retriever is None:
+            from .retrieval.hybrid import Retriever
+
+            self._retriever = Retriever(self)
+        return self._retriever
 
     @property
     def store(self) -> IndexStore:

@@ -12,11 +12,9 @@ from __future__ import annotations
 import os
 import stat
 
+from .errors import NotRegularError
+
 __all__ = ["NotRegularError", "is_regular", "kind_of", "read_regular"]
-
-
-class NotRegularError(OSError):
-    """The path names a FIFO, socket, device or directory: skipped, never opened for data."""
 
 
 def kind_of(mode: int) -> str:

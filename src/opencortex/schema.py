@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import OpenCortexError
+from .errors import ValidationError
 
 __all__ = ["MAX_DEPTH", "MAX_LINE", "Field", "ValidationError", "check", "line_number",
            "loads", "no_nul", "no_nul_anywhere", "node_ref", "org_year"]
@@ -26,10 +26,6 @@ MAX_LINE = 2**31 - 1
 """Largest line number a node reference may carry (the index stores 32-bit lines)."""
 ORG_YEARS = (1, 9999)
 """Years an Org timestamp can name (Emacs' own range for time stamps)."""
-
-
-class ValidationError(OpenCortexError):
-    """Input that does not fit the schema; the message names the field and the fix."""
 
 
 def json_depth(raw: bytes | str, limit: int = MAX_DEPTH) -> int:

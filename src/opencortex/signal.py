@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import OpenCortexError
+from .errors import SignalError
 
 __all__ = ["ASYNC_SENSORS", "SIGNAL_TYPES", "SYNC_SENSORS", "Delegation", "Intent", "Signal",
            "SignalError", "inject"]
@@ -30,8 +30,6 @@ _DEFAULT_TYPE = {"user-input": "request", "chat-message": "request", "user-comma
 MAX_PAYLOAD_TEXT = 1_000_000
 
 
-class SignalError(OpenCortexError):
-    """A raw message that cannot become a Signal (it is logged and dropped)."""
 
 
 @dataclass(slots=True)

@@ -173,7 +173,7 @@ def test_identification_only_from_an_explicit_person_turn(engine, corpus):
     sid = rnd.session
     for silence in (None, "", "   "):
         assert engine.reply(sid, silence).state == "holding"
-    assert engine.load(sid)["state"] == "open"
+    assert engine.load(sid).state == "open"
     for not_yet in ("hmm, interesting", "maybe that one?",
                     "if that's it, what did we decide?"):
         r = engine.reply(sid, not_yet)
@@ -186,7 +186,7 @@ def test_identification_only_from_an_explicit_person_turn(engine, corpus):
     assert "yes, that one" in rc["text"] and rc["searched"]["text"]
     assert rc["trace"][0]["state"] == "presented" and rc["trace"][0]["cue"] == c["cue"]
     assert rc["trace"][-1] == {"state": "identified", "cue": "yes, that one", "whole": None}
-    assert engine.load(sid)["state"] == "identified"
+    assert engine.load(sid).state == "identified"
     with pytest.raises(Exception, match="closed"):
         engine.reply(sid, "and another thing")
 
@@ -221,7 +221,7 @@ def test_the_wider_search_runs_only_once_admitted(engine, corpus):
         rnd = engine.reply(rnd.session, "no, not that, the retry thing got removed")
     assert rnd.state == "offered", rnd.render()
     assert "yesterday" in rnd.expansion["reach"] and "records" in rnd.expansion["cost"]
-    assert engine.load(rnd.session)["admitted"] == []
+    assert engine.load(rnd.session).admitted == []
     wider = engine.reply(rnd.session, "yes, go ahead")
     assert wider.state == "presented", wider.render()
     assert shown(wider) or any(target in a["locator"] for a in wider.adjacent)

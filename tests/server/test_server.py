@@ -17,7 +17,8 @@ def test_auth_required_except_healthz(live: Live) -> None:
     assert st == 200 and body["ok"] is True and body["version"]
     for tok in (None, "wrong-token"):
         st, body, h = live.request("GET", "/v1/search?q=caching", token=tok)
-        assert st == 401 and body == {"ok": False, "error": body["error"], "status": 401}
+        assert st == 401 and body == {"ok": False, "error": body["error"], "type": "Unauthorized",
+                                     "status": 401}
         assert h["www-authenticate"] == "Bearer"
     st, _, _ = live.request("POST", "/v1/events", {"sensor": "heartbeat"}, token="nope")
     assert st == 401
@@ -117,7 +118,7 @@ def test_ask_action_approved_via_api_sse(live: Live) -> None:
             st, body, _ = live.request("POST", f"/v1/approvals/{p['id']}", {"approve": True})
             assert (st, body["ok"]) == (200, True)
             st, body, _ = live.request("POST", f"/v1/approvals/{p['id']}", {"approve": True})
-            assert st == 409
+            assert st == 409 and body["type"] == "ApprovalError" and body["status"] == 409
     names = [n for n, _ in events]
     assert names[0] == "approval" and names[-1] == "done"
     text = "\n".join(d["text"] for n, d in events if n == "reply")
@@ -137,7 +138,8 @@ def test_ask_action_denied_via_api_json(live: Live) -> None:
             break
         time.sleep(0.025)
     assert pend and pend[0]["tool"] == "shell" and "date" in json.dumps(pend[0]["args"])
-    assert live.request("POST", "/v1/approvals/nope", {"approve": True})[0] == 404
+    st, body, _ = live.request("POST", "/v1/approvals/nope", {"approve": True})
+    assert (st, body["type"], body["status"]) == (404, "UnknownApproval", 404)
     assert live.request("POST", f"/v1/approvals/{pend[0]['id']}", {"approve": 1})[0] == 422
     st, _, _ = live.request("POST", f"/v1/approvals/{pend[0]['id']}", {"approve": False})
     assert st == 200
@@ -167,6 +169,7 @@ def test_search_nodes_recall(live: Live) -> None:
     assert st == 422
     st, body, _ = live.request("POST", "/v1/recall", {"session": "nope-1", "reply": "yes"})
     assert st == 404 and "no recall session" in body["error"]
+    assert body["type"] == "UnknownRecallSession"
     st, first, _ = live.request("POST", "/v1/recall",
                                 {"cue": "that note about cache invalidation strategies"})
     assert st == 200 and first["state"] == "presented", first["text"]

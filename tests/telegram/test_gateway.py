@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from opencortex.memex import Memex
+from opencortex.runtime import Runtime
 from opencortex.telegram import TelegramError, TelegramGateway, split_message
-from opencortex.tui.backend import build_kernel
 
 TOKEN = "123456:SECRET-token_abcdefXYZ"
 OWNER = 1001
@@ -131,7 +131,7 @@ def logs() -> Iterator[Records]:
 def kernel(memex: Path, tmp_path: Path) -> Iterator[Any]:
     m = Memex(memex, tmp_path / "index.db")
     m.sync()
-    k = build_kernel(m, approval_timeout=30)
+    k = Runtime(memex=m).kernel(approval_timeout=30)  # as `opencortex telegram` builds it
     yield k
     for p in k.approvals.pending():
         k.approvals.cancel(p.id, by="test")
@@ -211,7 +211,7 @@ def test_5xx_backs_off_and_gives_up_without_leaking_the_token(kernel, api, logs)
     with pytest.raises(TelegramError) as e:
         gw.poll_once()
     assert slept == [0.5, 1.0]
-    assert e.value.status == 502 and TOKEN not in str(e.value)
+    assert e.value.upstream_status == 502 and TOKEN not in str(e.value)
     assert not any(TOKEN in line for line in logs.lines)
 
 

@@ -50,10 +50,7 @@ def cli(store: str | None) -> None:
     Every command takes --memex DIR (default: config, $OPENCORTEX_MEMEX, ~/memex)
     and --json for scripting.
     """
-    if store:  # through the environment, so every Memex and child process (serve) sees it
-        import os
-
-        os.environ["OPENCORTEX_STORE_URL"] = store
+    # --store is read by each command from this group's params (cli.output.cli_settings)
 
 
 for _cmd in (index, query, agenda, projects, export, capture, todo, priority, set_property, tag,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..sessions.ids import click_session
-from .output import answer_jsonl, common_options, emit, open_memex
+from .output import answer_jsonl, common_options, emit, open_runtime
 
 
 @click.command()
@@ -17,36 +17,21 @@ from .output import answer_jsonl, common_options, emit, open_memex
 def ask(text: tuple[str, ...], session: str | None, timeout: float, memex: str | None,
         index: str | None, json_: bool) -> None:
     """Ask the agent (offline reasoner unless a model is configured)."""
-    from ..pipeline.kernel import Kernel
-
-    m = open_memex(memex, index)
-    with m:
-        m.sync()
-        k = Kernel(m, reasoner=_reasoner(m))
-        k.approval_timeout = 0  # nobody to approve here: "ask" actions are reported
+    with open_runtime(memex, index) as rt:
+        rt.memex.sync()
+        k = rt.kernel(approval_timeout=0)  # nobody to approve here: "ask" actions are reported
         try:
             replies = k.ask_full(" ".join(text), session=session, timeout=timeout)
         finally:
             k.shutdown(timeout=5)
+        via = rt.via
     final = next((d for _, d in reversed(replies) if isinstance(d, dict) and "intents" in d),
                  {})
     out = {"intents": final.get("intents", []), "results": final.get("results", []),
            "answer": final.get("answer") or "\n\n".join(t for t, _ in replies),
            "citations": final.get("citations", []), "replies": [t for t, _ in replies],
-           "via": "model" if k.reasoner.has_model else "offline"}
+           "via": via}
     emit(out, json_, lambda: click.echo("\n\n".join(t for t, _ in replies) or "(no reply)"))
-
-
-def _reasoner(m):
-    from ..reason.reasoner import Reasoner
-
-    try:
-        from ..llm import gateway_from_settings
-
-        gw = gateway_from_settings(m.settings)
-    except ImportError:
-        gw = None
-    return Reasoner(gw if gw is not None and gw.configured else None)
 
 
 @click.command()
@@ -59,16 +44,9 @@ def route(text: tuple[str, ...], queries, memex: str | None, index: str | None,
     """Decompose a request into intents (what the router would delegate)."""
     import json as _json
 
-    from ..config import load_settings
     from ..skills.router import route as do_route
 
-    settings = load_settings(memex=memex, index=index)
-    try:
-        from ..llm import gateway_from_settings
-
-        gw = gateway_from_settings(settings)
-    except Exception:
-        gw = None
+    gw = open_runtime(memex, index).gateway  # touches no memex: nothing to close
     if queries is not None:
         answer_jsonl(queries, "text", lambda t: {"intents": do_route(t, gw)})
         return

@@ -19,13 +19,14 @@ def _check(name: str, ok: bool, detail: str, fix: str = "") -> dict:
 @common_options
 def doctor(memex: str | None, index: str | None, json_: bool) -> None:
     """Check the installation, configuration, memex and index."""
-    from ..config import config_path, load_settings
+    from ..config import config_path
+    from .output import cli_settings
 
     checks = [_check("python", sys.version_info >= (3, 11), sys.version.split()[0])]
     cp = config_path()
     checks.append(_check("config", True, f"{cp} ({'found' if cp.exists() else 'not present: defaults'})"))
     try:
-        s = load_settings(memex=memex, index=index)
+        s = cli_settings(memex, index)
     except Exception as e:
         checks.append(_check("config-valid", False, str(e), "fix the TOML file"))
         s = None
@@ -212,7 +213,7 @@ def _machine_checks(s) -> list[dict]:
 
     out = []
     pid_file = s.state_dir / "serve.pid"
-    port = int((s.data.get("server") or {}).get("port", 8765))
+    port = s.server.port or 8765
     running = False
     if pid_file.exists():
         try:
@@ -272,9 +273,7 @@ def _agent_checks(s) -> list[dict]:
     except Exception as e:
         out.append(_check("model", False, str(e), "fix the [llm] table of the config"))
     try:
-        from ..guard import GuardPolicy
-
-        pol = GuardPolicy.from_config(s.data)
+        pol = s.guard.policy()
         out.append(_check("guard", True, f"shell: {pol.verdict_for('shell')}, web: "
                           f"{pol.verdict_for('web')}, allowlist {len(pol.shell.allow)} programs"))
         out.append(_sandbox_check(pol))

@@ -17,9 +17,9 @@ from .output import common_options
 @common_options
 def export(fmt: str, memex: str | None, index: str | None, json_: bool) -> None:
     """Print JSON lines for every .org file under the memex (paths relative to it)."""
-    from ..config import load_settings
+    from .output import cli_settings
 
-    settings = load_settings(memex=memex, index=index)
+    settings = cli_settings(memex, index)
     root = settings.memex.expanduser().resolve()
     if fmt == "orgfid":
         from ..memory.incremental import iter_org_files
@@ -36,7 +36,7 @@ def export(fmt: str, memex: str | None, index: str | None, json_: bool) -> None:
         return
     from ..memex import Memex
 
-    with Memex(root, index) as m:
+    with Memex(settings=settings) as m:
         m.sync()
         for n in m.store.all_nodes(with_body=True):
             click.echo(json.dumps(n.to_dict(with_body=True), ensure_ascii=False))

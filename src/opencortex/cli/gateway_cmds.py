@@ -17,7 +17,7 @@ from __future__ import annotations
 import click
 
 from ..sessions.ids import click_session
-from .output import common_options, open_memex
+from .output import common_options, open_runtime
 
 __all__ = ["chat", "telegram"]
 
@@ -43,9 +43,10 @@ def chat(connect: str | None, session: str | None, memex: str | None, index: str
             raise click.UsageError(str(e)) from None
         m = None
     else:
-        m = open_memex(memex, index)
+        rt = open_runtime(memex, index)  # a broken [llm] stops here, as for ask and serve
+        m = rt.memex
         m.sync()
-        backend = LocalBackend(m)
+        backend = LocalBackend(m, runtime=rt)
     app = ChatApp(backend, session)
     try:
         code = app.run()
@@ -66,23 +67,19 @@ def telegram(token_env: str | None, allow: tuple[int, ...], memex: str | None,
              index: str | None, json_: bool) -> None:
     """Run a Telegram bot that answers allowed chats from the memex (long polling)."""
     import logging
-    import os
     import signal
     import threading
 
     from ..telegram.gateway import DEFAULT_API_BASE, TelegramGateway
-    from ..tui.backend import build_kernel
 
-    m = open_memex(memex, index)
-    conf = m.settings.data.get("telegram") or {}
-    var = token_env or str(conf.get("token_env") or "OPENCORTEX_TELEGRAM_TOKEN")
-    tok = os.environ.get(var, "").strip()
+    rt = open_runtime(memex, index)
+    m = rt.memex
+    conf = m.settings.telegram
+    var = token_env or conf.token_env
+    tok = conf.token(var)
     if not tok:
         raise click.UsageError(f"no bot token: set ${var} (from @BotFather)")
-    try:
-        allowed = {int(c) for c in [*(conf.get("allow") or []), *allow]}
-    except (TypeError, ValueError):
-        raise click.UsageError("[telegram] allow must be a list of chat ids") from None
+    allowed = {*conf.allow, *allow}
     if not allowed:
         click.echo("Warning: no chat is allowed, so every message is ignored; the log "
                    "shows the chat ids that wrote (add them with --allow).", err=True)
@@ -94,10 +91,10 @@ def telegram(token_env: str | None, allow: tuple[int, ...], memex: str | None,
         signal.signal(sig, lambda *_: stop.set())
     with m:
         m.sync()
-        kernel = build_kernel(m)
+        kernel = rt.kernel(approval_timeout=3600.0)
         gw = TelegramGateway(kernel, tok, allowed,
-                             api_base=str(conf.get("api_base") or DEFAULT_API_BASE),
-                             poll_timeout=int(conf.get("poll_timeout", 30)))
+                             api_base=conf.api_base or DEFAULT_API_BASE,
+                             poll_timeout=conf.poll_timeout)
         click.echo(f"Telegram gateway running for {len(allowed)} chat(s); Ctrl-C stops.",
                    err=True)
         try:

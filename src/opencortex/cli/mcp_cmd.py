@@ -29,8 +29,9 @@ def mcp(memex: str | None, index: str | None, log_file: str | None, log_level: s
     Client config: command "opencortex", args ["mcp", "--memex", "DIR"].
     """
     from ..mcp_server import serve
+    from .output import open_runtime
 
     try:
-        serve(memex, index, log_file=log_file, log_level=log_level)
+        serve(log_file=log_file, log_level=log_level, runtime=open_runtime(memex, index))
     except OpenCortexError as e:
-        fail(str(e), False, type(e).__name__)
+        fail(str(e), False, type(e).__name__, status=e.status)

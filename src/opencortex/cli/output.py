@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -18,8 +17,8 @@ if TYPE_CHECKING:
 
     from ..memory.nodes import Node
 
-__all__ = ["answer_jsonl", "common_options", "emit", "fail", "node_line", "open_memex",
-           "progress_bar"]
+__all__ = ["answer_jsonl", "cli_settings", "common_options", "emit", "fail", "node_line",
+           "open_memex", "open_runtime", "progress_bar", "store_flag"]
 
 
 def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -35,23 +34,50 @@ def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return f(*args, **kwargs)
         except OpenCortexError as e:
-            fail(str(e), kwargs.get("json_", False), type(e).__name__)
+            fail(str(e), kwargs.get("json_", False), type(e).__name__, status=e.status)
 
     return wrapper
 
 
-def fail(message: str, as_json: bool, kind: str = "error", code: int = 1) -> None:
+def fail(message: str, as_json: bool, kind: str = "error", code: int = 1,
+         status: int = 400) -> None:
+    """Exit with ``message``; under ``--json`` as the one error body the HTTP API uses too
+    (``ok``, ``error``, ``type``, ``status``: opencortex.errors.error_body)."""
     if as_json:
-        click.echo(json.dumps({"ok": False, "error": message, "type": kind}))
+        from ..errors import error_body
+
+        click.echo(json.dumps(error_body(message, status, kind)))
     else:
         click.echo(f"Error: {message}", err=True)
     sys.exit(code)
 
 
+def store_flag() -> str | None:
+    """The group's ``--store URL`` (``opencortex --store URL CMD``), if given."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.find_root().params.get("store") if ctx is not None else None
+
+
+def cli_settings(memex: str | None, index: str | None):  # -> Settings
+    """The settings for this command's flags (``--memex``, ``--index``, the group's
+    ``--store``) over config and environment."""
+    from ..config import load_settings
+
+    return load_settings(memex=memex, index=index, store=store_flag())
+
+
 def open_memex(memex: str | None, index: str | None):  # -> Memex (imported lazily)
     from ..memex import Memex
 
-    return Memex(memex, index)
+    return Memex(settings=cli_settings(memex, index))
+
+
+def open_runtime(memex: str | None, index: str | None):  # -> Runtime (imported lazily)
+    """The composition root for an agent command (ask, chat, serve, telegram, mcp): a
+    broken [llm] config is a ConfigError here, before anything starts."""
+    from ..runtime import Runtime
+
+    return Runtime(cli_settings(memex, index))
 
 
 def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
@@ -98,7 +124,9 @@ class progress_bar:
         self._task: TaskID | None = None
 
     def __enter__(self) -> Callable[[int, int], None]:
-        if sys.stderr.isatty() and not os.environ.get("OPENCORTEX_NO_PROGRESS"):
+        from ..config import env
+
+        if sys.stderr.isatty() and not env("OPENCORTEX_NO_PROGRESS"):
             from rich.console import Console
             from rich.progress import Progress
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .output import answer_jsonl, common_options, emit, open_memex
+from .output import answer_jsonl, cli_settings, common_options, emit, open_memex
 
 
 @click.command()
@@ -18,10 +18,9 @@ from .output import answer_jsonl, common_options, emit, open_memex
 def scan(query: str, regex: bool, ignore_case: bool | None, limit: int | None,
          memex: str | None, index: str | None, json_: bool) -> None:
     """Live scan of the memex files (no index): matching headlines with ID and outline."""
-    from ..config import load_settings
     from ..retrieval.scan import scan as run_scan
 
-    root = load_settings(memex=memex, index=index).memex
+    root = cli_settings(memex, index).memex
     hits = run_scan(root, query, regex=regex, ignore_case=ignore_case, limit=limit or None)
 
     def human() -> None:

@@ -19,15 +19,17 @@ from typing import Any
 
 import click
 
-from .output import common_options, emit, open_memex
+from .output import common_options, emit, open_runtime
 
 __all__ = ["serve", "token"]
 
 
-def _opt(data: dict, key: str, flag: Any, default: Any) -> Any:
+def _opt(conf: Any, key: str, flag: Any, default: Any) -> Any:
+    """The flag, else ``[server] key`` (the typed section), else the default."""
     if flag is not None:
         return flag
-    return (data.get("server") or {}).get(key, default)
+    value = getattr(conf, key)
+    return default if value is None or value == () else value
 
 
 @click.command()
@@ -57,8 +59,9 @@ def serve(host: str | None, port: int | None, allow_remote: bool,
     from ..server.run import DEFAULT_HOST, DEFAULT_PORT
     from ..server.run import serve as run
 
-    m = open_memex(memex, index)
-    d = m.settings.data
+    rt = open_runtime(memex, index)
+    m = rt.memex
+    d = m.settings.server
     h = str(_opt(d, "host", host, DEFAULT_HOST))
     p = int(_opt(d, "port", port, DEFAULT_PORT))
     if json_:
@@ -71,7 +74,8 @@ def serve(host: str | None, port: int | None, allow_remote: bool,
             approval_timeout=float(_opt(d, "approval_timeout", approval_timeout, 3600.0)),
             max_body=int(_opt(d, "max_body", None, DEFAULT_MAX_BODY)),
             request_timeout=float(_opt(d, "request_timeout", None, DEFAULT_TIMEOUT)),
-            allowed_hosts=tuple(allow_hosts) or tuple(_opt(d, "allowed_hosts", None, ())))
+            allowed_hosts=tuple(allow_hosts) or tuple(_opt(d, "allowed_hosts", None, ())),
+            runtime=rt)
 
 
 @click.command()

@@ -8,31 +8,27 @@ from typing import Any
 
 import click
 
-from .output import common_options, emit, fail
+from .output import cli_settings, common_options, emit, fail
 
 __all__ = ["skills"]
 
 
 def _root(memex: str | None, index: str | None) -> Path:
     """The memex root (``--memex`` given to ``skills`` itself counts for its subcommands)."""
-    from ..config import load_settings
 
     parent = click.get_current_context().parent
     if memex is None and parent is not None:
         memex = parent.params.get("memex")
-    return load_settings(memex=memex, index=index).memex.expanduser().resolve()
+    return cli_settings(memex, index).memex.expanduser().resolve()
 
 
 def skill_rows(root: Path, memex_flag: str | None = None) -> list[dict[str, Any]]:
     """Every skill's row; untrusted / changed literate skills carry the command that
     trusts them.  Loading runs only trusted code."""
     from ..guard.trust import trust_command
-    from ..skills.registry import SkillRegistry
+    from ..skills.default import default_registry
 
-    reg = SkillRegistry()
-    reg.load_builtins()
-    reg.load_entry_points(root)
-    reg.load_literate(root / "skills")
+    reg = default_registry(root)
     rows = []
     for s in reg.statuses():
         row: dict[str, Any] = {"name": s.name, "source": s.source, "priority": s.priority,

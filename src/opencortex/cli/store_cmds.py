@@ -12,10 +12,10 @@ __all__ = ["store"]
 
 def _open(memex: str | None, index: str | None, url: str | None, schema: str | None):
     """The store the settings (or ``url``) name; opening applies pending migrations."""
-    from ..config import load_settings
     from ..memory.store import open_store
+    from .output import cli_settings
 
-    s = load_settings(memex=memex, index=index)
+    s = cli_settings(memex, index)
     target = url or s.store_url or s.index_path
     return open_store(target, schema=schema or s.store_schema)
 

@@ -241,14 +241,11 @@ def _neighbours(memex: Memex, focus: Node | None, query: str | None, gate: _Gate
 
 
 def default_skills(memex: Memex) -> list[Any]:
-    """The skills `opencortex skills` would list: built-ins, plugins, the memex's own."""
-    from ..skills.registry import SkillRegistry
+    """The skills `opencortex skills` would list: built-ins, plugins, the memex's own
+    (callers holding a Runtime pass ``skills=runtime.registry`` instead)."""
+    from ..skills.default import default_registry
 
-    reg = SkillRegistry()
-    reg.load_builtins()
-    reg.load_entry_points(memex.root)
-    reg.load_literate(memex.root / "skills")
-    return reg.skills()
+    return default_registry(memex.root).skills()
 
 
 def _skills(skills: Any) -> Section:
@@ -364,12 +361,10 @@ def assemble(memex: Memex, *, focus: str | None = None, query: str | None = None
     ``remote``: the text goes to a remote model, so privacy-tagged nodes are withheld.
     The caller syncs the index (``memex.sync()``) when freshness matters.
     """
-    data = memex.settings.data or {}
-    identity = data.get("identity") or {}
-    identity = identity if isinstance(identity, dict) else {}
+    identity = memex.settings.identity.as_dict()
     now = _now(now, identity)
     today = now.date()
-    gate = _Gate(GuardPolicy.from_config(data), remote)
+    gate = _Gate(memex.settings.guard.policy(), remote)
     notes: list[str] = []
 
     cands: list[Section] = []

@@ -16,11 +16,10 @@ so importing this package costs nothing at CLI start-up.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..errors import OpenCortexError
+from ..errors import EmbeddingError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,10 +28,6 @@ __all__ = ["DEFAULT_SPEC", "SPEC_ENV", "Embedder", "EmbeddingError", "get_embedd
 
 DEFAULT_SPEC = "minilm"
 SPEC_ENV = "OPENCORTEX_EMBEDDER"
-
-
-class EmbeddingError(OpenCortexError):
-    """An embedder could not be built or could not embed; the message says how to fix it."""
 
 
 @runtime_checkable
@@ -76,7 +71,9 @@ def _int_opt(opts: dict[str, str], key: str, spec: str) -> int | None:
 def get_embedder(spec: str | None = None) -> Embedder:
     """Build the embedder a spec names (see the module docstring for the format)."""
     if spec is None:
-        spec = os.environ.get(SPEC_ENV, "").strip() or DEFAULT_SPEC
+        from ..config import env
+
+        spec = (env(SPEC_ENV) or "").strip() or DEFAULT_SPEC
     spec = spec.strip()
     kind, _, rest = spec.partition(":")
     kind = kind.lower()

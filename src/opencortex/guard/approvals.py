@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from .action import Action
-from .errors import ApprovalError
+from .errors import ApprovalError, UnknownApproval
 
 __all__ = ["ApprovalQueue", "Pending", "Resolution"]
 
@@ -79,7 +79,7 @@ class ApprovalQueue:
                     raise ApprovalError(
                         f"approval {id} was already {'approved' if r.approved else 'rejected'} "
                         f"by {r.by} at {r.at.isoformat(timespec='seconds')}; nothing changed")
-                raise ApprovalError(f"no pending approval with id {id!r}; "
+                raise UnknownApproval(f"no pending approval with id {id!r}; "
                                     f"pending: {', '.join(self._open) or 'none'}")
             e.resolution = Resolution(id, bool(approved), by, self._clock())
             self._closed[id] = e
@@ -93,7 +93,7 @@ class ApprovalQueue:
         with self._lock:
             e = self._open.get(id) or self._closed.get(id)
         if e is None:
-            raise ApprovalError(f"no approval with id {id!r}")
+            raise UnknownApproval(f"no approval with id {id!r}")
         if not e.done.wait(timeout):
             return None
         assert e.resolution is not None
@@ -108,7 +108,7 @@ class ApprovalQueue:
         with self._lock:
             e = self._open.get(id) or self._closed.get(id)
         if e is None:
-            raise ApprovalError(f"no approval with id {id!r}")
+            raise UnknownApproval(f"no approval with id {id!r}")
         return e.pending, e.resolution
 
     def cancel(self, id: str, by: str = "system") -> Resolution:

@@ -24,7 +24,6 @@ optional ``OPENCORTEX_LLM_API_KEY``.
 from __future__ import annotations
 
 import enum
-import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -54,7 +53,10 @@ _STR = ("base_url", "api_key_env")
 def providers_from_config(data: Mapping[str, Any] | None,
                           env: Mapping[str, str] | None = None) -> list[Provider]:
     """The cascade, in order; empty when nothing is configured (offline mode)."""
-    env = os.environ if env is None else env
+    if env is None:
+        from ..config import env as setting
+
+        env = {k: v for k in (ENV_BASE_URL, ENV_MODEL, ENV_API_KEY) if (v := setting(k)) is not None}
     if env.get(ENV_BASE_URL, "").strip():
         return [_from_env(env)]
     if env.get(ENV_MODEL, "").strip():
@@ -169,8 +171,11 @@ def gateway_from_settings(settings: Any = None, *,
     redactor when that module is importable."""
     from .gateway import Gateway
 
-    data = None
-    for attr in ("data", "raw", "config"):
+    data: Any = None
+    llm: Any = getattr(settings, "llm", None)
+    if callable(getattr(llm, "config", None)):  # config.Settings: its typed [llm] section
+        data = llm.config()
+    for attr in ("data", "raw", "config") if data is None else ():
         value = getattr(settings, attr, None)
         if isinstance(value, Mapping):
             data = value

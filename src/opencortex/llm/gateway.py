@@ -194,7 +194,7 @@ class Gateway:
                 return self._with_retries(p, functools.partial(self._complete_once, p, data,
                                                                headers, key))
             except ProviderError as e:
-                if e.status == 400 and mode == "json_schema" and i + 1 < len(modes):
+                if e.upstream_status == 400 and mode == "json_schema" and i + 1 < len(modes):
                     log.info("%s rejected response_format json_schema (%s); retrying with "
                              "json_object", p.name, e)
                     continue

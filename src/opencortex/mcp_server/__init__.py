@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from .server import NODE_URI, OpenCortexTools, build_server
 
@@ -39,15 +40,18 @@ def configure_logging(log_file: str | os.PathLike[str] | None = None,
 
 def serve(memex: str | os.PathLike[str] | None = None,
           index: str | os.PathLike[str] | None = None,
-          log_file: str | os.PathLike[str] | None = None, log_level: str = "INFO") -> None:
-    """Sync the index, then serve MCP over stdio until the client hangs up."""
-    from ..memex import Memex
+          log_file: str | os.PathLike[str] | None = None, log_level: str = "INFO", *,
+          runtime: Any = None) -> None:
+    """Sync the index, then serve MCP over stdio until the client hangs up.  ``runtime``
+    (the CLI's) wins over ``memex``/``index``; a broken [llm] is a ConfigError here."""
+    from ..runtime import Runtime
 
     configure_logging(log_file, log_level)
-    m = Memex(memex, index)
+    rt = runtime if runtime is not None else Runtime.open(memex, index)
     try:
+        m = rt.memex
         s = m.sync()
         log.info("memex %s synced: %s", m.root, s.to_dict() if hasattr(s, "to_dict") else s)
-        build_server(m).run("stdio")
+        build_server(m, rt).run("stdio")
     finally:
-        m.close()
+        rt.close()

@@ -1,8 +1,8 @@
 """The OpenCortex MCP server: search, read, agenda, capture and recollect over a memex.
 
 Built on the official ``mcp`` SDK (``MCPServer``).  Tools are plain synchronous
-functions the SDK runs in worker threads; one lock serialises them, since they share
-the memex's index connection.  Each call first brings the index up to date
+functions the SDK runs in worker threads; the memex's one lock (``Runtime.lock``)
+serialises them, since they share its index connection.  Each call first brings the index up to date
 (``Memex.sync`` is incremental: a stat per file when nothing changed).
 """
 
@@ -11,9 +11,8 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 import logging
-import threading
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -21,9 +20,11 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from .. import __version__
-from ..access import Access
 from ..errors import OpenCortexError
 from ..memex import Memex
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 __all__ = ["NODE_URI", "OpenCortexTools", "build_server"]
 
@@ -57,10 +58,14 @@ def _node(n: Any) -> dict[str, Any]:
 class OpenCortexTools:
     """What the MCP tools do, on one memex, independent of the protocol."""
 
-    def __init__(self, memex: Memex) -> None:
+    def __init__(self, memex: Memex, runtime: Runtime | None = None) -> None:
+        if runtime is None:
+            from ..runtime import Runtime
+
+            runtime = Runtime(memex=memex)
         self.memex = memex
-        self._lock = threading.RLock()
-        self.access = Access(memex, "mcp", lock=self._lock)
+        self._lock = runtime.lock  # the memex's one lock, as the kernel and daemon hold
+        self.access = runtime.access("mcp")
         """Every read and write goes through it (privacy, write policy, confinement)."""
 
     def _call(self, fn: Callable[[], _T], sync: bool = True) -> _T:
@@ -160,9 +165,9 @@ def _tool(server: MCPServer, annotations: ToolAnnotations, title: str
     return deco
 
 
-def build_server(memex: Memex) -> MCPServer:
+def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
     """An MCP server for ``memex`` (not started: call ``.run()`` for stdio)."""
-    t = OpenCortexTools(memex)
+    t = OpenCortexTools(memex, runtime)
     server: MCPServer = MCPServer("opencortex", title="OpenCortex",
                                   version=__version__, instructions=INSTRUCTIONS,
                                   log_level="WARNING")

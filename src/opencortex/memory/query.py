@@ -17,7 +17,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from ..errors import OpenCortexError
+from ..errors import QuerySyntaxError
 
 __all__ = ["DateRange", "Predicate", "QuerySyntaxError", "date_condition", "date_range",
            "parse_query"]
@@ -25,10 +25,6 @@ __all__ = ["DateRange", "Predicate", "QuerySyntaxError", "date_condition", "date
 FIELDS = {"todo", "done", "tags", "tag", "heading", "id", "file", "prop", "priority",
           "level", "category", "scheduled", "deadline", "closed", "text"}
 DATE_FIELDS = {"scheduled", "deadline", "closed"}
-
-
-class QuerySyntaxError(OpenCortexError):
-    pass
 
 
 @dataclass(frozen=True, slots=True)

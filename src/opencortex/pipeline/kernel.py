@@ -54,20 +54,19 @@ class Kernel:
     def __init__(self, memex: Memex, registry: SkillRegistry | None = None,
                  reasoner: Any = None, guard: Any = None, recorder: Any = None,
                  workers: int = 4, record_sessions: bool = True) -> None:
-        from ..guard import ApprovalQueue, Guard, GuardPolicy
+        from ..guard import ApprovalQueue, Guard
         from ..reason.reasoner import Reasoner
 
         self.memex = memex
         self.log, self.ring = get_logger(memex.settings.state_dir)
-        if registry is None:
-            registry = SkillRegistry()
-            registry.load_builtins()
-            registry.load_entry_points(memex.root)
-            registry.load_literate(memex.root / "skills")
+        if registry is None:  # a Runtime passes its one registry; this is for bare kernels
+            from ..skills.default import default_registry
+
+            registry = default_registry(memex.root)
         self.registry = registry
         self.reasoner = reasoner or Reasoner()
         self.approvals = ApprovalQueue()
-        self.guard = guard or Guard(GuardPolicy.from_config(memex.settings.data),
+        self.guard = guard or Guard(memex.settings.guard.policy(),
                                     memex_root=memex.root, approvals=self.approvals)
         self.heartbeat_embed: int = 64
         """Nodes embedded per heartbeat in the background (0: none)."""
@@ -84,8 +83,9 @@ class Kernel:
 
             recorder = SessionRecorder(memex.root)
         self.recorder = recorder
-        self.memex_lock = threading.RLock()
-        """One connection to the index: every memex call from a worker holds this."""
+        self.memex_lock = memex.lock
+        """One connection to the index: every memex call from a worker holds this (the
+        memex's own lock, so every gateway over this memex shares it)."""
         self.focus: str | None = None
         self.stats = KernelStats()
         self._accepting = True
@@ -279,7 +279,7 @@ class Kernel:
         """Headlines addressed to the agent (``@agent …`` or ``@<name> …``) anywhere in the
         buffer: each unhandled one becomes a request; the answer is written under it."""
         text = str(sig.payload.get("text", ""))
-        name = str((self.memex.settings.data.get("identity") or {}).get("name") or "")
+        name = self.memex.settings.identity.name
         for req in find_requests(text, str(sig.payload["file"]), name, self.memex.root):
             if req.key in self._agent_inflight:
                 continue

@@ -20,8 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import OpenCortexError
+from ..errors import RecallError, UnknownRecallSession
 from .answer import read_answer
+from .state import RecallState
+
+if TYPE_CHECKING:
+    from ..config import RecallSettings
 from .cue import Cue, activation, bind, read_cue
 from .find import Candidate, group
 from .ground import Opened, archive_of, open_candidate, qualifications_of
@@ -41,16 +45,11 @@ CAVEAT = ("Recall shows that this past took place as the records say; it does no
           "it still holds.")
 QUESTION = ("What else do you remember about it — roughly when it was, who was involved, a "
             "file or command, or a word that was used?")
-_STATE_VERSION = 1
 PASS_EMBED_LIMIT = 64  # gists a pass embeds itself; `recall --index-only` does the rest
 SEMANTIC_FLOOR = 0.2
 SEMANTIC_WEIGHT = 1.5
 SEMANTIC_CANDIDATE = 0.45  # a candidate no cue word reaches must be this near in meaning
 _THROUGHPUT = 40e6  # bytes/s a deeper read or wider scan manages here (for cost estimates)
-
-
-class RecallError(OpenCortexError, ValueError):
-    """A recall request that cannot run (unknown session, bad --source)."""
 
 
 def parse_source(spec: str) -> Root:
@@ -166,13 +165,14 @@ def session_boundary(session: str, state_dir: Path | None = None) -> dict[str, A
 
         state_dir = Path(load_settings().state_dir) / "recall"
     try:
-        st = json.loads((state_dir / f"{session}.json").read_text(encoding="utf-8"))
+        st = RecallState.from_dict(json.loads((state_dir / f"{session}.json")
+                                              .read_text(encoding="utf-8")))
     except FileNotFoundError:
-        raise RecallError(f"no recall session {session!r} (start one with "
+        raise UnknownRecallSession(f"no recall session {session!r} (start one with "
                           "`opencortex recall CUE`)") from None
     except ValueError as e:
         raise RecallError(f"recall session {session!r} is unreadable: {e}") from None
-    return {"memex": st.get("memex"), "index": st.get("index"), "roots": st.get("roots", [])}
+    return {"memex": st.memex, "index": st.index, "roots": st.roots}
 
 
 class Recall:
@@ -186,11 +186,9 @@ class Recall:
         self._embedder: Any = None
         self.semantic_note: str | None = None
         settings = memex.settings
-        cfg = (getattr(settings, "data", None) or {}).get("recall", {})
+        cfg = settings.recall
         if defaults is None:
-            env = os.environ.get("OPENCORTEX_RECALL_DEFAULTS")
-            defaults = (env not in ("0", "false", "no") if env is not None
-                        else bool(cfg.get("defaults", True)))
+            defaults = cfg.defaults
         self.given = list(roots or [])
         self.base_roots = self._base_roots(self.given, cfg, defaults)
         self.state_dir = Path(state_dir or Path(settings.state_dir) / "recall")
@@ -236,17 +234,13 @@ class Recall:
         return summary
 
     # -- roots ---------------------------------------------------------------------------
-    def _base_roots(self, given: list[Root], cfg: dict[str, Any], defaults: bool) -> list[Root]:
+    def _base_roots(self, given: list[Root], cfg: RecallSettings, defaults: bool) -> list[Root]:
         root = str(Path(self.memex.root))
         roots = [Root("opencortex", root), Root("notes", root)]
         top = gitsrc.toplevel(root)
         if top is not None:
             roots.append(Root("git", str(top)))
-        specs = list(cfg.get("sources", []))
-        env = os.environ.get("OPENCORTEX_RECALL_SOURCES")
-        if env:
-            specs += [s for s in env.split(",") if s.strip()]
-        for spec in specs:
+        for spec in cfg.sources:
             roots.append(parse_source(spec.strip()))
         roots += given
         if defaults:
@@ -266,21 +260,22 @@ class Recall:
                               "0-9 -, as a recall's first round returned it)")
         return self.state_dir / f"{session}.json"
 
-    def load(self, session: str) -> dict[str, Any]:
+    def load(self, session: str) -> RecallState:
         path = self._path(session)
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            return RecallState.from_dict(json.loads(path.read_text(encoding="utf-8")))
         except FileNotFoundError:
-            raise RecallError(f"no recall session {session!r} (start one with "
+            raise UnknownRecallSession(f"no recall session {session!r} (start one with "
                               "`opencortex recall CUE`)") from None
         except ValueError as e:
             raise RecallError(f"recall session {session!r} is unreadable: {e}") from None
 
-    def _save(self, st: dict[str, Any]) -> None:
+    def _save(self, st: RecallState) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        path = self._path(st["session"])
+        path = self._path(st.session)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(st, ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.write_text(json.dumps(st.to_dict(), ensure_ascii=False, indent=1),
+                       encoding="utf-8")
         os.replace(tmp, path)
 
     # -- the dialogue ----------------------------------------------------------------------
@@ -296,19 +291,14 @@ class Recall:
         on, reason = activation(text, invoked=invoked)
         if not on:
             return Round(session, "not_activated", reason=reason)
-        st: dict[str, Any] = {
-            "version": _STATE_VERSION, "session": session,
-            "created": dt.datetime.now(dt.UTC).isoformat(),
-            "now": now.isoformat() if now else None,
-            "roots": [str(r) for r in self.base_roots],
+        st = RecallState.new(
+            session, now=now.isoformat() if now else None,
+            roots=[str(r) for r in self.base_roots],
             # the boundary travels with the session: a reply needs no flags again
-            "memex": str(self.memex.root), "index": _index_location(self.memex),
-            "turns": [], "admitted": [], "places": [], "presented": None, "offered": None,
-            "added_to_cue": False, "noted": noted, "state": "open", "trace": [],
-            "activation": reason, "conversation": conversation,
-        }
+            memex=str(self.memex.root), index=_index_location(self.memex),
+            noted=noted, activation=reason, conversation=conversation)
         if bound:
-            st["turns"].append({"origin": "person", "text": bound, "role": "cue"})
+            st.turns.append({"origin": "person", "text": bound, "role": "cue"})
         rnd = self._pass(st)
         self._save(st)
         return rnd
@@ -317,63 +307,64 @@ class Recall:
         """The person's next utterance in ``session`` (None or blank: the round holds)."""
         _short(text or "")
         st = self.load(session)
-        if st["state"] in ("identified", "stopped", "unresolved"):
-            raise RecallError(f"recall {session} is closed ({st['state']}); start a new one")
+        if st.closed:
+            raise RecallError(f"recall {session} is closed ({st.state}); start a new one")
         # sources named again (or newly) on a reply widen the stored boundary, never narrow it
-        st["roots"] = list(dict.fromkeys(st["roots"] + [str(r) for r in self.given]))
-        presented = st.get("presented") is not None
-        offered = st.get("offered") is not None
+        st.roots = list(dict.fromkeys(st.roots + [str(r) for r in self.given]))
+        presented = st.presented is not None
+        offered = st.offered is not None
         reading = read_answer(text, presented=presented, offered=offered)
         if reading == "silent":
-            return Round(session, "holding", cue=st["trace"][-1]["cue"] if st["trace"] else None)
+            return Round(session, "holding", cue=st.trace[-1]["cue"] if st.trace else None)
         assert text is not None
-        st["turns"].append({"origin": "person", "text": text, "role": reading})
+        st.turns.append({"origin": "person", "text": text, "role": reading})
         if reading == "identified":
             rnd = self._identified(st, text)
         elif reading in ("stopped", "declined"):
-            st["state"] = "stopped"
-            last = st["trace"][-1] if st["trace"] else {}
+            st.state = "stopped"
+            last = st.trace[-1] if st.trace else {}
             rnd = Round(session, "stopped", cue=last.get("cue"), searched=last.get("searched"),
                         qualifications=last.get("scope_qualifications", []))
-            st["trace"].append({"state": "stopped", "turn": text})
+            st.trace.append({"state": "stopped", "turn": text})
         else:
-            if reading == "admitted":
-                st["admitted"].append(st["offered"])
-            st["added_to_cue"] = True
+            if reading == "admitted" and st.offered is not None:
+                st.admitted.append(st.offered)
+            st.added_to_cue = True
             rnd = self._pass(st)
         self._save(st)
         return rnd
 
-    def _identified(self, st: dict[str, Any], text: str) -> Round:
-        p = st["presented"]
-        st["state"] = "identified"
+    def _identified(self, st: RecallState, text: str) -> Round:
+        p = st.presented
+        assert p is not None  # read_answer says "identified" only when one was presented
+        st.state = "identified"
         recalled = {
             "recognizable": p["recognizable"], "story": p["story"],
             "excerpts": [c["cite"] for c in p["story"]],
             "qualifications": p["qualifications"], "searched": p["searched"],
-            "identified_by": text, "identified_at": len(st["turns"]) - 1,
+            "identified_by": text, "identified_at": len(st.turns) - 1,
             "caveat": CAVEAT,
             # the convergence trace: from the first cue through each correction to the close
             "trace": [{"state": t["state"], "cue": (t.get("cue") or {}).get("meant"),
-                       "whole": (t.get("cue") or {}).get("whole")} for t in st["trace"]]
+                       "whole": (t.get("cue") or {}).get("whole")} for t in st.trace]
                      + [{"state": "identified", "cue": text, "whole": None}],
         }
         recalled["text"] = recalled_text(recalled)
-        st["trace"].append({"state": "identified", "turn": text})
-        return Round(st["session"], "identified", cue=p["cue"], recognizable=p["recognizable"],
+        st.trace.append({"state": "identified", "turn": text})
+        return Round(st.session, "identified", cue=p["cue"], recognizable=p["recognizable"],
                      story=p["story"], qualifications=p["qualifications"],
                      searched=p["searched"], recalled=recalled, caveat=CAVEAT)
 
     # -- a pass --------------------------------------------------------------------------
-    def _now(self, st: dict[str, Any]) -> dt.datetime:
-        if st.get("now"):
-            return dt.datetime.fromisoformat(st["now"])
+    def _now(self, st: RecallState) -> dt.datetime:
+        if st.now:
+            return dt.datetime.fromisoformat(st.now)
         return dt.datetime.now(dt.UTC)
 
-    def _boundary(self, st: dict[str, Any], cue: Cue) -> tuple[list[Root], bool]:
-        roots = [_root(s) for s in st["roots"]]
+    def _boundary(self, st: RecallState, cue: Cue) -> tuple[list[Root], bool]:
+        roots = [_root(s) for s in st.roots]
         widen_time = False
-        for exp in st["admitted"]:
+        for exp in st.admitted:
             if exp["kind"] == "time":
                 widen_time = True
             elif exp["kind"] == "roots":
@@ -388,11 +379,11 @@ class Recall:
                     roots.append(Root(kind, str(p.resolve())))
         return list(dict.fromkeys(roots)), widen_time
 
-    def _pass(self, st: dict[str, Any]) -> Round:
+    def _pass(self, st: RecallState) -> Round:
         t0 = time.perf_counter()
-        session = st["session"]
+        session = st.session
         now = self._now(st)
-        person = [t["text"] for t in st["turns"]
+        person = [t["text"] for t in st.turns
                   if t["origin"] == "person" and t["role"] in ("cue", "admitted")]
         cue = read_cue(person, now)
         gw = self.gateway if person else None
@@ -407,11 +398,11 @@ class Recall:
         window = None if (widen_time or cue.time is None) else (
             cue.time.start.timestamp(), cue.time.end.timestamp())
         scope, out_n, out_chars = index.scope(roots, window)
-        scope -= index.present_ids(st.get("conversation"), st["created"])
+        scope -= index.present_ids(st.conversation, st.created)
         if self.hide is not None:
             scope -= _hidden_notes(index, memex, self.hide)
         terms = cue.terms
-        deep = any(e["kind"] == "deep" for e in st["admitted"])
+        deep = any(e["kind"] == "deep" for e in st.admitted)
         hits = index.search(terms, scope) if terms else []
         if deep:
             hits = _deepen(hits, index, scope, cue, archive_of(memex))
@@ -435,7 +426,7 @@ class Recall:
                                 if emb is not None else None)
         scope_q = index_failures(index, scope)
         rec = {"cue": cue.to_dict(), "searched": searched, "scope_qualifications": scope_q}
-        noted = st.get("noted", [])
+        noted = st.noted
         if leading is not None:
             story = [c.to_dict() for o in opened for c in o.claims]
             if gw is not None:
@@ -444,31 +435,31 @@ class Recall:
                      "members": [o.member_dict() for o in opened]}
             adjacent = [c.to_dict() for c in cands if c is not leading][:3]
             quals = qualifications_of(opened)
-            st["presented"] = {"recognizable": recog, "story": story, "qualifications": quals,
+            st.presented = {"recognizable": recog, "story": story, "qualifications": quals,
                                "searched": searched, "cue": cue.to_dict()}
-            st["offered"] = None
-            st["trace"].append({**rec, "state": "presented", "leading": leading.describe()})
+            st.offered = None
+            st.trace.append({**rec, "state": "presented", "leading": leading.describe()})
             return Round(session, "presented", cue=cue.to_dict(), recognizable=recog,
                          story=story, adjacent=adjacent, qualifications=quals,
                          searched=searched, caveat=CAVEAT, noted=noted)
-        st["presented"] = None
-        if not st["added_to_cue"]:
-            st["offered"] = None
-            st["trace"].append({**rec, "state": "asked"})
+        st.presented = None
+        if not st.added_to_cue:
+            st.offered = None
+            st.trace.append({**rec, "state": "asked"})
             return Round(session, "asked", cue=cue.to_dict(), searched=searched,
                          qualifications=scope_q, question=QUESTION, noted=noted)
         expansion = self._expansion(st, roots, index, scope, window, out_n, out_chars, cue,
                                     hits)
         if expansion is not None:
-            st["offered"] = expansion
-            st["trace"].append({**rec, "state": "offered", "expansion": expansion})
+            st.offered = expansion
+            st.trace.append({**rec, "state": "offered", "expansion": expansion})
             return Round(session, "offered", cue=cue.to_dict(), searched=searched,
                          qualifications=scope_q,
                          expansion={"reach": expansion["reach"], "cost": expansion["cost"]},
                          noted=noted)
-        st["offered"] = None
-        st["state"] = "unresolved"
-        st["trace"].append({**rec, "state": "unresolved"})
+        st.offered = None
+        st.state = "unresolved"
+        st.trace.append({**rec, "state": "unresolved"})
         return Round(session, "unresolved", cue=cue.to_dict(), searched=searched,
                      qualifications=scope_q, noted=noted)
 
@@ -499,7 +490,7 @@ class Recall:
     def _searched(self, roots: list[Root], index: RecordIndex, scope: set[int],
                   window: tuple[float, float] | None, cue: Cue, out_n: int, hits: list[Hit],
                   tried: list[dict[str, Any]], refreshed: Any, seconds: float,
-                  st: dict[str, Any]) -> dict[str, Any]:
+                  st: RecallState) -> dict[str, Any]:
         per_root = {f"{s}:{r}": n for s, r, n, _ in index.roots_indexed()}
         root_rows = [{"root": str(r), "records": per_root.get(str(r), 0)} for r in roots]
         win = cue.time.to_dict() if (window and cue.time) else None
@@ -512,18 +503,18 @@ class Recall:
         return {"roots": root_rows, "window": win, "records_in_scope": len(scope),
                 "records_outside_window": out_n if win else 0, "terms": cue.terms,
                 "matched": len(hits), "opened": tried,
-                "admitted": [e["reach"] for e in st["admitted"]],
+                "admitted": [e["reach"] for e in st.admitted],
                 "refresh": {"files_read": refreshed.files_read,
                             "commits_added": refreshed.commits_added,
                             "failed": refreshed.failed[:20]},
                 "seconds": round(seconds, 3), "text": text}
 
-    def _expansion(self, st: dict[str, Any], roots: list[Root], index: RecordIndex,
+    def _expansion(self, st: RecallState, roots: list[Root], index: RecordIndex,
                    scope: set[int], window: tuple[float, float] | None, out_n: int,
                    out_chars: int, cue: Cue, hits: list[Hit]) -> dict[str, Any] | None:
         """The wider search still worth offering, or None: older/other times first, then
         roots the records point at but the boundary does not hold, then deeper reads."""
-        kinds = {e["kind"] for e in st["admitted"]}
+        kinds = {e["kind"] for e in st.admitted}
         if window is not None and out_n and "time" not in kinds:
             secs = out_chars / _THROUGHPUT + out_n * 0.0005
             assert cue.time is not None

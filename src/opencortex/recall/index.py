@@ -200,8 +200,7 @@ class RecordIndex:
         should not hold one person's transcripts), or in the store itself with
         ``[recall] index = "store"`` / ``OPENCORTEX_RECALL_INDEX=store`` (a person whose
         history outgrows a laptop). Derived and disposable either way."""
-        cfg = (getattr(memex.settings, "data", None) or {}).get("recall", {})
-        where = os.environ.get("OPENCORTEX_RECALL_INDEX") or str(cfg.get("index", "local"))
+        where = memex.settings.recall.index
         store = memex.store
         if where == "store" and not isinstance(getattr(store, "db", None), sqlite3.Connection):
             from .pg_index import PgRecordIndex

@@ -268,9 +268,5 @@ class Retriever:
 
 
 def retriever_for(memex: Memex) -> Retriever:
-    """The one Retriever of a Memex (keyword index, vector matrix and model stay loaded)."""
-    r = getattr(memex, "_retriever", None)
-    if r is None:
-        r = Retriever(memex)
-        memex._retriever = r  # type: ignore[attr-defined]
-    return r
+    """The one Retriever of a Memex (``Memex.retriever``: it owns it, built on first use)."""
+    return memex.retriever

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import OpenCortexError
+from ..errors import ScanError
 
 __all__ = ["ScanError", "ScanHit", "find_rg", "scan"]
 
@@ -28,10 +28,6 @@ _STRUCT = (  # the lines that give a file its structure, in one pattern (one rg 
     r"|scheduled:|deadline:|closed:))"
 )
 _RG_LINE = re.compile(r"([^\0\n]*)\0(\d+):([^\n]*)")
-
-
-class ScanError(OpenCortexError):
-    pass
 
 
 @dataclass(slots=True)
@@ -57,7 +53,9 @@ class ScanHit:
 def find_rg() -> str:
     """ripgrep: $OPENCORTEX_RG, the one installed beside this Python (PyPI ``ripgrep``),
     else the system's."""
-    cands = [os.environ.get("OPENCORTEX_RG"), str(Path(sys.executable).parent / "rg"),
+    from ..config import env
+
+    cands = [env("OPENCORTEX_RG"), str(Path(sys.executable).parent / "rg"),
              shutil.which("rg")]
     for c in cands:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):

@@ -47,8 +47,20 @@ class JSON(JSONResponse):
         return json.dumps(content, ensure_ascii=False, default=str).encode("utf-8")
 
 
-def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSON:
-    return JSON({"ok": False, "error": message, "status": status}, status, headers=headers)
+def error(status: int, message: str, headers: dict[str, str] | None = None,
+          kind: str | None = None) -> JSON:
+    """The one error body (:func:`opencortex.errors.error_body`, as the CLI's ``--json``);
+    ``kind`` defaults to the status's name, e.g. ``Unauthorized``."""
+    from http import HTTPStatus
+
+    from ..errors import error_body
+
+    if kind is None:
+        try:
+            kind = HTTPStatus(status).phrase.title().replace(" ", "").replace("-", "")
+        except ValueError:
+            kind = "error"
+    return JSON(error_body(message, status, kind), status, headers=headers)
 
 
 # -- gate: rate limit, auth, body size, before anything is parsed -------------------------
@@ -390,8 +402,8 @@ async def approvals_resolve(request: Request) -> Response:
     ident = request.path_params["id"]
     try:
         request.app.state.kernel.approvals.resolve(ident, approve, by="http")
-    except ApprovalError as e:
-        raise HTTPException(409 if "already" in str(e) else 404, str(e)) from None
+    except ApprovalError as e:  # unknown id 404, already resolved 409: the error says
+        return error(e.status, str(e), kind=type(e).__name__)
     return JSON({"ok": True, "id": ident, "approved": approve})
 
 
@@ -471,9 +483,8 @@ async def recall(request: Request) -> Response:
 
     try:
         return JSON(await in_thread(run))
-    except RecallError as e:
-        status = 404 if "no recall session" in str(e) else 400
-        raise HTTPException(status, str(e)) from None
+    except RecallError as e:  # an unknown session is 404, a bad request 400
+        return error(e.status, str(e), kind=type(e).__name__)
 
 
 async def openapi(request: Request) -> Response:
@@ -487,6 +498,20 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return error(exc.status_code, str(exc.detail), dict(exc.headers or {}) or None)
 
 
+async def _project_error(request: Request, exc: Exception) -> Response:
+    """An OpenCortexError a route let through: its own status and type; the message only
+    for a client error (a server-side one is logged, its text stays here, as before)."""
+    from ..errors import OpenCortexError
+
+    assert isinstance(exc, OpenCortexError)
+    kind = type(exc).__name__
+    if exc.status >= 500:
+        request.app.state.kernel.log.error("HTTP %s %s failed: %s: %s", request.method,
+                                           request.url.path, kind, exc)
+        return error(exc.status, f"internal error: {kind}", kind=kind)
+    return error(exc.status, str(exc), kind=kind)
+
+
 async def _server_error(request: Request, exc: Exception) -> Response:
     request.app.state.kernel.log.error("HTTP %s %s failed: %s: %s", request.method,
                                        request.url.path, type(exc).__name__, exc)
@@ -494,34 +519,23 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 
 
 # -- the app -----------------------------------------------------------------------------
-def _reasoner(memex: Memex) -> Any:
-    """The configured model if any, else the offline reasoner (as `opencortex ask`)."""
-    from ..reason.reasoner import Reasoner
-
-    try:
-        from ..llm import gateway_from_settings
-
-        gw = gateway_from_settings(memex.settings)
-    except Exception:
-        gw = None
-    return Reasoner(gw if gw is not None and gw.configured else None)
-
-
 def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
                heartbeat: float = 60.0, watch: float = 2.0, approval_timeout: float = 3600.0,
                rate: float = 20.0, burst: float = 100.0, max_body: int = DEFAULT_MAX_BODY,
                workers: int = 4, shutdown_timeout: float = 30.0,
                on_stop: Callable[[], None] | None = None,
                request_timeout: float = DEFAULT_TIMEOUT,
-               allowed_hosts: tuple[str, ...] = ()) -> Gate:
+               allowed_hosts: tuple[str, ...] = (), runtime: Any = None) -> Gate:
     """The ASGI app over ``memex``.  Without ``kernel`` one is built (and shut down with
     the app).  ``heartbeat`` seconds between heartbeat signals (0: none); ``rate``/``burst``
     the per-client token bucket (rate 0: no limit).  ``watch`` seconds between checks of
     the memex's files (mtime/size stat walk): a change re-indexes at once, without waiting
     for the heartbeat (0: heartbeat only).  ``request_timeout``: seconds before a request
     that has not started answering gets 504 (chat routes: plus ``approval_timeout``);
-    ``allowed_hosts``: Host names a loopback daemon answers besides its own address."""
-    from ..access import Access
+    ``allowed_hosts``: Host names a loopback daemon answers besides its own address.
+    ``runtime``: the process's :class:`~opencortex.runtime.Runtime` (default: one around
+    ``memex``) — the kernel, skills, model and guard facade come from it."""
+    from ..errors import OpenCortexError
     from .openai_compat import chat_completions, models
 
     if token is None:
@@ -530,11 +544,13 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
         token = load_or_create_token()[0]
     if not token:
         raise ValueError("an empty token would let anyone in")
+    if runtime is None:
+        from ..runtime import Runtime
+
+        runtime = Runtime(memex=memex)  # a broken [llm] is a ConfigError here, at start
     own = kernel is None
     if kernel is None:
-        from ..pipeline.kernel import Kernel
-
-        kernel = Kernel(memex, reasoner=_reasoner(memex), workers=workers)
+        kernel = runtime.kernel(workers=workers)
     kernel.approval_timeout = approval_timeout
 
     @contextlib.asynccontextmanager
@@ -600,10 +616,12 @@ def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
         *skills_routes(),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
-                    exception_handlers={HTTPException: _http_error, 500: _server_error})
+                    exception_handlers={HTTPException: _http_error,
+                                        OpenCortexError: _project_error, 500: _server_error})
     app.state.memex = memex
     app.state.kernel = kernel
     app.state.max_body = max_body
-    app.state.access = Access(memex, "http", lock=kernel.memex_lock)
+    app.state.runtime = runtime
+    app.state.access = runtime.access("http")
     return Gate(app, token, RateLimiter(rate, burst), max_body, timeout=request_timeout,
                 long_timeout=request_timeout + approval_timeout, hosts=tuple(allowed_hosts))

@@ -8,17 +8,13 @@ import secrets
 import socket
 from pathlib import Path
 
-from ..errors import OpenCortexError
+from ..errors import ServerError
 
 __all__ = ["TOKEN_ENV", "ServerError", "is_loopback", "load_or_create_token", "token_path"]
 
 TOKEN_ENV = "OPENCORTEX_TOKEN"
 MIN_REMOTE_TOKEN = 16
 """A token shorter than this is refused for a non-loopback bind (guessable)."""
-
-
-class ServerError(OpenCortexError):
-    """The daemon cannot start as asked (bad bind, no token)."""
 
 
 def token_path() -> Path:
@@ -31,7 +27,9 @@ def token_path() -> Path:
 def load_or_create_token() -> tuple[str, str]:
     """(token, where it came from: ``env`` or the file path); the file is created with
     0600 permissions when missing, so clients on this machine can read it and others cannot."""
-    env = os.environ.get(TOKEN_ENV, "").strip()
+    from ..config import env as setting
+
+    env = (setting(TOKEN_ENV) or "").strip()
     if env:
         return env, "env"
     path = token_path()

@@ -34,9 +34,11 @@ def _body(schema: dict[str, Any]) -> dict[str, Any]:
 def spec() -> dict[str, Any]:
     obj = {"type": "object"}
     schemas: dict[str, Any] = {
-        "Error": {"type": "object", "required": ["ok", "error", "status"],
+        "Error": {"type": "object", "required": ["ok", "error", "type", "status"],
                   "properties": {"ok": {"type": "boolean", "const": False},
                                  "error": {"type": "string"},
+                                 "type": {"type": "string", "description": "the error's "
+                                          "class, e.g. NodeNotFoundError, Unauthorized"},
                                  "status": {"type": "integer"}}},
         "Signal": {"type": "object", "description": "A raw signal: the short form "
                    "{sensor, ...payload} or {payload: {sensor, ...}, meta: {...}}",

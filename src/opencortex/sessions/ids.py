@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import re
 
-from ..errors import OpenCortexError
+from ..errors import SessionIdError
 
 __all__ = ["SESSION_ID", "SessionIdError", "click_session", "new_session_id",
            "validate_session_id"]
 
 SESSION_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 """A session id: 1-64 ASCII letters, digits, ``.``, ``_`` or ``-``."""
-
-
-class SessionIdError(OpenCortexError, ValueError):
-    """A session id a client sent is not one (the message says what to fix)."""
 
 
 def validate_session_id(value: object) -> str:

@@ -82,7 +82,7 @@ def web(action: Action, signal: Signal, env: ActEnv) -> Signal:
 
 
 def web_search(action: Action, signal: Signal, env: ActEnv) -> None:
-    endpoint = websearch.search_endpoint(env.memex.settings.data)
+    endpoint = websearch.search_endpoint(env.memex.settings)
     if not endpoint:
         env.reply(signal, "No web search endpoint is configured: set [web] "
                   "search_endpoint = \"http://…\" (a SearXNG instance) in config.toml "

@@ -8,7 +8,6 @@ reported and skipped; it never breaks start-up."""
 from __future__ import annotations
 
 import logging
-import os
 import re
 import threading
 from dataclasses import dataclass
@@ -124,11 +123,13 @@ class SkillRegistry:
         """Installed plugins.  One whose distribution or module would come from the memex
         (``memex`` on sys.path by a PYTHONPATH, a ``.pth`` or the working directory) is
         code nobody approved: it is reported and never imported."""
-        if os.environ.get("OPENCORTEX_LOAD_PLUGINS") == "":
+        from ..config import env
+
+        allow = env("OPENCORTEX_LOAD_PLUGINS")
+        if allow == "":
             return
         from importlib.metadata import entry_points
 
-        allow = os.environ.get("OPENCORTEX_LOAD_PLUGINS")
         names = set(allow.split(",")) if allow else None
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             if names is not None and ep.name not in names:

@@ -24,6 +24,7 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import WebError
 from .base import Action, Context, Proposal, Rejection, Skill
 
 __all__ = ["MAX_REDIRECTS", "TARGET", "WebError", "fetch_readable", "format_results",
@@ -34,10 +35,6 @@ MAX_REDIRECTS = 5
 USER_AGENT = "OpenCortex/0.1 (+local agent)"
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _TEXT_TYPES = ("text/plain", "text/markdown")
-
-
-class WebError(Exception):
-    """A fetch refused (SSRF, type, size) or failed; the message says which and why."""
 
 
 # -- SSRF checks ------------------------------------------------------------------------
@@ -291,15 +288,17 @@ def format_results(query: str, results: list[dict[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def search_endpoint(config: Mapping[str, Any] | None) -> str | None:
-    """The configured endpoint: ``[web] search_endpoint`` in config.toml, else the
-    ``OPENCORTEX_SEARCH_ENDPOINT`` environment variable."""
-    import os
+def search_endpoint(config: Any) -> str | None:
+    """The configured endpoint (``[web] search_endpoint``, else the
+    ``OPENCORTEX_SEARCH_ENDPOINT`` environment variable): from Settings' typed ``web``
+    section, or parsed from a raw config mapping."""
+    from ..config import WebSettings
 
-    web = (config or {}).get("web")
-    if isinstance(web, Mapping) and isinstance(web.get("search_endpoint"), str):
-        return web["search_endpoint"] or None
-    return os.environ.get("OPENCORTEX_SEARCH_ENDPOINT") or None
+    web = getattr(config, "web", None)
+    if isinstance(web, WebSettings):
+        return web.search_endpoint
+    table = config.get("web") if isinstance(config, Mapping) else None
+    return WebSettings.parse(table if isinstance(table, Mapping) else {}).search_endpoint
 
 
 # -- skill ------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..pipeline.kernel import Kernel
 
+from ..errors import TelegramError
+
 __all__ = ["DEFAULT_API_BASE", "MAX_MESSAGE", "TelegramError", "TelegramGateway",
            "split_message"]
 
@@ -27,14 +29,6 @@ MAX_MESSAGE = 4096
 """Telegram's limit on a message's text, in UTF-16 code units."""
 
 log = logging.getLogger("opencortex.telegram")
-
-
-class TelegramError(Exception):
-    """A Bot API call failed for good (after retries, or a non-retryable answer)."""
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def _units(s: str) -> int:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
@@ -16,6 +15,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ..memex import Memex
     from ..pipeline.kernel import Kernel
+    from ..runtime import Runtime
+
+from ..errors import BackendError
 
 __all__ = ["Backend", "BackendError", "LocalBackend", "RemoteBackend", "build_kernel",
            "load_token"]
@@ -23,10 +25,6 @@ __all__ = ["Backend", "BackendError", "LocalBackend", "RemoteBackend", "build_ke
 OnReply = Callable[[str, Any], None]
 OnApproval = Callable[[str, str], None]
 """(approval id, reason)."""
-
-
-class BackendError(Exception):
-    """A request the backend could not carry out (daemon down, bad id, ...)."""
 
 
 class Backend(Protocol):
@@ -38,30 +36,32 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-def build_kernel(memex: Memex, approval_timeout: float = 3600.0) -> Any:
-    """A kernel over ``memex`` with the configured model (else the offline reasoner),
-    waiting long enough for a person to answer approvals."""
-    from ..pipeline.kernel import Kernel
-    from ..reason.reasoner import Reasoner
+def build_kernel(memex: Memex, approval_timeout: float = 3600.0,
+                 runtime: Runtime | None = None) -> Kernel:
+    """A kernel over ``memex`` from its Runtime (the configured model, else the offline
+    reasoner), waiting long enough for a person to answer approvals."""
+    if runtime is None:
+        from ..runtime import Runtime
 
-    try:
-        from ..llm import gateway_from_settings
-
-        gw = gateway_from_settings(memex.settings)
-    except Exception:
-        gw = None
-    kernel = Kernel(memex, reasoner=Reasoner(gw if gw is not None and gw.configured else None))
-    kernel.approval_timeout = approval_timeout
-    return kernel
+        runtime = Runtime(memex=memex)
+    return runtime.kernel(approval_timeout=approval_timeout)
 
 
 class LocalBackend:
     """The pipeline in this process: a Kernel over the memex."""
 
-    def __init__(self, memex: Memex, kernel: Kernel | None = None, source: str = "tui") -> None:
+    def __init__(self, memex: Memex, kernel: Kernel | None = None, source: str = "tui",
+                 runtime: Runtime | None = None) -> None:
+        if runtime is None:
+            from ..runtime import Runtime
+
+            runtime = Runtime(memex=memex)
         self.memex = memex
-        self.kernel = kernel if kernel is not None else build_kernel(memex)
+        self.runtime = runtime
+        self.kernel = kernel if kernel is not None else build_kernel(memex, runtime=runtime)
         self.source = source
+        self.access = runtime.access("tui")
+        """The guard facade the TUI reads through (the memex's one lock)."""
 
     def chat(self, text: str, session: str, on_reply: OnReply,
              on_approval: OnApproval) -> None:
@@ -75,10 +75,7 @@ class LocalBackend:
         fut.result()
 
     def search(self, query: str, k: int = 10) -> dict[str, Any]:
-        from ..access import Access
-
-        return Access(self.memex, "tui", lock=self.kernel.memex_lock).search(
-            query, "hybrid", k).to_dict()
+        return self.access.search(query, "hybrid", k).to_dict()
 
     def resolve(self, ident: str, approved: bool) -> None:
         from ..guard.errors import ApprovalError
@@ -89,10 +86,8 @@ class LocalBackend:
             raise BackendError(str(e)) from None
 
     def locate(self, ref: str) -> str | None:
-        from ..access import Access
-
         try:
-            n = Access(self.memex, "tui", lock=self.kernel.memex_lock).resolve(ref)
+            n = self.access.resolve(ref)
         except Exception:
             return None
         return f"{n.file}:{n.line}"
@@ -108,9 +103,10 @@ class LocalBackend:
 
 def load_token() -> str:
     """``$OPENCORTEX_TOKEN`` or the daemon's token file (never created here)."""
+    from ..config import env as setting
     from ..server.auth import TOKEN_ENV, token_path
 
-    env = os.environ.get(TOKEN_ENV, "").strip()
+    env = (setting(TOKEN_ENV) or "").strip()
     if env:
         return env
     try:

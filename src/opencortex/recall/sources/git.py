@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...errors import GitError
 from ..records import Receipt, Record, State, Turn, parse_time
 
 __all__ = ["EXTRACTOR", "SOURCE", "Commit", "GitError", "branch_tips", "commit_record",
@@ -25,10 +26,6 @@ EXTRACTOR = "opencortex.recall.git@1"
 _TIMEOUT = 60
 _REC, _FLD = "\x1e", "\x1f"
 _FORMAT = _FLD.join(["%H", "%P", "%an", "%aI", "%s", "%b"])
-
-
-class GitError(RuntimeError):
-    """git could not run or refused (the message says which)."""
 
 
 def run(root: str | Path, *args: str, timeout: float = _TIMEOUT) -> str:

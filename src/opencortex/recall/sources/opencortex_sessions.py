@@ -5,7 +5,6 @@ text in an example block with Org comma-escaping, undone here. Times are local (
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 from pathlib import Path
 
@@ -30,11 +29,12 @@ def unescape_block(text: str) -> str:
 
 
 def default_roots() -> list[Path]:
-    env = os.environ.get("OPENCORTEX_MEMEX")
-    if env:
-        return [Path(env).expanduser()]
+    from ...config import env, load_settings
+
+    where = env("OPENCORTEX_MEMEX")
+    if where:
+        return [Path(where).expanduser()]
     try:
-        from ...config import load_settings
 
         return [load_settings().memex]
     except Exception:  # a broken config must not stop recall from listing anything else

@@ -1,0 +1,112 @@
+"""Typed settings: each config table parsed once in config.py; OPENCORTEX_* read only there."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from opencortex import config
+from opencortex.config import (
+    GuardSettings,
+    RecallSettings,
+    ServerSettings,
+    TelegramSettings,
+    WebSettings,
+    load_settings,
+)
+from opencortex.errors import ConfigError
+
+SRC = Path(config.__file__).resolve().parent
+
+
+def _write(text: str) -> None:
+    cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "opencortex" / "config.toml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text(text, encoding="utf-8")
+
+
+def test_sections_are_typed_from_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    _write('[server]\nport = 9999\nrate = 5\nallowed_hosts = ["box.lan"]\n'
+           '[telegram]\ntoken_env = "MY_BOT"\nallow = [42, "43"]\n'
+           '[web]\nsearch_endpoint = "http://searx:8888"\n'
+           '[identity]\nname = "Ada"\ntimezone = "Europe/Berlin"\n'
+           '[recall]\nsources = ["git:/src"]\nindex = "store"\n'
+           '[guard]\nprivacy_tags = ["secret"]\n')
+    monkeypatch.setenv("OPENCORTEX_RECALL_SOURCES", "notes:/n, ")
+    monkeypatch.setenv("MY_BOT", " 123:abc ")
+    s = load_settings()
+    assert s.server == ServerSettings(port=9999, rate=5.0, allowed_hosts=("box.lan",))
+    assert s.telegram.allow == (42, 43) and s.telegram.token() == "123:abc"
+    assert s.web.search_endpoint == "http://searx:8888"
+    assert s.identity.name == "Ada" and s.identity.as_dict()["timezone"] == "Europe/Berlin"
+    assert s.recall == RecallSettings(defaults=False, sources=("git:/src", "notes:/n"),
+                                      index="store")  # the test env turns defaults off
+    pol = s.guard.policy()
+    assert "secret" in pol.privacy_tags and s.guard.policy() is pol  # parsed once
+
+
+@pytest.mark.parametrize("text, setting", [
+    ("[server]\nport = -1\n", "server.port"),
+    ("[server]\nport = 1.5\n", "server.port"),
+    ('[server]\nallowed_hosts = "x"\n', "server.allowed_hosts"),
+    ('[telegram]\nallow = ["me"]\n', "[telegram] allow"),
+    ("[web]\nsearch_endpoint = 3\n", "web.search_endpoint"),
+    ("[identity]\nname = 3\n", "identity.name"),
+    ('[recall]\nindex = "cloud"\n', "recall.index"),
+    ('server = "x"\n', "[server]"),
+])
+def test_a_bad_value_names_the_setting(text: str, setting: str,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENCORTEX_RECALL_INDEX", raising=False)  # the PostgreSQL pass sets it
+    _write(text)
+    with pytest.raises(ConfigError, match=re.escape(setting)):
+        load_settings()
+
+
+def test_a_bad_guard_or_llm_table_waits_for_its_user() -> None:
+    """`opencortex index` needs neither: the guard and the Runtime report them."""
+    _write('guard = "x"\nllm = "y"\n')
+    s = load_settings()
+    with pytest.raises(ConfigError, match="guard"):
+        s.guard.policy()
+
+
+def test_apply_config_replaces_every_section() -> None:
+    s = load_settings()
+    s.apply_config({"identity": {"name": "Mira"}, "web": {"search_endpoint": "http://s"}})
+    assert s.identity.name == "Mira" and s.web.search_endpoint == "http://s"
+    assert s.data == {"identity": {"name": "Mira"}, "web": {"search_endpoint": "http://s"}}
+    assert isinstance(s.guard, GuardSettings) and s.guard.table == {}
+
+
+def test_env_fallbacks_live_in_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENCORTEX_SEARCH_ENDPOINT", "http://env-searx")
+    assert WebSettings.parse({}).search_endpoint == "http://env-searx"
+    assert WebSettings.parse({"search_endpoint": ""}).search_endpoint is None
+    assert TelegramSettings.parse({}).token_env == "OPENCORTEX_TELEGRAM_TOKEN"
+    with pytest.raises(KeyError, match="not a documented"):
+        config.env("OPENCORTEX_SOMETHING_NEW")
+
+
+def test_opencortex_variables_are_read_only_in_config_py() -> None:
+    """Outside config.py nobody reads an OPENCORTEX_* variable from os.environ (or writes
+    one: --store is passed as a value); every config.env() name is documented."""
+    direct = re.compile(r"(?:environ(?:\.get|\.setdefault|\.pop)?\s*[\[(]|getenv\s*\()"
+                        r"\s*[\"']OPENCORTEX_")
+    strays, undocumented = [], []
+    for path in SRC.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if path != SRC / "config.py" and direct.search(text):
+            strays.append(str(path.relative_to(SRC)))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("env",
+                                                                                 "setting") \
+                    and node.args and isinstance(node.args[0], ast.Constant) and \
+                    str(node.args[0].value).startswith("OPENCORTEX_") and \
+                    node.args[0].value not in config.ENVIRONMENT:
+                undocumented.append(f"{path.relative_to(SRC)}: {node.args[0].value}")
+    assert strays == [] and undocumented == []
