@@ -52,12 +52,13 @@ class Access:
         ``gateway``: the model recall may use (a Runtime's; None: from the settings,
         False: none)."""
         from .guard import Guard
+        from .guard.policy import policy_of
 
         if client not in CLIENTS:
             raise ValueError(f"unknown client {client!r}: one of {', '.join(CLIENTS)}")
         self.memex = memex
         self.client = client
-        self.policy = memex.settings.guard.policy()
+        self.policy = policy_of(memex.settings.guard)
         self.guard = Guard(self.policy, memex_root=memex.root)
         self.sees_private = client in PERSON or client in memex.settings.trusted_clients
         self._private = frozenset(self.policy.privacy_tags)

@@ -254,20 +254,14 @@ class LlmSettings:
 @dataclass(slots=True)
 class GuardSettings:
     """``[guard]``: tool verdicts, shell and web policy, privacy tags.  Parsed into a
-    :class:`~opencortex.guard.policy.GuardPolicy` on first use, then kept."""
+    :class:`~opencortex.guard.policy.GuardPolicy` on first use by
+    :func:`opencortex.guard.policy.policy_of`, then kept here."""
 
     table: Any = field(default_factory=dict)
     """The raw ``[guard]`` value (a table unless the file is wrong: the parser says so)."""
-    _policy: Any = field(default=None, repr=False, compare=False)
+    parsed: Any = field(default=None, repr=False, compare=False)
+    """The GuardPolicy once parsed (set by ``guard.policy.policy_of``; config imports no guard)."""
 
-    def policy(self) -> Any:
-        """The GuardPolicy (ConfigError naming the bad ``guard.*`` setting)."""
-        if self._policy is None:
-            from .guard.policy import GuardPolicy
-
-            self._policy = GuardPolicy.from_config({"guard": self.table}
-                                                   if self.table else None)
-        return self._policy
 
 
 @dataclass(slots=True)

@@ -44,10 +44,7 @@ Every message says what to do about it.  Gateways turn an error into one JSON bo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .guard.action import Decision
+from typing import Any
 
 __all__ = [
     "AccessDenied",
@@ -248,7 +245,7 @@ class GuardError(OpenCortexError):
 class GuardDenied(GuardError):
     """An actuator was asked to run something the guard does not allow (carries the Decision)."""
 
-    def __init__(self, decision: Decision) -> None:
+    def __init__(self, decision: Any) -> None:  # a guard.action.Decision (errors import nothing)
         self.decision = decision
         super().__init__(decision.reason)
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, TypeVar
 
 from .config import Settings, load_settings
 from .errors import NodeNotFoundError
@@ -22,10 +23,9 @@ from .memory.sqlite_store import SqliteStore
 from .memory.store import IndexStore, open_store
 from .write.writer import MemexWriter, WriteResult
 
-if TYPE_CHECKING:
-    from .retrieval.hybrid import Retriever
-
 __all__ = ["AGENT_HANDLED", "Memex"]
+
+T = TypeVar("T")
 
 AGENT_HANDLED = "AGENT_HANDLED"
 """The property that marks an ``@agent`` headline answered (``answer_under``), so it is
@@ -47,20 +47,21 @@ class Memex:
         self._store: IndexStore | None = None
         self._writer: MemexWriter | None = None
         self._local: SqliteStore | None = None
-        self._retriever: Retriever | None = None
+        self._derived: dict[str, Any] = {}
         self.lock = threading.RLock()
         """The one lock policy: the index is one connection, so every gateway, worker and
         heartbeat holds this around memex calls (the kernel's ``memex_lock`` is it)."""
 
-    @property
-    def retriever(self) -> Retriever:
-        """This memex's one hybrid Retriever, built on first use (its keyword index,
-        vector matrix and embedding model then stay loaded)."""
-        if self._retriever is None:
-            from .retrieval.hybrid import Retriever
-
-            self._retriever = Retriever(self)
-        return self._retriever
+    def derived(self, name: str, build: Callable[[], T]) -> T:
+        """The one ``name`` object derived from this memex (e.g. its hybrid Retriever,
+        whose keyword index, vectors and model then stay loaded), built by ``build`` on
+        first use and kept while the memex is open.  The layer above owns what it builds
+        (``retrieval.retriever_for``): the memex imports none of it."""
+        with self.lock:
+            got = self._derived.get(name)
+            if got is None:
+                got = self._derived[name] = build()
+            return got
 
     @property
     def store(self) -> IndexStore:

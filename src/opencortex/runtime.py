@@ -150,7 +150,9 @@ class Runtime:
     @property
     def retriever(self) -> Retriever:
         """The memex's hybrid retriever (keyword index, vectors, embedder stay loaded)."""
-        return self.memex.retriever
+        from .retrieval.hybrid import retriever_for
+
+        return retriever_for(self.memex)
 
     @property
     def embedder(self) -> Any:

@@ -144,7 +144,7 @@ def test_the_retriever_belongs_to_the_memex(memex: Path, tmp_path: Path) -> None
 
     with Runtime.open(memex, tmp_path / "i.db") as rt:
         r = rt.retriever
-        assert r is rt.memex.retriever is retriever_for(rt.memex)
+        assert r is retriever_for(rt.memex) is rt.retriever
         assert r.memex is rt.memex
 
 

@@ -273,7 +273,9 @@ def _agent_checks(s) -> list[dict]:
     except Exception as e:
         out.append(_check("model", False, str(e), "fix the [llm] table of the config"))
     try:
-        pol = s.guard.policy()
+        from ..guard.policy import policy_of
+
+        pol = policy_of(s.guard)
         out.append(_check("guard", True, f"shell: {pol.verdict_for('shell')}, web: "
                           f"{pol.verdict_for('web')}, allowlist {len(pol.shell.allow)} programs"))
         out.append(_sandbox_check(pol))

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import OpenCortexError
 from ..guard import GuardPolicy, filter_private
+from ..guard.policy import policy_of
 from ..memex import Memex
 from ..memory.nodes import Node, heading_keys
 from ..retrieval.deep_read import estimate_tokens
@@ -364,7 +365,7 @@ def assemble(memex: Memex, *, focus: str | None = None, query: str | None = None
     identity = memex.settings.identity.as_dict()
     now = _now(now, identity)
     today = now.date()
-    gate = _Gate(memex.settings.guard.policy(), remote)
+    gate = _Gate(policy_of(memex.settings.guard), remote)
     notes: list[str] = []
 
     cands: list[Section] = []

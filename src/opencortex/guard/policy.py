@@ -34,9 +34,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..config import GuardSettings
 
 __all__ = [
     "DEFAULT_BIN_DIRS",
@@ -46,6 +49,7 @@ __all__ = [
     "ShellPolicy",
     "Verdict",
     "WebPolicy",
+    "policy_of",
 ]
 
 Verdict = Literal["allow", "ask", "deny"]
@@ -197,3 +201,12 @@ def _number(t: Mapping[str, Any], key: str, default: float, name: str) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float) or v <= 0:
         raise ConfigError(f"{name} must be a positive number, got {v!r}")
     return float(v)
+
+
+def policy_of(section: GuardSettings) -> GuardPolicy:
+    """The GuardPolicy of a ``[guard]`` settings section, parsed on first use and kept on
+    it (ConfigError naming the bad ``guard.*`` setting)."""
+    if section.parsed is None:
+        section.parsed = GuardPolicy.from_config({"guard": section.table}
+                                                  if section.table else None)
+    return section.parsed

@@ -55,6 +55,7 @@ class Kernel:
                  reasoner: Any = None, guard: Any = None, recorder: Any = None,
                  workers: int = 4, record_sessions: bool = True) -> None:
         from ..guard import ApprovalQueue, Guard
+        from ..guard.policy import policy_of
         from ..reason.reasoner import Reasoner
 
         self.memex = memex
@@ -66,7 +67,7 @@ class Kernel:
         self.registry = registry
         self.reasoner = reasoner or Reasoner()
         self.approvals = ApprovalQueue()
-        self.guard = guard or Guard(memex.settings.guard.policy(),
+        self.guard = guard or Guard(policy_of(memex.settings.guard),
                                     memex_root=memex.root, approvals=self.approvals)
         self.heartbeat_embed: int = 64
         """Nodes embedded per heartbeat in the background (0: none)."""

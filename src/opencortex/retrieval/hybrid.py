@@ -268,5 +268,5 @@ class Retriever:
 
 
 def retriever_for(memex: Memex) -> Retriever:
-    """The one Retriever of a Memex (``Memex.retriever``: it owns it, built on first use)."""
-    return memex.retriever
+    """The one Retriever of a Memex, built on first use and kept while it is open."""
+    return memex.derived("retriever", lambda: Retriever(memex))

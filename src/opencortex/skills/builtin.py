@@ -103,12 +103,13 @@ def _notes_neuro(ctx: Context) -> str:
     """The prompt: retrieved notes quoted as untrusted data; for a remote model, notes
     carrying a privacy tag (inherited tags included) are left out entirely."""
     from ..guard import filter_private, quote_untrusted
+    from ..guard.policy import policy_of
 
     res = _access(ctx).search(ctx.text, k=5, exclude_files=RECORD_FOLDERS)
     hits = res.hits
     if ctx.extra.get("remote_model"):
         nodes = ctx.memex.store.nodes_by_keys([h.key for h in hits], with_body=False)
-        policy = ctx.memex.settings.guard.policy()
+        policy = policy_of(ctx.memex.settings.guard)
         keep = {n.key for n in filter_private(list(nodes.values()), policy)}
         hits = [h for h in hits if h.key in keep]
     ctx.extra["retrieved"] = {h.key for h in hits}
