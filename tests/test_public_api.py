@@ -27,7 +27,7 @@ def test_the_whole_error_tree_is_public() -> None:
 
 def test_the_entry_points_are_the_real_classes(memex, tmp_path) -> None:
     from opencortex import Memex, Recall, Retriever, Runtime, Signal, Skill
-    from opencortex.pipeline.signal import Signal as S
+    from opencortex.signal import Signal as S
     from opencortex.skills.base import Skill as K
 
     assert Signal is S and Skill is K

@@ -47,7 +47,7 @@ _WHERE: dict[str, str] = {
     "SearchHit": "opencortex.retrieval.hybrid",
     "SearchResult": "opencortex.retrieval.hybrid",
     "Settings": "opencortex.config",
-    "Signal": "opencortex.pipeline.signal",
+    "Signal": "opencortex.signal",
     "Skill": "opencortex.skills.base",
     "load_settings": "opencortex.config",
     **dict.fromkeys(_ERRORS, "opencortex.errors"),
@@ -149,7 +149,7 @@ if TYPE_CHECKING:
     )
     from .memex import Memex
     from .memory.nodes import Node
-    from .pipeline.signal import Signal
+    from .signal import Signal
     from .recall.engine import Recall
     from .retrieval.hybrid import Retriever, SearchHit, SearchResult
     from .runtime import Runtime
