@@ -19,6 +19,7 @@ from opencortex.config import (
     load_settings,
 )
 from opencortex.errors import ConfigError
+from opencortex.guard.policy import policy_of
 
 SRC = Path(config.__file__).resolve().parent
 
@@ -45,8 +46,8 @@ def test_sections_are_typed_from_the_file(monkeypatch: pytest.MonkeyPatch) -> No
     assert s.identity.name == "Ada" and s.identity.as_dict()["timezone"] == "Europe/Berlin"
     assert s.recall == RecallSettings(defaults=False, sources=("git:/src", "notes:/n"),
                                       index="store")  # the test env turns defaults off
-    pol = s.guard.policy()
-    assert "secret" in pol.privacy_tags and s.guard.policy() is pol  # parsed once
+    pol = policy_of(s.guard)
+    assert "secret" in pol.privacy_tags and policy_of(s.guard) is pol  # parsed once
 
 
 @pytest.mark.parametrize("text, setting", [
@@ -72,7 +73,7 @@ def test_a_bad_guard_or_llm_table_waits_for_its_user() -> None:
     _write('guard = "x"\nllm = "y"\n')
     s = load_settings()
     with pytest.raises(ConfigError, match="guard"):
-        s.guard.policy()
+        policy_of(s.guard)
 
 
 def test_apply_config_replaces_every_section() -> None:

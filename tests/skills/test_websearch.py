@@ -179,8 +179,8 @@ def test_kernel_websearch_replies_with_results(mx: Memex, server: str) -> None:
     passed the results where ``format_results`` takes the query, a TypeError on every search)."""
     from opencortex.pipeline.kernel import Kernel
 
-    mx.settings.data = {"web": {"search_endpoint": server},
-                        "guard": {"tools": {"websearch": "allow"}}}
+    mx.settings.apply_config({"web": {"search_endpoint": server},
+                              "guard": {"tools": {"websearch": "allow"}}})
     k = Kernel(mx, record_sessions=False)
     try:
         out = k.ask("search the web for sourdough starter")
