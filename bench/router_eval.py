@@ -155,8 +155,16 @@ def cross_validation(folds: int, grid: bool) -> str:
     pred = only.proba(x[hand_idx]).argmax(axis=1)
     transfer = float(np.mean([only.labels[int(p)] == labels[i]
                               for p, i in zip(pred, hand_idx, strict=True)]))
+    per_source, start = {}, 0
+    for src in C.SOURCES:
+        if src.weight != C.SOURCES[0].weight:
+            break
+        n_src = len(C.load_weighted(C.SOURCES[:len(per_source) + 1])[0]) - start
+        per_source[src.path.name] = float(np.mean(res["hits"][start:start + n_src]))
+        start += n_src
     lines += [f"Hand-written rows, {folds}-fold: **{res['accuracy']:.2%}**; a model trained on "
               f"the template rows alone scores {transfer:.2%} on them", "",
+              "By file: " + ", ".join(f"{k} {v:.2%}" for k, v in per_source.items()), "",
               "Confusion, hand-written rows held out (rows = gold, columns = predicted):", "",
               "| gold \\ pred | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for g in names:
@@ -165,6 +173,7 @@ def cross_validation(folds: int, grid: bool) -> str:
     lines += ["", json.dumps({"cv_folds": folds, "n": len(texts), "n_hand": n_hand,
                               "cv_hand_accuracy": round(res["accuracy"], 4),
                               "templates_to_hand": round(transfer, 4),
+                              "cv_by_file": {k: round(v, 4) for k, v in per_source.items()},
                               "embed_seconds": round(t1 - t0, 2),
                               "fit_seconds": round(t2 - t1, 2)})]
     return "\n".join(lines)

@@ -28,13 +28,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["HAND_FILE", "SOURCES", "TRAIN_FILE", "Classifier", "Source", "cache_file",
+__all__ = ["HAND2_FILE", "HAND_FILE", "SOURCES", "TRAIN_FILE", "Classifier", "Source", "cache_file",
            "cached_classifier", "cross_validate", "drop_cached", "features", "fit", "knn_vote",
            "load_training", "load_weighted", "ngram_features"]
 
 DATA_DIR = Path(__file__).with_name("data")
 HAND_FILE = DATA_DIR / "train_hand.jsonl"
 """Utterances written one by one, in many voices, from what each target does (v1)."""
+HAND2_FILE = DATA_DIR / "train_hand2.jsonl"
+"""A second writer's utterances, written the same way without reading the first file's rows:
+other voices for the same targets (weighted towards web, chat and its neighbours)."""
 TRAIN_FILE = DATA_DIR / "train.jsonl"
 """Template fillings from scripts/router_train_gen.py (v4): many rows, few phrasings."""
 TEMPLATE_WEIGHT = 0.2
@@ -55,7 +58,7 @@ class Source:
     per_group: int | None = None
 
 
-SOURCES: tuple[Source, ...] = (Source(HAND_FILE),
+SOURCES: tuple[Source, ...] = (Source(HAND_FILE), Source(HAND2_FILE),
                                Source(TRAIN_FILE, TEMPLATE_WEIGHT, TEMPLATE_PER_GROUP))
 """The bundled training set, earlier files first (a later row whose text an earlier one
 already has is dropped)."""
@@ -417,6 +420,7 @@ def cross_validate(x: Any, labels: Sequence[str], groups: Sequence[str] | None =
         fold_of = np.asarray([perm[g] for g in groups])
     fold_of = np.where(scored, fold_of, -1)
     correct = 0
+    hits = np.zeros(len(labels), dtype=bool)
     confusion: dict[tuple[str, str], int] = {}
     for f in range(folds):
         test = np.flatnonzero(fold_of == f)
@@ -432,10 +436,11 @@ def cross_validate(x: Any, labels: Sequence[str], groups: Sequence[str] | None =
         for i, p in zip(test, pred, strict=True):
             got = clf.labels[int(p)]
             correct += got == labels[i]
+            hits[i] = got == labels[i]
             confusion[(labels[i], got)] = confusion.get((labels[i], got), 0) + 1
     n = int(scored.sum())
     return {"folds": folds, "n": n, "accuracy": correct / n if n else 0.0,
-            "confusion": confusion}
+            "confusion": confusion, "hits": hits}
 
 
 # -- caching -------------------------------------------------------------------------------------
