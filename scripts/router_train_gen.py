@@ -19,7 +19,7 @@ import json
 import random
 from pathlib import Path
 
-VERSION = 4
+VERSION = 5
 PER_TARGET = 500
 OUT = Path(__file__).resolve().parents[1] / "src" / "opencortex" / "router" / "data" / "train.jsonl"
 
@@ -224,6 +224,9 @@ T["notes"] = [
     "busca en mis notas {topic}", "qué anoté sobre {topic}",
 ]
 T["gtd"] = [
+    # the GTD Weekly Review (lists, stalled projects, waiting-for) is the gtd skill's; a look
+    # back at what was done ("review my week") is the review skill's
+    "weekly review", "let's do the weekly review", "start my weekly review",
     'rappelle-moi demain de {task}',
     'rappelle-moi de passer à la banque vendredi',
     'ajoute à ma liste : acheter du pain',
@@ -354,7 +357,6 @@ T["review"] = [
     "give me a recap of last week", "what did I work on on Monday", "my month in review",
     "how did I spend my time this week", "where did my time go last week", "clocked hours this week",
     "how much did I clock on {project} in {month}", "what did I complete in the last two weeks",
-    "weekly review", "let's do the weekly review", "start my weekly review",
     "what did I do on {project} last month", "a summary of what I did yesterday",
     "how productive was I this week", "what got done today", "show my activity for {month}",
     "how many pomodoros on {project} this week", "review last week", "what have I done since Monday",
