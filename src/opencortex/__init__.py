@@ -149,10 +149,10 @@ if TYPE_CHECKING:
     )
     from .memex import Memex
     from .memory.nodes import Node
-    from .signal import Signal
     from .recall.engine import Recall
     from .retrieval.hybrid import Retriever, SearchHit, SearchResult
     from .runtime import Runtime
+    from .signal import Signal
     from .skills.base import Skill
 
 
