@@ -884,7 +884,8 @@ only its approved bytes ever run."
 
 ;;;###autoload
 (defun opencortex-capture (text)
-  "Ask the agent to remember TEXT (sends \"remember: TEXT\" through the chat).
+  "Capture TEXT into the inbox (sends \"/gtd capture TEXT\" through the chat: the
+command names its skill, so the router never guesses).
 Interactively, the active region is the default."
   (interactive
    (list (read-string "Remember: "
@@ -892,7 +893,7 @@ Interactively, the active region is the default."
                            (buffer-substring-no-properties (region-beginning) (region-end))))))
   (when (string-empty-p (string-trim text)) (user-error "Nothing to remember"))
   (let ((buf (opencortex--chat-buffer)))
-    (opencortex-chat-send-message (concat "remember: " text) buf)
+    (opencortex-chat-send-message (concat "/gtd capture " text) buf)
     (display-buffer buf)
     buf))
 

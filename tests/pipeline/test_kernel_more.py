@@ -23,7 +23,7 @@ from ..retrieval.conftest import HashingEmbedder
 def mx(memex: Path, tmp_path: Path):
     m = Memex(memex, index=tmp_path / "i.sqlite3")
     m.sync()
-    m._retriever = Retriever(m, embedder=HashingEmbedder())  # type: ignore[attr-defined]
+    m.derived("retriever", lambda: Retriever(m, embedder=HashingEmbedder()))
     yield m
     m.close()
 
@@ -42,7 +42,7 @@ def test_heartbeat_embeds_reloads_skills_and_reminds(mx: Memex) -> None:
     TrustStore().trust(mx.root, "skills/wave.org", "wave",
                        (mx.root / "skills" / "wave.org").read_bytes(), by="test")
     k.submit({"sensor": "heartbeat", "embed": 7}).result(30)
-    assert mx._retriever.vectors.status().embedded == 7  # type: ignore[attr-defined]
+    assert retriever_for(mx).vectors.status().embedded == 7
     assert k.registry.get("wave") is not None
     assert any("reminder:" in x and "Call the dentist" in x for x in k.ring.tail(20))
     k.shutdown()

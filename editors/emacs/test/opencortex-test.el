@@ -417,7 +417,7 @@ code and the person says yes (through the daemon's approvals)."
             (with-current-buffer buf
               (should (opencortex-test--wait-until
                        (lambda () (not opencortex--chat-pending)) 120))
-              (should (string-match-p "^\\* You: remember: Buy zanzibar" (buffer-string)))
+              (should (string-match-p "^\\* You: /gtd capture Buy zanzibar" (buffer-string)))
               (should-not (string-match-p "(error:" (buffer-string)))
               (opencortex-recollect "shakshuka")
               (should (opencortex-test--wait-until
