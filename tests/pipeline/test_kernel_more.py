@@ -13,7 +13,7 @@ import pytest
 from opencortex.memex import Memex
 from opencortex.pipeline.kernel import Kernel
 from opencortex.reason.reasoner import Reasoner
-from opencortex.retrieval.hybrid import Retriever
+from opencortex.retrieval.hybrid import Retriever, retriever_for
 
 from ..llm.conftest import FakeLLM, Reply, completion
 from ..retrieval.conftest import HashingEmbedder
