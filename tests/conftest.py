@@ -65,11 +65,13 @@ STORE_FREE = ("tests/org/", "tests/guard/", "tests/embed/", "tests/router/", "te
               "tests/security/test_shell_redteam.py", "tests/security/test_sandbox.py",
               "tests/security/test_shell_guard.py", "tests/security/test_fifo.py",
               "tests/write/test_markdown_org.py", "tests/skills/test_gtd_questions.py",
-              "tests/tui/test_pty.py")
+              "tests/skills/test_gtd_slots.py", "tests/tui/test_pty.py", "tests/emacs/",
+              "tests/test_errors.py", "tests/test_public_api.py", "tests/test_settings.py")
 """Tests whose subject is not the index store (the parser, the guard and its sandbox, the
-embedder, the router, the model client, reading FIFOs, Markdown rendering, question form, TUI
-keys): most never open one, the rest would exercise the same code either way. The PostgreSQL
-pass skips them; the SQLite pass runs them (CI time)."""
+embedder, the router, the model client, reading FIFOs, Markdown rendering, question form and
+GTD slots, TUI keys, the Emacs package, the error tree, settings, the public names): most never
+open one, the rest would exercise the same code either way. The PostgreSQL pass skips them;
+the SQLite pass runs them (CI time)."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

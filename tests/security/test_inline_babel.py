@@ -42,6 +42,7 @@ def test_inline_babel_is_found_raw_and_gone_after_neutralising(tmp_path: Path) -
     assert neutralise_body(body) == body  # idempotent
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite index file's journal directly")
 def test_undo_refuses_a_journal_path_outside_the_memex(tmp_path: Path) -> None:
     root = tmp_path / "memex"
     root.mkdir()
