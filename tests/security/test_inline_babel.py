@@ -17,11 +17,20 @@ from opencortex.write.neutralise import neutralise_body, neutralise_title
 
 PAYLOADS = ["run src_sh{touch /tmp/pwned} now", "SRC_python[:results raw]{1+1}",
             "see call_evil(x=1) here", "Call_evil[:eval yes]()", "a_src_elisp{(kill-emacs)}",
-            "(src_sh{id})", "=call_x()= and ~src_sh{id}~ after"]
+            "(src_sh{id})", "=call_x()= and ~src_sh{id}~ after",
+            # Org's word start is not Python's: a letter-like ª or ① before the name
+            "ªsrc_python{1}", "①call_f(1)", "- item ⑴src_sh[:results raw]{id}",
+            "src_python\xa0{1}", "call_f\u3000(1)",
+            # plain elisp: links, export snippets, macro calls
+            '<elisp:(with-temp-file "/tmp/x" (insert "x"))>', "see elisp:kill-emacs now",
+            "@@html:<script>alert(1)</script>@@", "{{{evil(arg)}}} and {{{date}}}"]
 
 ELISP = """(progn (require 'org) (with-temp-buffer (insert-file-contents (car argv))
  (org-mode) (princ (length (org-element-map (org-element-parse-buffer)
- '(inline-src-block inline-babel-call) #'identity)))))"""
+ '(inline-src-block inline-babel-call export-snippet macro link)
+ (lambda (o) (and (or (not (eq (org-element-type o) 'link))
+                      (member (org-element-property :type o) '("elisp" "shell")))
+                  o)))))))"""
 
 
 def _count(tmp_path: Path, text: str) -> int:
@@ -35,7 +44,7 @@ def _count(tmp_path: Path, text: str) -> int:
 @pytest.mark.skipif(not shutil.which("emacs"), reason="needs Emacs")
 def test_inline_babel_is_found_raw_and_gone_after_neutralising(tmp_path: Path) -> None:
     raw = "* A title\n" + "\n".join(PAYLOADS) + "\n"
-    assert _count(tmp_path, raw) >= 3  # the control: Emacs does read (some of) these as code
+    assert _count(tmp_path, raw) >= 10  # the control: Emacs does read these as code
     body = neutralise_body("\n".join(PAYLOADS))
     titles = "\n".join("* " + neutralise_title(p) for p in PAYLOADS)
     assert _count(tmp_path, "* A title\n" + body + "\n" + titles + "\n") == 0

@@ -55,7 +55,12 @@ _BRACKET_TYPE = re.compile(r"\[\[([A-Za-z][\w+.-]*):")
 _PLAIN_EXEC = re.compile(r"(?<![\w-])(elisp|shell)(:)", re.I)
 _RADIO = re.compile(r"<<<")
 # inline Babel (``src_sh{…}``, ``call_name(…)``): evaluated on export or C-c C-c
-_INLINE_BABEL = re.compile(r"(?<![^\W_])(src|call)(_)(?=[^\s\[{(]+[\[{(])", re.I)
+# (no look-behind: Org's word start differs from Python's \w on ~100 characters, e.g. ª ①;
+# the name is Org's own set, anything but space, tab, newline and the bracket)
+_INLINE_BABEL = re.compile(r"(src|call)(_)(?=[^ \t\n\[{(]+[\[{(])", re.I)
+# export snippets (raw HTML/LaTeX into an export) and macros (a file's ``(eval …)`` macros)
+_SNIPPET = re.compile(r"@@(?=[\w-]+:)")
+_MACRO = re.compile(r"\{\{\{")
 _MODE_LINE = re.compile(r"-\*-")
 _ESC = re.compile(r"^([ \t]*)(,*(?:\*|#\+))", re.M)
 _UNESC = re.compile(r"^([ \t]*),(,*(?:\*|#\+))", re.M)
@@ -85,13 +90,17 @@ def _link_type(m: re.Match[str]) -> str:
 def _inline(line: str) -> str:
     """Inline constructs that would run code or reach beyond this text: sexp timestamps,
     local-variable markers, links of a type outside :data:`LINK_TYPES`, radio targets,
-    inline Babel calls and source blocks."""
+    inline Babel calls and source blocks, export snippets, macro calls."""
     if "[[" in line:
         line = _BRACKET_TYPE.sub(_link_type, line)
-    if ":" in line and ("ell" in line or "ELL" in line):
+    if ":" in line and ("lisp" in line.lower() or "shell" in line.lower()):
         line = _PLAIN_EXEC.sub(r"\1" + ZWSP + r"\2", line)
-    if "_" in line and ("rc_" in line or "ll_" in line or "RC_" in line or "LL_" in line):
+    if "_" in line:
         line = _INLINE_BABEL.sub(r"\1" + ZWSP + r"\2", line)
+    if "@@" in line:
+        line = _SNIPPET.sub("@" + ZWSP + "@", line)
+    if "{{{" in line:
+        line = _MACRO.sub("{" + ZWSP + "{{", line)
     if "<<<" in line:
         line = _RADIO.sub("<" + ZWSP + "<<", line)
     if "%%(" in line:
