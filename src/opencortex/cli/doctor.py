@@ -254,10 +254,10 @@ def _agent_checks(s) -> list[dict]:
                           f"`{w['command']}`" for w in waiting),
                       "read each file's code, then run the command shown to trust it"))
     try:
-        from ..llm import gateway_from_settings
+        from ..runtime import Runtime
 
-        gw = gateway_from_settings(s)
-        if gw.configured:
+        gw = Runtime(s).gateway  # the same cascade, and the same ConfigError, every gateway gets
+        if gw is not None:
             rows = gw.status()
             from .init_cmd import probe
 
