@@ -13,7 +13,11 @@ import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..memex import Memex
+    from ..memory.nodes import Node
 
 __all__ = ["Suggestion", "apply", "suggest"]
 
@@ -36,7 +40,7 @@ class Suggestion:
         return dict(self.__dict__)
 
 
-def _root_of(n: Any, by_file: dict[str, list[Any]]) -> Any:
+def _root_of(n: Node, by_file: dict[str, list[Node]]) -> Node:
     """The top-level entry whose subtree holds ``n``."""
     best = n
     for x in by_file.get(n.file, []):
@@ -45,7 +49,7 @@ def _root_of(n: Any, by_file: dict[str, list[Any]]) -> Any:
     return best
 
 
-def _subtree(root: Any, by_file: dict[str, list[Any]]) -> list[Any]:
+def _subtree(root: Node, by_file: dict[str, list[Node]]) -> list[Node]:
     nodes = by_file.get(root.file, [])
     out, inside = [], False
     for x in nodes:
@@ -67,7 +71,7 @@ def _passages(text: str) -> list[str]:
     return out[:40]
 
 
-def _line_of(memex: Any, node: Any, passage: str) -> int:
+def _line_of(memex: Memex, node: Node, passage: str) -> int:
     """The line of ``node``'s file where the passage begins (the node's line if unsure)."""
     try:
         lines = (Path(memex.root) / node.file).read_text(encoding="utf-8").splitlines()
@@ -80,7 +84,7 @@ def _line_of(memex: Any, node: Any, passage: str) -> int:
     return node.line
 
 
-def suggest(memex: Any, ref: str, k: int = 5, embedder: Any = None) -> tuple[Any, list[Suggestion]]:
+def suggest(memex: Memex, ref: str, k: int = 5, embedder: Any = None) -> tuple[Node, list[Suggestion]]:
     """(the node, up to ``k`` suggestions, nearest first)."""
     import numpy as np
 
@@ -93,7 +97,7 @@ def suggest(memex: Any, ref: str, k: int = 5, embedder: Any = None) -> tuple[Any
     r.vectors.embed_pending(lambda texts: r.embedder.embed(texts))
     nodes = [n for n in memex.store.all_nodes(with_body=True)
              if not n.file.startswith("sessions/")]
-    by_file: dict[str, list[Any]] = {}
+    by_file: dict[str, list[Node]] = {}
     for n in nodes:
         by_file.setdefault(n.file, []).append(n)
     for v in by_file.values():
@@ -113,7 +117,7 @@ def suggest(memex: Any, ref: str, k: int = 5, embedder: Any = None) -> tuple[Any
                 linked_roots.add(_root_of(s, by_file).key)
     text = f"{node.title}\n{by_key.get(node.key, node).body or ''}"[:2000]
     qv = np.asarray(r.embedder.embed([text])[0], dtype=np.float32)
-    picked: list[tuple[Any, float]] = []
+    picked: list[tuple[Node, float]] = []
     seen_roots: set[str] = set()
     for key, score in r.vectors.search(qv, 200):
         c = by_key.get(key)
@@ -145,11 +149,11 @@ def suggest(memex: Any, ref: str, k: int = 5, embedder: Any = None) -> tuple[Any
     return node, out
 
 
-def _state(memex: Any) -> Path:
+def _state(memex: Memex) -> Path:
     return Path(memex.settings.state_dir) / "links" / "last-suggestions.json"
 
 
-def _remember(memex: Any, key: str, out: list[Suggestion]) -> None:
+def _remember(memex: Memex, key: str, out: list[Suggestion]) -> None:
     p = _state(memex)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_suffix(".tmp")
@@ -158,7 +162,7 @@ def _remember(memex: Any, key: str, out: list[Suggestion]) -> None:
     tmp.replace(p)
 
 
-def apply(memex: Any, ref: str, n: int, k: int = 5) -> dict[str, Any]:
+def apply(memex: Memex, ref: str, n: int, k: int = 5) -> dict[str, Any]:
     """Link suggestion ``n`` (1-based, as last listed for this node) from the node: the
     target gets an ID if it has none, the node a "See also" link. Returns what was written."""
     from ..errors import OpenCortexError

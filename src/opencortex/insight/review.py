@@ -10,7 +10,11 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+if TYPE_CHECKING:
+    from ..memex import Memex
+    from ..memory.nodes import Node
 
 from ..org.timestamps import parse_timestamp
 
@@ -322,7 +326,7 @@ def _split_days(a: dt.datetime, b: dt.datetime) -> dict[str, int]:
     return out
 
 
-def review(memex: Any, start: dt.date, end: dt.date, phrase: str = "") -> Review:
+def review(memex: Memex, start: dt.date, end: dt.date, phrase: str = "") -> Review:
     """Everything the memex holds for the days ``start`` ≤ day < ``end``."""
     lo = dt.datetime.combine(start, dt.time())
     hi = dt.datetime.combine(end, dt.time())
@@ -332,20 +336,20 @@ def review(memex: Any, start: dt.date, end: dt.date, phrase: str = "") -> Review
         return t is not None and lo <= t < hi
 
     nodes = memex.store.all_nodes()
-    by_file: dict[str, list[Any]] = {}
+    by_file: dict[str, list[Node]] = {}
     for n in nodes:
         by_file.setdefault(n.file, []).append(n)
     for rel, ns in by_file.items():
         ns.sort(key=lambda n: n.line)
-        chain: list[Any] = []
-        ancestors: dict[str, list[Any]] = {}
+        chain: list[Node] = []
+        ancestors: dict[str, list[Node]] = {}
         for n in ns:
             while chain and chain[-1].level >= n.level:
                 chain.pop()
             ancestors[n.key] = list(chain)
             chain.append(n)
 
-        def project_of(n: Any, anc: list[Any]) -> str:
+        def project_of(n: Node, anc: list[Node]) -> str:
             for a in [*anc, n]:
                 if "project" in a.local_tags or ((a.category or "").lower() == "project" \
                         and a.level == 1):
@@ -401,7 +405,7 @@ def review(memex: Any, start: dt.date, end: dt.date, phrase: str = "") -> Review
     return rv
 
 
-def _clocks(memex: Any, rel: str, ns: list[Any], ancestors: dict[str, list[Any]],
+def _clocks(memex: Memex, rel: str, ns: list[Node], ancestors: dict[str, list[Node]],
             project_of: Any, lo: dt.datetime, hi: dt.datetime, rv: Review) -> None:
     """The CLOCK lines of one file, each under the headline whose section holds it."""
     from ..atomic import read_snapshot
