@@ -14,7 +14,7 @@ import hmac
 import json
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -27,6 +27,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .. import __version__
 from ..memex import Memex
 from .edge import allowed_host, host_refusal, in_thread
+
+if TYPE_CHECKING:
+    from ..pipeline.kernel import Kernel
 
 __all__ = ["DEFAULT_MAX_BODY", "DEFAULT_TIMEOUT", "RateLimiter", "create_app"]
 
@@ -226,7 +229,7 @@ def _object(body: Any) -> dict[str, Any]:
     return body
 
 
-def cancel_pending(kernel: Any, by: str = "shutdown") -> int:
+def cancel_pending(kernel: Kernel, by: str = "shutdown") -> int:
     """Deny every open approval (so waiting requests finish when the daemon stops)."""
     n = 0
     for p in kernel.approvals.pending():
@@ -236,7 +239,7 @@ def cancel_pending(kernel: Any, by: str = "shutdown") -> int:
     return n
 
 
-async def run_chat(kernel: Any, text: str, session: str, source: str
+async def run_chat(kernel: Kernel, text: str, session: str, source: str
                    ) -> AsyncIterator[tuple[str, Any]]:
     """Submit one request; yield ``("reply", (text, data))`` and ``("approval", pending)``
     as the pipeline produces them, without holding a thread while it works or waits."""
@@ -519,7 +522,7 @@ async def _server_error(request: Request, exc: Exception) -> Response:
 
 
 # -- the app -----------------------------------------------------------------------------
-def create_app(memex: Memex, kernel: Any = None, token: str | None = None, *,
+def create_app(memex: Memex, kernel: Kernel | None = None, token: str | None = None, *,
                heartbeat: float = 60.0, watch: float = 2.0, approval_timeout: float = 3600.0,
                rate: float = 20.0, burst: float = 100.0, max_body: int = DEFAULT_MAX_BODY,
                workers: int = 4, shutdown_timeout: float = 30.0,
