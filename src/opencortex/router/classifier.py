@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["HAND2_FILE", "HAND_FILE", "SOURCES", "TRAIN_FILE", "Classifier", "Source", "cache_file",
+__all__ = ["HAND2_FILE", "HAND3_FILE", "HAND_FILE", "MULTI_FILE", "SOURCES", "TRAIN_FILE", "Classifier", "Source", "cache_file",
            "cached_classifier", "cross_validate", "drop_cached", "features", "fit", "knn_vote",
            "load_training", "load_weighted", "ngram_features"]
 
@@ -38,6 +38,15 @@ HAND_FILE = DATA_DIR / "train_hand.jsonl"
 HAND2_FILE = DATA_DIR / "train_hand2.jsonl"
 """A second writer's utterances, written the same way without reading the first file's rows:
 other voices for the same targets (weighted towards web, chat and its neighbours)."""
+HAND3_FILE = DATA_DIR / "train_hand3.jsonl"
+"""A third writer's utterances for the kinds the first two under-covered: journal and
+"according to my notes" questions (notes), "what next on X" and due-date questions, terse
+captures ("remember: …", "X, put that on the list") and dismissals (gtd), edits of a quoted
+text (chat), command lines typed bare (shell)."""
+MULTI_FILE = DATA_DIR / "train_multi.jsonl"
+"""Everyday requests in Spanish, French, German, Italian and Portuguese for every target:
+MiniLM-L6 is English-centric, so other languages need rows of their own (their function words
+— "en ligne", "hablamos de", "Sitzung" — reach the model through the hashed n-grams)."""
 TRAIN_FILE = DATA_DIR / "train.jsonl"
 """Template fillings from scripts/router_train_gen.py (v4): many rows, few phrasings."""
 TEMPLATE_WEIGHT = 0.2
@@ -58,7 +67,8 @@ class Source:
     per_group: int | None = None
 
 
-SOURCES: tuple[Source, ...] = (Source(HAND_FILE), Source(HAND2_FILE),
+SOURCES: tuple[Source, ...] = (Source(HAND_FILE), Source(HAND2_FILE), Source(HAND3_FILE),
+                               Source(MULTI_FILE),
                                Source(TRAIN_FILE, TEMPLATE_WEIGHT, TEMPLATE_PER_GROUP))
 """The bundled training set, earlier files first (a later row whose text an earlier one
 already has is dropped)."""
