@@ -119,8 +119,16 @@ _OPENERS_RE = re.compile(
     re.IGNORECASE)
 _WRITE_VERBS = frozenset("""create make build write draft design develop generate scaffold set
 bootstrap init initialise initialize spin kick begin start add teach learn give extend new author
-lay open craft crée créer crées apprends erstelle erstell leg bring crea aprende genera""".split())
-_WANT_RE = re.compile(r"^i(?:'d like| would like| want| need)\s+(?:a|an|to)\b", re.IGNORECASE)
+lay open craft crée créer crées apprends erstelle erstell leg bring crea aprende genera
+prepara prepare prépare monta monte arranca inicia inicializa initialise lance lanza hazme haz
+hazte fais fabrique développe desarrolla génère ajoute añade agrega enséñate mach mache bau
+baue richte starte entwickle füge lege avvia inizia imposta creati impara aggiungi cria criar
+começa começar adiciona ensina""".split())
+"""Creating verbs first in a command (English, and the es/fr/de/it/pt imperatives the
+training set's other languages use)."""
+_WANT_RE = re.compile(r"^(?:i(?:'d like| would like| want| need)\s+(?:a|an|to)|quiero que|"
+                      r"quisiera que|je veux que|je voudrais que|ich möchte,? dass|"
+                      r"ich will,? dass|voglio che|vorrei che|quero que)\b", re.IGNORECASE)
 
 
 def is_question(clause: str) -> bool:

@@ -256,7 +256,8 @@ _CMD_FILLER = re.compile(r"(?:\s+(?:please|pls|for me|now|again|quickly))+[.!?]*
 _SHOW_OUTPUT = re.compile(r"^(?:(?:please|just|now)\s+)*(?:show me|give me|print|display|check|"
                           r"what does|what's|whats)(?:\s+(?:the )?(?:output of|result of))?\s+",
                           re.IGNORECASE)
-_ARG_TOKEN = re.compile(r"^(?:--?[\w-]+(?:=\S+)?|[~./]\S*|\S+\.\w{1,4}|[\w@:%+=,-]+)$")
+_ARG_TOKEN = re.compile(r"^(?:--?[\w-]+(?:=\S+)?|[~./]\S*|\S+\.\w{1,4}|[\w@:%+=,-]+|"
+                        r"'[^']*'|\"[^\"]*\")$")
 _NOT_ARGS = frozenset("""the a an my your our their this that these those is are was were be
 to of about for with what why how when where who do does did i you we me it and or but not
 on in at into onto than then so if all some any can could would should will""".split())
