@@ -275,7 +275,7 @@ def is_command_line(clause: str) -> bool:
     (``KNOWN_PROGRAMS``) or another executable on PATH needs a flag, a path or a subcommand
     word ("git branching strategies" is a topic), or nothing if it only prints the machine's
     state (``_BARE_PROGRAMS``); an English-word program name (``_WORDY_PROGRAMS``) needs a
-    flag or a path — "find my notes" is a request in words."""
+    flag, a path or a quoted argument — "find my notes" is a request in words."""
     c = _CMD_FILLER.sub("", _SOFT_OPENERS.sub("", clause.strip()))
     c = _SHOW_OUTPUT.sub("", c, count=1)
     words = c.split()
@@ -287,9 +287,10 @@ def is_command_line(clause: str) -> bool:
     prog = prog.lower()
     if any(not _ARG_TOKEN.match(a) or a.lower() in _NOT_ARGS for a in args):
         return False
-    shaped = any(a.startswith(("-", "/", "~", "./")) or "." in a.strip(".") for a in args)
+    flagged = any(a.startswith(("-", "/", "~", "./", "'", '"')) for a in args)
     if prog in _WORDY_PROGRAMS:
-        return shaped
+        return flagged  # "open example.com" is a page to fetch, "sort out X" no command
+    shaped = flagged or any("." in a.strip(".") for a in args)
     if not args:
         return prog in _BARE_PROGRAMS
     if prog not in KNOWN_PROGRAMS and (not re.fullmatch(r"[a-z][\w.+-]*", prog)
