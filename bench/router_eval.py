@@ -8,7 +8,9 @@ and recall (over positions aligned by index; surplus/missing positions count as 
 positives/negatives), a confusion table for aligned positions, then one JSON summary line.
 Without ``--file`` both dev sets are scored.  ``--cv`` first prints the classifier's k-fold
 cross-validated accuracy on its own hand-written training rows (``--grid``: an l2 x
-template-weight grid, the only place hyperparameters are chosen).  The dev files are checks,
+template-weight grid, the only place hyperparameters are chosen; ``--cv-files``: only some
+training files, for a before/after figure on the same rows — each row's fold is a hash of its
+text).  The dev files are checks,
 never training or tuning data.
 
 A dev file whose labels never use "review" predates that target: a predicted "review" is
@@ -105,7 +107,7 @@ def report(res: dict, path: Path, show_errors: bool) -> str:
     return "\n".join(lines)
 
 
-def cross_validation(folds: int, grid: bool) -> str:
+def cross_validation(folds: int, grid: bool, files: list[str] | None = None) -> str:
     """k-fold accuracy of the classifier on its hand-written rows (the template rows always
     train, at their weight, and are never scored: they share their wording with each other),
     with a confusion table; and how a model trained on the templates alone does on the
@@ -117,7 +119,8 @@ def cross_validation(folds: int, grid: bool) -> str:
     from opencortex.embed import get_embedder
     from opencortex.router import classifier as C
 
-    texts, labels, _, weights = C.load_weighted()
+    sources = tuple(s for s in C.SOURCES if not files or s.path.name in files)
+    texts, labels, _, weights = C.load_weighted(sources)
     t0 = time.perf_counter()
     emb = np.asarray(get_embedder("minilm").embed(texts, batch_size=C.TRAIN_BATCH),
                      dtype=np.float32)
@@ -125,7 +128,7 @@ def cross_validation(folds: int, grid: bool) -> str:
     x = C.features(emb, texts)
     C.fit(x, labels, weights=weights)
     t2 = time.perf_counter()
-    hand = [w == C.SOURCES[0].weight for w in weights]
+    hand = [w == sources[0].weight for w in weights]
     names = sorted(set(labels))
     n_hand = sum(hand)
     lines = [f"## Classifier {folds}-fold cross-validation ({n_hand} hand-written rows scored; "
@@ -141,6 +144,7 @@ def cross_validation(folds: int, grid: bool) -> str:
                 keep = np.asarray([h or tw > 0 for h in hand])
                 acc = C.cross_validate(x[keep], [lab for lab, k in zip(labels, keep,
                                                                          strict=True) if k],
+                                       [t for t, k in zip(texts, keep, strict=True) if k],
                                        folds=folds, l2=l2,
                                        weights=[v for v, k in zip(w, keep, strict=True) if k],
                                        tested=[h for h, k in zip(hand, keep, strict=True)
@@ -148,7 +152,7 @@ def cross_validation(folds: int, grid: bool) -> str:
                 used = " (used)" if l2 == C.L2 and tw == C.TEMPLATE_WEIGHT else ""
                 lines.append(f"| {l2:g} | {tw:g}{used} | {acc:.2%} |")
         lines.append("")
-    res = C.cross_validate(x, labels, folds=folds, weights=weights, tested=hand)
+    res = C.cross_validate(x, labels, texts, folds=folds, weights=weights, tested=hand)
     tmpl = np.flatnonzero(~np.asarray(hand))
     only = C.fit(x[tmpl], [labels[i] for i in tmpl])
     hand_idx = np.flatnonzero(hand)
@@ -156,10 +160,10 @@ def cross_validation(folds: int, grid: bool) -> str:
     transfer = float(np.mean([only.labels[int(p)] == labels[i]
                               for p, i in zip(pred, hand_idx, strict=True)]))
     per_source, start = {}, 0
-    for src in C.SOURCES:
-        if src.weight != C.SOURCES[0].weight:
+    for src in sources:
+        if src.weight != sources[0].weight:
             break
-        n_src = len(C.load_weighted(C.SOURCES[:len(per_source) + 1])[0]) - start
+        n_src = len(C.load_weighted(sources[:len(per_source) + 1])[0]) - start
         per_source[src.path.name] = float(np.mean(res["hits"][start:start + n_src]))
         start += n_src
     lines += [f"Hand-written rows, {folds}-fold: **{res['accuracy']:.2%}**; a model trained on "
@@ -185,10 +189,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cv", type=int, nargs="?", const=5, default=0, metavar="FOLDS",
                     help="also cross-validate the classifier on its training set")
     ap.add_argument("--grid", action="store_true", help="with --cv: also try an l2 grid")
+    ap.add_argument("--cv-files", help="with --cv: only these training files (comma-separated "
+                    "names, e.g. the set before a file was added, for a before/after figure)")
     ap.add_argument("--show-errors", action="store_true", help="list the misrouted utterances")
     args = ap.parse_args(argv)
     if args.cv:
-        print(cross_validation(args.cv, args.grid), end="\n\n")
+        files = args.cv_files.split(",") if args.cv_files else None
+        print(cross_validation(args.cv, args.grid, files), end="\n\n")
     for path in args.file or DEFAULT_FILES:
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
                 if line.strip()]

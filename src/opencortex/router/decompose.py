@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TARGETS", "WRITE_TARGETS", "EmbedFn", "Hint", "Intent", "Verdict", "classify",
            "decompose", "is_back_reference", "is_bare_directive", "is_imperative", "is_question",
+           "is_source_directive",
            "verdict",
            "warm"]
 
@@ -118,8 +119,16 @@ _OPENERS_RE = re.compile(
     re.IGNORECASE)
 _WRITE_VERBS = frozenset("""create make build write draft design develop generate scaffold set
 bootstrap init initialise initialize spin kick begin start add teach learn give extend new author
-lay open craft crée créer crées apprends erstelle erstell leg bring crea aprende genera""".split())
-_WANT_RE = re.compile(r"^i(?:'d like| would like| want| need)\s+(?:a|an|to)\b", re.IGNORECASE)
+lay open craft crée créer crées apprends erstelle erstell leg bring crea aprende genera
+prepara prepare prépare monta monte arranca inicia inicializa initialise lance lanza hazme haz
+hazte fais fabrique développe desarrolla génère ajoute añade agrega enséñate mach mache bau
+baue richte starte entwickle füge lege avvia inizia imposta creati impara aggiungi cria criar
+começa começar adiciona ensina""".split())
+"""Creating verbs first in a command (English, and the es/fr/de/it/pt imperatives the
+training set's other languages use)."""
+_WANT_RE = re.compile(r"^(?:i(?:'d like| would like| want| need)\s+(?:a|an|to)|quiero que|"
+                      r"quisiera que|je veux que|je voudrais que|ich möchte,? dass|"
+                      r"ich will,? dass|voglio che|vorrei che|quero que)\b", re.IGNORECASE)
 
 
 def is_question(clause: str) -> bool:
@@ -279,15 +288,40 @@ def is_bare_directive(clause: str) -> bool:
     return bool(_BARE_DIRECTIVE.match(clause.strip()))
 
 
+_SOURCE_DIRECTIVE = re.compile(
+    r"^(?:and\s+|also\s+|just\s+|please\s+|pls\s+)*"
+    r"(?:check|see|look (?:at|on|in)|consult|use|read|try|ask|search)\s+"
+    r"(?:the\s+|their\s+|its\s+|his\s+|her\s+|a\s+|an\s+)?(?:[\w'’.-]+\s+){0,4}?"
+    r"(?:page|site|website|web ?site|docs|documentation|wiki|wikipedia|manual|handbook|faq|"
+    r"forum|forums|blog|changelog|release notes|announcement|news|reddit|stack ?overflow|"
+    r"github|readme|homepage|source|sources)"
+    r"(?:\s+(?:for (?:it|that|this|me)|first|please|pls))*\s*[.!?]*$", re.IGNORECASE)
+"""A clause that names only where to find the answer ("check the official docs", "see the
+project's wiki page"): after a question it says how to answer it, no request of its own."""
+_BARE_URL = re.compile(r"^(?:<)?(?:https?://|www\.)\S+?(?:>)?[.!?]*$", re.IGNORECASE)
+"""A clause that is nothing but a URL: the page the clause beside it is about."""
+
+
+def is_source_directive(clause: str, previous: str) -> bool:
+    """Does ``clause`` only point the question before it at a source (a page, the docs, a
+    bare URL)?  Only after a question: "find my notes on X, check the wiki" asks for two
+    things, "what changed in X? check the official page" for one."""
+    c = clause.strip()
+    if _BARE_URL.match(c):
+        return True
+    return bool(_SOURCE_DIRECTIVE.match(c)) and is_question(previous)
+
+
 def _join_directives(clauses: list[str], sentence_of: list[int]
                      ) -> tuple[list[str], list[int], dict[int, str]]:
-    """Fold each bare directive into the clause before it; the joined clause takes the
-    directive's target (returned by index), since the directive names the tool."""
+    """Fold each bare directive (a tool, a source or a bare URL) into the clause before it;
+    the joined clause takes the directive's target (returned by index), since the directive
+    names the tool."""
     out: list[str] = []
     sents: list[int] = []
     forced: dict[int, str] = {}
     for c, n in zip(clauses, sentence_of, strict=True):
-        if out and is_bare_directive(c):
+        if out and (is_bare_directive(c) or is_source_directive(c, out[-1])):
             prev = out[-1].rstrip()
             sep = " " if prev.endswith((",", ";", ":", ".", "?", "!")) else ", "
             out[-1] = f"{prev}{sep}{c}"

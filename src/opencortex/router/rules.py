@@ -93,6 +93,22 @@ def _is_request(s: str) -> bool:
     return bool(re.match(r"(?:/\w|\$ |`)", body))
 
 
+_PLACE_CLAUSE = re.compile(
+    r"^(?:(?:please|first|just)\s+)*(?:(?:ssh|mosh)(?:\s+(?:into|onto|to|in\s+to))?|"
+    r"(?:log|sign|shell|get)\s*(?:in|on)(?:to)?|connect(?:\s+(?:to|into))?|"
+    r"(?:cd|change directory|chdir|hop|jump|switch)\s+(?:in)?to)\s+"
+    r"(?:the\s+|my\s+|our\s+)?[\w@.:/~-]+(?:\s+(?:box|server|machine|host|vm|pi|nas|"
+    r"router|repo|repository|folder|directory|dir|project|container|cluster))?$",
+    re.IGNORECASE)
+"""A clause that only goes somewhere ("ssh into the backup box", "cd into the repo"): the
+next clause is what to do there, one request with it, not a request of its own."""
+
+
+def is_place_clause(clause: str) -> bool:
+    """Does the clause only move to a host or directory where the next clause acts?"""
+    return bool(_PLACE_CLAUSE.match(clause.strip(" ,;")))
+
+
 def _split_weak(clause: str) -> list[str]:
     """Split on and/et/und/y only where both sides are requests and the right isn't anaphoric."""
     parts: list[str] = []
@@ -109,6 +125,8 @@ def _split_weak(clause: str) -> list[str]:
             continue  # "if it rains, remind me": a bare comma needs requests on both sides
         if _ANAPHORIC.match(_SOFT_OPENERS.sub("", right.strip())):
             continue
+        if is_place_clause(left):
+            continue  # "ssh into the nas and pull the logs": one command, done there
         parts.append(left)
         start = m.end()
     parts.append(clause[start:])
@@ -129,7 +147,7 @@ def split_candidates(clause: str) -> list[tuple[str, str]]:
             continue
         if len(left.split()) < 3 or len(right.split()) < 3:
             continue
-        if _ANAPHORIC.match(_SOFT_OPENERS.sub("", right)):
+        if _ANAPHORIC.match(_SOFT_OPENERS.sub("", right)) or is_place_clause(left):
             continue
         out.append((left, right))
     return out
@@ -189,6 +207,97 @@ _COMMAND_LINE_RE = re.compile(
     re.IGNORECASE)
 _QUOTED_CMD_RE = re.compile(rf"^`[^`]+`$|^\$ |`(?:{_PROGRAMS})\b[^`]*`")
 
+KNOWN_PROGRAMS = frozenset("""
+git hg svn ls lsblk lscpu lsusb lspci lsof lsmod lsattr df du ps pgrep pkill pstree htop btop
+iotop atop glances nmcli nmtui iwconfig ifconfig iw ip ss netstat ping traceroute tracepath mtr
+dig nslookup whois curl wget ssh scp sftp rsync mosh systemctl journalctl loginctl timedatectl
+hostnamectl resolvectl networkctl udevadm busctl dmesg uname uptime whoami hostname docker
+podman kubectl helm minikube kind k3s k9s terraform ansible vagrant zfs zpool btrfs lvs pvs vgs
+lvdisplay vgdisplay mdadm smartctl hdparm fdisk parted blkid findmnt umount apt apt-get
+apt-cache dpkg yum dnf rpm pacman yay zypper brew snap flatpak pip pip3 pipx npm npx yarn pnpm
+cargo rustc rustup gcc clang cmake ninja meson python python3 node deno bun ruby gem perl java
+javac mvn gradle pytest tox ruff mypy uv poetry conda jq yq sed awk gawk grep egrep rg ag fd
+fzf tmux vim nvim emacs nano tar gzip gunzip zip unzip xz zstd 7z bzip2 openssl gpg ssh-keygen
+ssh-add chmod chown chgrp mkdir rmdir rm mv cp ln wc nproc vmstat iostat mpstat sar nvidia-smi
+sensors upower powertop crontab ffmpeg ffprobe magick exiftool pandoc sqlite3 psql mysql
+redis-cli mongosh certbot nginx apachectl ufw iptables nft tailscale wg wg-quick restic borg
+rclone syncthing virsh qemu-img lxc incus pm2 supervisorctl gh glab aws gcloud az doctl flyctl
+heroku ollama llm lsb_release neofetch fastfetch inxi dmidecode xrandr pactl pacmd amixer
+bluetoothctl rfkill timeshift snapper borgmatic rustfmt gofmt isort pre-commit
+""".split())
+"""Programs whose name is no everyday English word (general Unix knowledge, not any one
+request's): a clause made of one of these and its subcommand words is a command line."""
+_WORDY_PROGRAMS = frozenset("""
+find make look link install last time test join split sort head tail free top watch touch kill
+which who write mail more less messages size strip sync reset clear view script patch expand
+factor file from id init login nice opt editor pager route service shutdown reboot users groups
+yes true false red rev wall tee dir comm seq stat date echo halt mount strings sum mesg say open
+cal note notes print run show list tr cut paste fold nl od pr col ptx tac env man at bc dc ed ex
+cat less logger locale arch apropos whatis whereis
+""".split())
+"""Executables whose name is also an English word: on PATH, but "find my notes" is no command
+line, so they need flags, a path or a subcommand word to count."""
+_BARE_PROGRAMS = frozenset("""ls lsblk lscpu lsusb lspci lsof lsmod df du ps pstree htop btop iotop
+atop glances dmesg uname uptime whoami hostname nproc vmstat iostat mpstat sensors neofetch
+fastfetch inxi ifconfig netstat lsb_release nvidia-smi""".split())
+"""Known programs that make a command line by their name alone (they print the machine's state);
+a bare "python" or "docker" is as likely a topic to look up."""
+_SUBCOMMANDS = frozenset("""
+status list ls info show version usage logs log ps top stats get describe check scan health
+events history summary config df up down start stop restart reload enable disable update
+upgrade outdated doctor devices device link addr route query dump pull push fetch diff branch
+iostat pods nodes services images volumes networks inspect search tree audit verify sync run
+build test install add remove rm init clean lint format fmt exec attach prune rebase merge
+commit stash checkout switch status-all compose container containers du free iotop list-units
+scrub snapshot snapshots mounts ports peers netcheck whoami env freeze
+""".split())
+_CMD_FILLER = re.compile(r"(?:\s+(?:please|pls|for me|now|again|quickly))+[.!?]*$|[.!?]+$",
+                         re.IGNORECASE)
+_SHOW_OUTPUT = re.compile(r"^(?:(?:please|just|now)\s+)*(?:show me|give me|print|display|check|"
+                          r"what does|what's|whats)(?:\s+(?:the )?(?:output of|result of))?\s+",
+                          re.IGNORECASE)
+_ARG_TOKEN = re.compile(r"^(?:--?[\w-]+(?:=\S+)?|[~./]\S*|\S+\.\w{1,4}|[\w@:%+=,-]+|"
+                        r"'[^']*'|\"[^\"]*\")$")
+_NOT_ARGS = frozenset("""the a an my your our their this that these those is are was were be
+to of about for with what why how when where who do does did i you we me it and or but not
+on in at into onto than then so if all some any can could would should will""".split())
+
+
+def _on_path(name: str) -> bool:
+    import shutil
+
+    return shutil.which(name) is not None
+
+
+def is_command_line(clause: str) -> bool:
+    """A clause typed as a terminal command: a program name then only argument-shaped words
+    ("zpool status please", "docker compose ps", "show me lsblk").  A known program
+    (``KNOWN_PROGRAMS``) or another executable on PATH needs a flag, a path or a subcommand
+    word ("git branching strategies" is a topic), or nothing if it only prints the machine's
+    state (``_BARE_PROGRAMS``); an English-word program name (``_WORDY_PROGRAMS``) needs a
+    flag, a path or a quoted argument — "find my notes" is a request in words."""
+    c = _CMD_FILLER.sub("", _SOFT_OPENERS.sub("", clause.strip()))
+    c = _SHOW_OUTPUT.sub("", c, count=1)
+    words = c.split()
+    if not words or len(words) > 7:
+        return False
+    prog, args = words[0], words[1:]
+    if prog != prog.lower() and not prog.isupper() and prog[1:] != prog[1:].lower():
+        return False
+    prog = prog.lower()
+    if any(not _ARG_TOKEN.match(a) or a.lower() in _NOT_ARGS for a in args):
+        return False
+    flagged = any(a.startswith(("-", "/", "~", "./", "'", '"')) for a in args)
+    if prog in _WORDY_PROGRAMS:
+        return flagged  # "open example.com" is a page to fetch, "sort out X" no command
+    shaped = flagged or any("." in a.strip(".") for a in args)
+    if not args:
+        return prog in _BARE_PROGRAMS
+    if prog not in KNOWN_PROGRAMS and (not re.fullmatch(r"[a-z][\w.+-]*", prog)
+                                       or not _on_path(prog)):
+        return False
+    return shaped or any(a.lower() in _SUBCOMMANDS for a in args)
+
 _PLEASANTRY = re.compile(
     r"^(?:hi|hello|hey|hiya|yo|good (?:morning|afternoon|evening)|thanks|thank you|thx|cheers|"
     r"please|ok|okay|great|cool|bonjour|salut|merci|hallo|guten (?:morgen|tag)|danke|hola|"
@@ -241,7 +350,7 @@ def rule_target(clause: str) -> str | None:
     if m:
         name = m.group(1).lower()
         return {"skill": "skill-creator", "recall": "recollect"}.get(name, name)
-    if _QUOTED_CMD_RE.search(c) or _COMMAND_LINE_RE.match(c):
+    if _QUOTED_CMD_RE.search(c) or _COMMAND_LINE_RE.match(c) or is_command_line(c):
         return "shell"
     if _URL_RE.search(c) or re.match(r"^(?:fetch|download|open|browse|visit)\s+"
                                      + _DOMAIN_RE.pattern, c, re.IGNORECASE):
