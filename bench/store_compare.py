@@ -132,6 +132,7 @@ EMBEDDER: object = RandomEmbedder()
 
 def run_store(label: str, m, queries: list[str], qvecs, exact: dict | None) -> dict:
     from opencortex.retrieval.hybrid import Retriever
+    from opencortex.retrieval.vectors import PgVectors
 
     row: dict = {"store": label}
     t = time.perf_counter()
@@ -168,8 +169,8 @@ def run_store(label: str, m, queries: list[str], qvecs, exact: dict | None) -> d
     else:
         rec = [len(set(found[i]) & set(exact[i])) / max(1, len(exact[i])) for i in found]
         row["recall_at_10"] = round(statistics.mean(rec), 4)
-    native = getattr(r.vectors, "_native", None)
-    if native is not None and exact is not None:  # pgvector's default candidate list
+    native = r.vectors
+    if isinstance(native, PgVectors) and exact is not None:  # pgvector's default list
         native.ef_search = 40
         vt40, rec40 = [], []
         for i, qv in enumerate(qvecs):

@@ -120,7 +120,7 @@ class SqliteStore(SqlStore):
                 [(first + ni, file_id, q, ln, h, bl) for ni, q, ln, h, bl in rows.passages])
         return file_id
 
-    # -- the vector engine's rows (retrieval.vectors ranks them in numpy) ---------------
+    # -- the vector engine's rows (retrieval.vectors ranks them in numpy) --------------
     def embedding_pending(self, model: str, dim: int, limit: int | None = None
                           ) -> list[tuple[Any, ...]]:
         """(hash, outline, title, body, seq, line, body_line) of each distinct passage
@@ -133,20 +133,6 @@ class SqliteStore(SqlStore):
         if limit:
             sql += f" LIMIT {int(limit)}"
         return self.db.execute(sql, (model, dim)).fetchall()
-
-    def embedding_counts(self, model: str, dim: int) -> tuple[int, int]:
-        """(nodes, nodes with a vector for every passage)."""
-        q = self.db.execute
-        nodes = q("SELECT count(*) FROM nodes").fetchone()[0]
-        pending = q("SELECT count(DISTINCT p.node_id) FROM passages p WHERE NOT EXISTS "
-                    "(SELECT 1 FROM embeddings e WHERE e.hash = p.hash AND e.model = ? "
-                    "AND e.dim = ?)", (model, dim)).fetchone()[0]
-        return nodes, nodes - pending
-
-    def embedding_passage_count(self, model: str, dim: int) -> int:
-        return self.db.execute(
-            "SELECT count(*) FROM passages p JOIN embeddings e ON e.hash = p.hash AND "
-            "e.model = ? AND e.dim = ?", (model, dim)).fetchone()[0]
 
     def embedding_rows(self, model: str, dim: int) -> Iterable[tuple[str, int, str, Any]]:
         """(node key, passage line, hash, little-endian float32 blob) per passage with a

@@ -15,7 +15,7 @@ from ..memex import Memex
 from ..memory.nodes import Node
 from .fusion import fuse
 from .keyword import engine_for, query_terms
-from .vectors import VectorIndex
+from .vectors import VectorIndex, vector_index
 
 if TYPE_CHECKING:
     from ..embed.base import Embedder
@@ -108,7 +108,7 @@ class Retriever:
     def vectors(self) -> VectorIndex:
         if self._vectors is None:
             name, dim = self._model_id()
-            self._vectors = VectorIndex(self.memex.store, name, dim, self._cache_dir)
+            self._vectors = vector_index(self.memex.store, name, dim, self._cache_dir)
         return self._vectors
 
     def _model_id(self) -> tuple[str, int]:
