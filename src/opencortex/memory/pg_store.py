@@ -25,15 +25,21 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import IndexStoreError
 from .dialect import POSTGRES, RANK_WEIGHTS, pg_tsquery
 from .migrations import MigrationSet, migration_sets
-from .nodes import FileRows
+from .nodes import FileRows, PassageRow
 from .pg_migrations import apply_pg_migrations, pg_migration_status
 from .query import QuerySyntaxError
 from .sql_store import SqlStore
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg.rows import TupleRow
+
+    from .nodes import Vector
 
 __all__ = ["PgStore", "copy_vectors", "redact_url"]
 
@@ -46,7 +52,7 @@ _NODE_COPY_COLS = (
     "embed_hash")
 
 
-def _clean(v: Any) -> Any:
+def _clean(v: object) -> object:
     """PostgreSQL text cannot hold NUL; Org files virtually never do, but never fail on it."""
     return v.replace("\x00", "") if isinstance(v, str) and "\x00" in v else v
 
@@ -235,7 +241,7 @@ class PgStore(SqlStore):
         return [(key, float(r)) for key, r in rows]
 
     def embedding_pending(self, model: str, dim: int, limit: int | None = None
-                          ) -> list[tuple[Any, ...]]:
+                          ) -> list[PassageRow]:
         """(hash, outline, title, body, seq, line, body_line) of each distinct passage
         text without a vector of this model and dimension."""
         sql = ("SELECT DISTINCT ON (p.hash) p.hash, n.outline, n.title, n.body, p.seq, "
@@ -246,7 +252,8 @@ class PgStore(SqlStore):
             sql += f" LIMIT {int(limit)}"
         return self.db.execute(sql, (model, dim)).fetchall()
 
-    def embeddings_put(self, model: str, dim: int, pairs: Sequence[tuple[str, Any]]) -> None:
+    def embeddings_put(self, model: str, dim: int, pairs: Sequence[tuple[str, Vector]]
+                       ) -> None:
         """Store (hash, float32 vector) rows; a row another process stored first wins
         (same content, same model: the same vector)."""
         self.begin()
@@ -330,7 +337,7 @@ class PgStore(SqlStore):
                 db.execute("RESET enable_indexscan")
         return [(key, float(s), int(line)) for key, s, line in rows]
 
-    def embedding_matrix(self, model: str, dim: int) -> tuple[list[str], Any]:
+    def embedding_matrix(self, model: str, dim: int) -> tuple[list[str], Vector]:
         """(node key per passage, float32 matrix) of every passage with a vector, in node
         and passage order."""
         import numpy as np
@@ -345,8 +352,8 @@ class PgStore(SqlStore):
         return keys, m
 
 
-def copy_vectors(db: Any, table: str, rows: Iterable[tuple[str, Any]], dim: int,
-                 extra: tuple[Any, ...] = ()) -> int:
+def copy_vectors(db: psycopg.Connection[TupleRow], table: str,
+                 rows: Iterable[tuple[str, Vector]], dim: int) -> int:
     """COPY (hash, vec) rows into ``table`` in PostgreSQL's binary format, vectors in
     pgvector's wire format (int16 dim, int16 0, big-endian float4s) straight from numpy:
     formatting floats as text costs ~0.3 ms per 384-d vector, this ~5 µs."""

@@ -12,12 +12,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .nodes import FileRows, Node, NodeLink
+from .nodes import FileRows, Node, NodeLink, PassageRow
 from .query import Predicate
 
 if TYPE_CHECKING:
     from .dialect import Dialect
     from .migrations import MigrationSet
+    from .nodes import Vector
     from .pg_store import PgStore
     from .sql_store import JournalRow
 
@@ -101,10 +102,11 @@ class EmbeddingRows(Protocol):
     embedded, and storing new vectors (both stores: content-addressed ``embeddings``)."""
 
     def embedding_pending(self, model: str, dim: int, limit: int | None = None
-                          ) -> list[tuple[Any, ...]]: ...
+                          ) -> list[PassageRow]: ...
     def embedding_counts(self, model: str, dim: int) -> tuple[int, int]: ...
     def embedding_passage_count(self, model: str, dim: int) -> int: ...
-    def embeddings_put(self, model: str, dim: int, pairs: Sequence[tuple[str, Any]]) -> None: ...
+    def embeddings_put(self, model: str, dim: int, pairs: Sequence[tuple[str, Vector]]
+                       ) -> None: ...
     def generation(self) -> str: ...
 
 
@@ -113,7 +115,7 @@ class EmbeddingBlobs(EmbeddingRows, Protocol):
     """SQLite: the raw vector rows an in-process engine ranks (``retrieval.vectors``
     loads them into a numpy matrix)."""
 
-    def embedding_rows(self, model: str, dim: int) -> Iterable[tuple[str, int, str, Any]]: ...
+    def embedding_rows(self, model: str, dim: int) -> Iterable[tuple[str, int, str, object]]: ...
     def embeddings_drop(self, model: str, dim: int, hashes: Iterable[str]) -> None: ...
 
 
@@ -125,7 +127,7 @@ class EmbeddingSearch(EmbeddingRows, Protocol):
     def embedding_search(self, model: str, dim: int, qvec: Sequence[float], want: int,
                          ef_search: int, exact: bool = False
                          ) -> list[tuple[str, float, int]]: ...
-    def embedding_matrix(self, model: str, dim: int) -> tuple[list[str], Any]: ...
+    def embedding_matrix(self, model: str, dim: int) -> tuple[list[str], Vector]: ...
 
 
 @runtime_checkable

@@ -22,19 +22,25 @@ model or dimension simply has no vectors yet — never a mixed index.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ..memory.nodes import embed_node_rows
+from ..memory.incremental import Progress
+from ..memory.nodes import Embed, embed_node_rows
 from ..memory.store import EmbeddingBlobs, EmbeddingRows, EmbeddingSearch, IndexStore
 from .topk import RowRanker
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..memory.nodes import Vector
+
 __all__ = ["MatrixVectors", "PgVectors", "VectorIndex", "VectorStatus", "vector_index"]
 
-Embed = Callable[[list[str]], Any]
-Progress = Callable[[int, int], None]
+_Loaded = tuple[tuple[str, str, int], list[str], "npt.NDArray[np.int32]", "Vector"]
+"""(signature, node key per row, passage line per row, matrix) of a loaded matrix."""
 
 
 @dataclass(slots=True)
@@ -61,9 +67,10 @@ class VectorIndex(Protocol):
     def passage_count(self) -> int: ...
     def embed_pending(self, embed: Embed, batch: int = 32, progress: Progress | None = None,
                       limit: int | None = None) -> int: ...
-    def matrix(self) -> tuple[list[str], Any]: ...
-    def search_passages(self, qvec: Any, k: int = 10) -> list[tuple[str, float, int]]: ...
-    def search(self, qvec: Any, k: int = 10) -> list[tuple[str, float]]: ...
+    def matrix(self) -> tuple[list[str], Vector]: ...
+    def search_passages(self, qvec: npt.ArrayLike, k: int = 10
+                        ) -> list[tuple[str, float, int]]: ...
+    def search(self, qvec: npt.ArrayLike, k: int = 10) -> list[tuple[str, float]]: ...
 
 
 def vector_index(store: IndexStore, model: str, dim: int,
@@ -100,7 +107,7 @@ class _Vectors:
         """Embed every distinct passage text without a vector; commits batch by batch so
         an interruption keeps what was done.  Returns the number of texts embedded."""
 
-        def put(pairs: list[tuple[str, Any]]) -> None:
+        def put(pairs: list[tuple[str, Vector]]) -> None:
             self.store.embeddings_put(self.model, self.dim, pairs)
 
         rows = self.store.embedding_pending(self.model, self.dim, limit)
@@ -111,11 +118,12 @@ class _Vectors:
     def _embedded(self) -> None:
         """After an embedding run (PostgreSQL builds its HNSW index then)."""
 
-    def search(self, qvec: Any, k: int = 10) -> list[tuple[str, float]]:
+    def search(self, qvec: npt.ArrayLike, k: int = 10) -> list[tuple[str, float]]:
         """Top-k nodes by cosine similarity of their best passage."""
         return [(key, score) for key, score, _ in self.search_passages(qvec, k)]
 
-    def search_passages(self, qvec: Any, k: int = 10) -> list[tuple[str, float, int]]:
+    def search_passages(self, qvec: npt.ArrayLike, k: int = 10
+                        ) -> list[tuple[str, float, int]]:
         raise NotImplementedError
 
 
@@ -128,12 +136,12 @@ class MatrixVectors(_Vectors):
         self.store: EmbeddingBlobs = store
         self.model, self.dim = model, dim
         self.cache_dir = Path(cache_dir) if cache_dir else None
-        self._mem: tuple[Any, list[str], Any, Any] | None = None  # (sig, keys, lines, matrix)
+        self._mem: _Loaded | None = None
         self._ranker: RowRanker | None = None  # over self._mem's matrix
         self.corrupt_dropped = 0
 
     # -- searching ---------------------------------------------------------------
-    def _signature(self) -> tuple:
+    def _signature(self) -> tuple[str, str, int]:
         return (self.store.generation(), self.model, self.dim)
 
     def _cache_paths(self) -> tuple[Path, Path] | None:
@@ -142,13 +150,13 @@ class MatrixVectors(_Vectors):
         stem = f"vectors-{self.model.replace('/', '_')}-{self.dim}"
         return self.cache_dir / f"{stem}.npy", self.cache_dir / f"{stem}.json"
 
-    def matrix(self) -> tuple[list[str], Any]:
+    def matrix(self) -> tuple[list[str], Vector]:
         """(node key of each row, float32 matrix of unit passage vectors); a node with
         several passages has several rows."""
         keys, _lines, m = self._load()
         return keys, m
 
-    def _load(self) -> tuple[list[str], Any, Any]:
+    def _load(self) -> tuple[list[str], npt.NDArray[np.int32], Vector]:
         import numpy as np
 
         sig = self._signature()
@@ -197,7 +205,8 @@ class MatrixVectors(_Vectors):
         self._mem = (sig, keys, lines, m)
         return keys, lines, m
 
-    def search_passages(self, qvec: Any, k: int = 10) -> list[tuple[str, float, int]]:
+    def search_passages(self, qvec: npt.ArrayLike, k: int = 10
+                        ) -> list[tuple[str, float, int]]:
         """Top-k nodes as ``(key, score, line)``: a node's score is its best passage's
         cosine, ``line`` where that passage starts."""
         keys, lines, m = self._load()
@@ -243,11 +252,11 @@ class PgVectors(_Vectors):
         """Create this (model, dim)'s HNSW index if missing; True when created now."""
         return self.store.embedding_index(self.model, self.dim)
 
-    def matrix(self) -> tuple[list[str], Any]:
+    def matrix(self) -> tuple[list[str], Vector]:
         """(node key per passage, float32 matrix) of every passage with a vector."""
         return self.store.embedding_matrix(self.model, self.dim)
 
-    def search_passages(self, qvec: Any, k: int = 10, exact: bool = False
+    def search_passages(self, qvec: npt.ArrayLike, k: int = 10, exact: bool = False
                         ) -> list[tuple[str, float, int]]:
         """Top-k nodes by their best passage's cosine similarity, with that passage's
         line (approximate through HNSW unless ``exact``)."""
