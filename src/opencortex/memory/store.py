@@ -130,7 +130,6 @@ class EmbeddingSearch(EmbeddingRows, Protocol):
     def embedding_matrix(self, model: str, dim: int) -> tuple[list[str], Vector]: ...
 
 
-@runtime_checkable
 class RankedFullText(Protocol):
     """PostgreSQL: keyword search ranked in the server (its ``tsvector``); a SQLite index
     has tantivy beside it instead."""
