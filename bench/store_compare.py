@@ -33,6 +33,14 @@ Measured here (one run each; 4-core container shared with other work, so ±30% n
     vector top-10 p50 / p95 (ms)       7.6 / 7.7       4.7 / 9.0
     recall@10 vs exact                 1.0             0.985 (ef 200), 0.886 (ef 40)
 
+    20k nodes, random vectors, --pg (one server), 3 runs interleaved with 801060f
+    (medians, after the engines moved to retrieval/; 801060f in brackets; a shared
+    2-core machine: single runs of the same tree differed up to 15x on the SQLite vectors)
+    cold index (s)                     2.25 [2.19]     4.57 [4.86]
+    bm25 top-10 p50 (ms)               0.44 [0.59]     93.6 [114.3]
+    vector top-10 p50 (ms)             1.56 [11.4]     11.5 [13.1]  (ef_search 200)
+    recall@10 vs exact                 1.0             0.593 [0.603]
+
 Random 384-d vectors are the worst case for HNSW (every point is nearly equidistant);
 on real embeddings recall is 0.985.  PostgreSQL's ranked full text costs a tsvector read
 per matching row (no block-max WAND as in tantivy): it is the slow part at 100k.
@@ -132,6 +140,7 @@ EMBEDDER: object = RandomEmbedder()
 
 def run_store(label: str, m, queries: list[str], qvecs, exact: dict | None) -> dict:
     from opencortex.retrieval.hybrid import Retriever
+    from opencortex.retrieval.vectors import PgVectors
 
     row: dict = {"store": label}
     t = time.perf_counter()
@@ -168,8 +177,8 @@ def run_store(label: str, m, queries: list[str], qvecs, exact: dict | None) -> d
     else:
         rec = [len(set(found[i]) & set(exact[i])) / max(1, len(exact[i])) for i in found]
         row["recall_at_10"] = round(statistics.mean(rec), 4)
-    native = getattr(r.vectors, "_native", None)
-    if native is not None and exact is not None:  # pgvector's default candidate list
+    native = r.vectors
+    if isinstance(native, PgVectors) and exact is not None:  # pgvector's default list
         native.ef_search = 40
         vt40, rec40 = [], []
         for i, qv in enumerate(qvecs):

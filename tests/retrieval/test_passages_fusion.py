@@ -14,7 +14,7 @@ from opencortex.memory.nodes import PASSAGE_OVERLAP, PASSAGE_WORDS, embed_hash, 
 from opencortex.retrieval.fusion import fuse
 from opencortex.retrieval.hybrid import Retriever
 from opencortex.retrieval.keyword import FIELD_BOOSTS
-from opencortex.retrieval.vectors import VectorIndex
+from opencortex.retrieval.vectors import vector_index
 
 from .conftest import HashingEmbedder
 
@@ -83,7 +83,7 @@ def long_mx(tmp_path: Path):
 
 def test_passages_stored_and_unchanged_text_not_reembedded(long_mx: Memex) -> None:
     e = HashingEmbedder()
-    v = VectorIndex(long_mx.store, e.name, e.dim)
+    v = vector_index(long_mx.store, e.name, e.dim)
     st = v.status()
     assert st.nodes == 2 and st.pending == 2
     n = v.embed_pending(e.embed)

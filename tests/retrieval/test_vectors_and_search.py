@@ -9,7 +9,7 @@ import pytest
 from opencortex.memex import Memex
 from opencortex.retrieval.deep_read import deep_read
 from opencortex.retrieval.hybrid import Retriever
-from opencortex.retrieval.vectors import VectorIndex
+from opencortex.retrieval.vectors import vector_index
 
 from .conftest import HashingEmbedder
 
@@ -37,7 +37,7 @@ def mx(tmp_path: Path):
 
 def test_embeddings_are_incremental_and_content_addressed(mx: Memex) -> None:
     e = HashingEmbedder()
-    v = VectorIndex(mx.store, e.name, e.dim)
+    v = vector_index(mx.store, e.name, e.dim)
     assert v.status().pending == 5
     assert v.embed_pending(e.embed) == 8  # Gamma (400 words) is 4 passages
     assert v.embed_pending(e.embed) == 0 and v.status().ready
@@ -52,10 +52,10 @@ def test_embeddings_are_incremental_and_content_addressed(mx: Memex) -> None:
 
 def test_model_or_dimension_change_reembeds_never_mixes(mx: Memex) -> None:
     e1, e2, e3 = HashingEmbedder("m1", 64), HashingEmbedder("m2", 64), HashingEmbedder("m1", 32)
-    v1 = VectorIndex(mx.store, e1.name, e1.dim)
+    v1 = vector_index(mx.store, e1.name, e1.dim)
     v1.embed_pending(e1.embed)
-    v2 = VectorIndex(mx.store, e2.name, e2.dim)
-    v3 = VectorIndex(mx.store, e3.name, e3.dim)
+    v2 = vector_index(mx.store, e2.name, e2.dim)
+    v3 = vector_index(mx.store, e3.name, e3.dim)
     assert v2.status().embedded == 0 and v3.status().embedded == 0
     assert v2.search(e2.embed(["caching"])[0]) == []
     v3.embed_pending(e3.embed)
@@ -65,7 +65,7 @@ def test_model_or_dimension_change_reembeds_never_mixes(mx: Memex) -> None:
 
 
 def test_wrong_dimension_from_embedder_is_a_clear_error(mx: Memex) -> None:
-    v = VectorIndex(mx.store, "m", 16)
+    v = vector_index(mx.store, "m", 16)
     with pytest.raises(Exception, match="dimension"):
         v.embed_pending(HashingEmbedder("m", 8).embed)
 
@@ -74,7 +74,7 @@ def test_wrong_dimension_from_embedder_is_a_clear_error(mx: Memex) -> None:
                         "vectors on write")
 def test_corrupted_vector_row_is_dropped_and_redone(mx: Memex) -> None:
     e = HashingEmbedder()
-    v = VectorIndex(mx.store, e.name, e.dim)
+    v = vector_index(mx.store, e.name, e.dim)
     v.embed_pending(e.embed)
     mx.store.db.execute("UPDATE embeddings SET vec = x'00ff' WHERE hash = "
                         "(SELECT min(hash) FROM embeddings)")

@@ -20,7 +20,7 @@ from opencortex.memex import Memex
 from opencortex.memory.pg_store import PgStore
 from opencortex.memory.query import parse_query
 from opencortex.memory.sqlite_store import SqliteStore
-from opencortex.retrieval.vectors import VectorIndex
+from opencortex.retrieval.vectors import vector_index
 
 from ..conftest import EXAMPLE
 
@@ -188,7 +188,7 @@ def test_vector_search_matches_exact(pg_server: str, pg_schema: str) -> None:
     e = HashingEmbedder()
     with _pg_memex(EXAMPLE, pg_server, pg_schema) as m:
         m.sync()
-        v = VectorIndex(m.store, e.name, e.dim)
+        v = vector_index(m.store, e.name, e.dim)
         v.embed_pending(e.embed)
         keys, mat = v.matrix()
         assert mat.shape == (v.passage_count(), e.dim)  # a row per passage
@@ -209,11 +209,11 @@ def test_copy_sqlite_to_postgres_keeps_everything(pg_server: str, pg_schema: str
     with _sqlite_memex(memex, idx) as m:
         m.sync()
         m.capture("Remember the zyxquux", todo="TODO")
-        VectorIndex(m.store, e.name, e.dim).embed_pending(e.embed)
+        vector_index(m.store, e.name, e.dim).embed_pending(e.embed)
         want = _dump(m.store)
         want_journal = [(j.op, j.path, j.before_hash, j.after_hash)
                         for j in m.store.journal(100)]
-        want_vecs = VectorIndex(m.store, e.name, e.dim).matrix()
+        want_vecs = vector_index(m.store, e.name, e.dim).matrix()
     r = CliRunner().invoke(cli, ["store", "copy", "--from", f"sqlite:{idx}", "--to", pg_server,
                                  "--schema", pg_schema, "--json"])
     assert r.exit_code == 0, r.output
@@ -223,7 +223,7 @@ def test_copy_sqlite_to_postgres_keeps_everything(pg_server: str, pg_schema: str
         assert _dump(m.store) == want
         assert [(j.op, j.path, j.before_hash, j.after_hash)
                 for j in m.store.journal(100)] == want_journal
-        keys, mat = VectorIndex(m.store, e.name, e.dim).matrix()
+        keys, mat = vector_index(m.store, e.name, e.dim).matrix()
         assert keys == want_vecs[0] and np.allclose(mat, want_vecs[1], atol=1e-6)
         assert m.sync().changed == 0  # the copied file states are current
         m.undo()  # the copied journal still undoes

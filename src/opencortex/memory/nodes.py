@@ -11,12 +11,20 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..atomic import HASH_PREFIX, content_hash
 from ..org.model import Heading, OrgDocument, Timestamp
 
-__all__ = ["PASSAGE_OVERLAP", "PASSAGE_WORDS", "FileRows", "Node", "NodeLink", "content_hash",
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vector = npt.NDArray[np.float32]
+    """One embedding: float32, unit length."""
+
+__all__ = ["PASSAGE_OVERLAP", "PASSAGE_WORDS", "Embed", "FileRows", "Node", "NodeLink",
+           "PassageRow", "content_hash",
            "embed_hash", "embed_node_rows", "embed_text", "file_rows", "heading_keys",
            "node_key", "passages"]
 
@@ -98,9 +106,14 @@ def passages(outline: list[str], title: str, body: str, line: int, body_line: in
     return out
 
 
-def embed_node_rows(rows: Sequence[tuple[str, str, str, str, int, int, int]],
-                    embed: Callable[[list[str]], Any], dim: int,
-                    put: Callable[[list[tuple[str, Any]]], None], batch: int = 32,
+PassageRow = tuple[str, str, str, str, int, int, int]
+"""A passage to embed: (hash, outline JSON, title, body, seq, line, body line)."""
+Embed = Callable[[list[str]], "npt.ArrayLike"]
+"""An embedder's batch call: texts in, one vector per text out."""
+
+
+def embed_node_rows(rows: Sequence[PassageRow], embed: Embed, dim: int,
+                    put: Callable[[list[tuple[str, Vector]]], None], batch: int = 32,
                     progress: Callable[[int, int], None] | None = None) -> int:
     """Embed pending ``(hash, outline JSON, title, body, seq, line, body line)`` passage
     rows batch by batch (the text is cut again from the node: passages are not stored

@@ -24,18 +24,24 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import IndexStoreError
 from .dialect import POSTGRES, RANK_WEIGHTS, pg_tsquery
 from .migrations import MigrationSet, migration_sets
-from .nodes import FileRows, embed_node_rows
+from .nodes import FileRows, PassageRow
 from .pg_migrations import apply_pg_migrations, pg_migration_status
 from .query import QuerySyntaxError
 from .sql_store import SqlStore
 
-__all__ = ["PgKeywordEngine", "PgStore", "PgVectors", "is_pg_url", "pg_tsquery"]
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg.rows import TupleRow
+
+    from .nodes import Vector
+
+__all__ = ["PgStore", "copy_vectors", "redact_url"]
 
 WRITE_LOCK = 0x0C0_7E9
 """Advisory lock class for writes (second key: hashtext(schema))."""
@@ -46,11 +52,7 @@ _NODE_COPY_COLS = (
     "embed_hash")
 
 
-def is_pg_url(url: object) -> bool:
-    return isinstance(url, str) and url.startswith(("postgresql://", "postgres://"))
-
-
-def _clean(v: Any) -> Any:
+def _clean(v: object) -> object:
     """PostgreSQL text cannot hold NUL; Org files virtually never do, but never fail on it."""
     return v.replace("\x00", "") if isinstance(v, str) and "\x00" in v else v
 
@@ -220,17 +222,16 @@ class PgStore(SqlStore):
                     "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND "
                     "indexdef ILIKE '%%USING hnsw%%' ORDER BY indexname", (self.schema,))]}
 
-    # -- search seams (used by retrieval.keyword and retrieval.vectors) ------------
-    def keyword_search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
-        """Ranked full-text search: the query's words OR-ed (a node need not hold them
-        all) and ranked by ``ts_rank_cd``, as the tantivy engine's BM25 does with SQLite.
-        Ranking every OR match reads each match's tsvector: slower than tantivy's
-        block-max WAND on common words at 100k nodes, the price of the same semantics."""
-        from ..retrieval.keyword import query_terms
-
-        words, phrases, prefixes = query_terms(query)
+    # -- the engines' rows (retrieval.keyword and retrieval.vectors rank with them) -----
+    def keyword_search(self, terms: Sequence[str], prefixes: Sequence[str] = (),
+                       k: int = 10) -> list[tuple[str, float]]:
+        """Ranked full-text search: ``terms`` (words and phrases) and ``prefixes`` OR-ed
+        (a node need not hold them all) and ranked by ``ts_rank_cd``, as the tantivy
+        engine's BM25 does with SQLite.  Ranking every OR match reads each match's
+        tsvector: slower than tantivy's block-max WAND on common words at 100k nodes, the
+        price of the same semantics."""
         try:
-            q, params = pg_tsquery([*words, *phrases], op="||", prefixes=prefixes)
+            q, params = pg_tsquery(terms, op="||", prefixes=prefixes)
         except QuerySyntaxError:
             return []
         rows = self.db.execute(
@@ -239,132 +240,87 @@ class PgStore(SqlStore):
             f"ORDER BY r DESC, n.id LIMIT %s", [*params, int(k)]).fetchall()
         return [(key, float(r)) for key, r in rows]
 
-    def vectors(self, model: str, dim: int) -> PgVectors:
-        return PgVectors(self, model, dim)
-
-
-class PgKeywordEngine:
-    """The keyword engine on PostgreSQL: nothing to build (the tsvector is written in
-    the same transaction as the nodes), search runs in the server."""
-
-    def __init__(self, store_of: Callable[[], PgStore]) -> None:
-        self._store_of = store_of
-
-    def sync(self, store: Any = None, progress: Callable[[int, int], None] | None = None
-             ) -> int:
-        return 0
-
-    def search(self, query: str, k: int = 10) -> list[Any]:
-        from ..retrieval.keyword import KeywordHit
-
-        return [KeywordHit(key, s) for key, s in self._store_of().keyword_search(query, k)]
-
-
-class PgVectors:
-    """Vectors of one (model, dim) in pgvector: shared, content-addressed rows and a
-    partial HNSW index (cosine) for top-k in the server."""
-
-    ef_search = 200
-    """HNSW candidate list per query (pgvector's default 40 gave recall@10 0.34 on random
-    384-d vectors at 10k; 200 gave 0.80 at ~5 ms: bench/store_compare.py)."""
-
-    def __init__(self, store: PgStore, model: str, dim: int) -> None:
-        self.store, self.model, self.dim = store, model, dim
-        import hashlib
-
-        tag = hashlib.sha1(f"{model}\0{dim}".encode()).hexdigest()[:12]
-        self.index_name = f"embeddings_hnsw_{tag}"
-
-    def _lit(self) -> tuple[str, str]:
-        """(WHERE clause, vector type) with the model as a literal so the planner can
-        match the partial index."""
-        from psycopg import sql
-
-        m = sql.Literal(self.model).as_string(self.store.db)
-        return f"e.model = {m} AND e.dim = {int(self.dim)}", f"vector({int(self.dim)})"
-
-    def pending_rows(self, limit: int | None = None) -> list[tuple]:
+    def embedding_pending(self, model: str, dim: int, limit: int | None = None
+                          ) -> list[PassageRow]:
+        """(hash, outline, title, body, seq, line, body_line) of each distinct passage
+        text without a vector of this model and dimension."""
         sql = ("SELECT DISTINCT ON (p.hash) p.hash, n.outline, n.title, n.body, p.seq, "
                "n.line, p.body_line FROM passages p JOIN nodes n ON n.id = p.node_id "
                "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = p.hash AND "
                "e.model = %s AND e.dim = %s) ORDER BY p.hash")
         if limit:
             sql += f" LIMIT {int(limit)}"
-        return self.store.db.execute(sql, (self.model, self.dim)).fetchall()
+        return self.db.execute(sql, (model, dim)).fetchall()
 
-    def counts(self) -> tuple[int, int]:
-        """(nodes, nodes with a vector of this model and dim for every passage)."""
-        db = self.store.db
-        nodes = db.execute("SELECT count(*) FROM nodes").fetchone()[0]
-        pending = db.execute(
-            "SELECT count(DISTINCT p.node_id) FROM passages p WHERE NOT EXISTS (SELECT 1 "
-            "FROM embeddings e WHERE e.hash = p.hash AND e.model = %s AND e.dim = %s)",
-            (self.model, self.dim)).fetchone()[0]
-        return nodes, nodes - pending
-
-    def passage_count(self) -> int:
-        return self.store.db.execute(
-            "SELECT count(*) FROM passages p JOIN embeddings e ON e.hash = p.hash AND "
-            "e.model = %s AND e.dim = %s", (self.model, self.dim)).fetchone()[0]
-
-    def put(self, rows: Sequence[tuple[str, Any]]) -> None:
+    def embeddings_put(self, model: str, dim: int, pairs: Sequence[tuple[str, Vector]]
+                       ) -> None:
         """Store (hash, float32 vector) rows; a row another process stored first wins
         (same content, same model: the same vector)."""
-        st = self.store
-        st.begin()
+        self.begin()
         try:
-            st.db.execute("CREATE TEMP TABLE IF NOT EXISTS _emb_in "
-                          "(hash text, vec vector) ON COMMIT DELETE ROWS")
-            copy_vectors(st.db, "_emb_in", rows, self.dim)
-            st.db.execute(
+            self.db.execute("CREATE TEMP TABLE IF NOT EXISTS _emb_in "
+                            "(hash text, vec vector) ON COMMIT DELETE ROWS")
+            copy_vectors(self.db, "_emb_in", pairs, dim)
+            self.db.execute(
                 "INSERT INTO embeddings (hash, model, dim, vec) SELECT hash, %s, %s, "
-                "vec FROM _emb_in ON CONFLICT DO NOTHING", (self.model, self.dim))
-            st.bump_generation()
-            st.commit()
+                "vec FROM _emb_in ON CONFLICT DO NOTHING", (model, dim))
+            self.bump_generation()
+            self.commit()
         except BaseException:
-            st.rollback()
+            self.rollback()
             raise
 
-    def ensure_index(self) -> bool:
-        """Create this (model, dim)'s HNSW index if missing (after a bulk load: building
-        once is far faster than growing it row by row).  True when created now."""
-        db = self.store.db
-        have = db.execute("SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
-                          (self.store.schema, self.index_name)).fetchone()
-        if have:
-            return False
+    @staticmethod
+    def _hnsw_name(model: str, dim: int) -> str:
+        import hashlib
+
+        tag = hashlib.sha1(f"{model}\0{dim}".encode()).hexdigest()[:12]
+        return f"embeddings_hnsw_{tag}"
+
+    def _model_cond(self, model: str, dim: int, alias: str = "e.") -> str:
+        """The (model, dim) condition over embeddings (``alias``) with the model as a
+        literal, so the planner can match the partial index."""
         from psycopg import sql
 
-        m = sql.Literal(self.model).as_string(db)
-        self.store.begin()
+        m = sql.Literal(model).as_string(self.db)
+        return f"{alias}model = {m} AND {alias}dim = {int(dim)}"
+
+    def embedding_index(self, model: str, dim: int) -> bool:
+        """Create this (model, dim)'s partial HNSW index (cosine) if missing (after a bulk
+        load: building once is far faster than growing it row by row).  True when created
+        now."""
+        name = self._hnsw_name(model, dim)
+        have = self.db.execute(
+            "SELECT 1 FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
+            (self.schema, name)).fetchone()
+        if have:
+            return False
+        cond = self._model_cond(model, dim, alias="")
+        self.begin()
         try:
-            db.execute("SET LOCAL maintenance_work_mem = '512MB'")
+            self.db.execute("SET LOCAL maintenance_work_mem = '512MB'")
             # pgvector >= 0.6 builds HNSW with parallel workers (capped by the server's
             # max_worker_processes)
             workers = max(1, min(7, (os.cpu_count() or 2) - 1))
-            db.execute(f"SET LOCAL max_parallel_maintenance_workers = {workers}")
-            db.execute(
-                f"CREATE INDEX IF NOT EXISTS {self.index_name} ON embeddings USING hnsw "
-                f"((vec::vector({int(self.dim)})) vector_cosine_ops) "
-                f"WHERE model = {m} AND dim = {int(self.dim)}")
-            self.store.commit()
+            self.db.execute(f"SET LOCAL max_parallel_maintenance_workers = {workers}")
+            self.db.execute(
+                f"CREATE INDEX IF NOT EXISTS {name} ON embeddings USING hnsw "
+                f"((vec::vector({int(dim)})) vector_cosine_ops) WHERE {cond}")
+            self.commit()
         except BaseException:
-            self.store.rollback()
+            self.rollback()
             raise
         return True
 
-    def search_passages(self, qvec: Any, k: int = 10, exact: bool = False
-                        ) -> list[tuple[str, float, int]]:
-        """Top-k nodes by their best passage's cosine similarity, with that passage's
-        line (approximate through HNSW unless ``exact``)."""
-        import numpy as np
-
-        q = np.asarray(qvec, dtype=np.float32).reshape(-1)
-        qtxt = "[" + ",".join(map(repr, q.tolist())) + "]"
-        cond, typ = self._lit()
-        db = self.store.db
-        want = 4 * int(k)  # nodes with several passages take several rows
-        db.execute(f"SET hnsw.ef_search = {max(self.ef_search, min(1000, 2 * want))}")
+    def embedding_search(self, model: str, dim: int, qvec: Sequence[float], want: int,
+                         ef_search: int, exact: bool = False) -> list[tuple[str, float, int]]:
+        """(node key, cosine, passage line) of the passages of the ``want`` nearest
+        distinct vectors, nearest first (through HNSW with ``ef_search`` candidates, or
+        every row when ``exact``); a node with several near passages comes several times."""
+        qtxt = "[" + ",".join(map(repr, qvec)) + "]"
+        cond, typ = self._model_cond(model, dim), f"vector({int(dim)})"
+        db = self.db
+        db.execute(f"SET hnsw.ef_search = {int(ef_search)}")
         if exact:
             db.execute("SET enable_indexscan = off")
         try:
@@ -375,46 +331,29 @@ class PgVectors:
                 f"%s::{typ} AS d FROM embeddings e WHERE {cond} AND EXISTS (SELECT 1 FROM "
                 f"passages x WHERE x.hash = e.hash) ORDER BY d LIMIT %s) t "
                 f"JOIN passages p ON p.hash = t.hash JOIN nodes n ON n.id = p.node_id "
-                f"ORDER BY t.d, n.id, p.seq", (qtxt, want)).fetchall()
+                f"ORDER BY t.d, n.id, p.seq", (qtxt, int(want))).fetchall()
         finally:
             if exact:
                 db.execute("RESET enable_indexscan")
-        out: list[tuple[str, float, int]] = []
-        seen: set[str] = set()
-        for key, s, line in rows:
-            if key not in seen and len(out) < k:
-                seen.add(key)
-                out.append((key, float(s), int(line)))
-        return out
+        return [(key, float(s), int(line)) for key, s, line in rows]
 
-    def search(self, qvec: Any, k: int = 10, exact: bool = False) -> list[tuple[str, float]]:
-        """Top-k nodes by cosine similarity of their best passage."""
-        return [(key, s) for key, s, _ in self.search_passages(qvec, k, exact)]
-
-    def matrix(self) -> tuple[list[str], Any]:
-        """(node key per passage, float32 matrix) of every passage with a vector."""
+    def embedding_matrix(self, model: str, dim: int) -> tuple[list[str], Vector]:
+        """(node key per passage, float32 matrix) of every passage with a vector, in node
+        and passage order."""
         import numpy as np
 
-        rows = self.store.db.execute(
+        rows = self.db.execute(
             "SELECT n.key, e.vec::text FROM passages p JOIN nodes n ON n.id = p.node_id "
             "JOIN embeddings e ON e.hash = p.hash AND e.model = %s AND e.dim = %s "
-            "ORDER BY p.node_id, p.seq", (self.model, self.dim)).fetchall()
+            "ORDER BY p.node_id, p.seq", (model, dim)).fetchall()
         keys = [k for k, _ in rows]
-        m = (np.array([json.loads(v) for _, v in rows], dtype="<f4").reshape(len(keys), self.dim)
-             if rows else np.zeros((0, self.dim), dtype="<f4"))
+        m = (np.array([json.loads(v) for _, v in rows], dtype="<f4").reshape(len(keys), dim)
+             if rows else np.zeros((0, dim), dtype="<f4"))
         return keys, m
 
-    def embed_pending(self, embed: Callable[[list[str]], Any], batch: int = 32,
-                      progress: Callable[[int, int], None] | None = None,
-                      limit: int | None = None) -> int:
-        done = embed_node_rows(self.pending_rows(limit), embed, self.dim, self.put, batch,
-                               progress)
-        self.ensure_index()
-        return done
 
-
-def copy_vectors(db: Any, table: str, rows: Iterable[tuple[str, Any]], dim: int,
-                 extra: tuple[Any, ...] = ()) -> int:
+def copy_vectors(db: psycopg.Connection[TupleRow], table: str,
+                 rows: Iterable[tuple[str, Vector]], dim: int) -> int:
     """COPY (hash, vec) rows into ``table`` in PostgreSQL's binary format, vectors in
     pgvector's wire format (int16 dim, int16 0, big-endian float4s) straight from numpy:
     formatting floats as text costs ~0.3 ms per 384-d vector, this ~5 µs."""

@@ -1,8 +1,8 @@
 """The one index-store implementation over SQL: every read, the query compiler, the write
 journal and the generation counter, written once with ``?`` placeholders and the few
 engine-specific pieces asked of a ``Dialect``. ``SqliteStore`` and ``PgStore`` add only
-what truly differs: the connection, transactions and locks, bulk writes, and the
-keyword/vector engines' seams."""
+what truly differs: the connection, transactions and locks, bulk writes, and the rows the
+keyword and vector engines (``retrieval.keyword``, ``retrieval.vectors``) ask for."""
 
 from __future__ import annotations
 
@@ -418,3 +418,18 @@ class SqlStore:
             return {}
         where, params = self.dialect.in_("id", list(ids))
         return dict(self.q(f"SELECT id, key FROM nodes WHERE {where}", params).fetchall())
+
+    # -- the vector engines' counts (the rows themselves are each engine's own) ----------
+    def embedding_counts(self, model: str, dim: int) -> tuple[int, int]:
+        """(nodes, nodes with a vector of this model and dim for every passage)."""
+        nodes = self.q("SELECT count(*) FROM nodes").fetchone()[0]
+        pending = self.q(
+            "SELECT count(DISTINCT p.node_id) FROM passages p WHERE NOT EXISTS (SELECT 1 "
+            "FROM embeddings e WHERE e.hash = p.hash AND e.model = ? AND e.dim = ?)",
+            (model, dim)).fetchone()[0]
+        return nodes, nodes - pending
+
+    def embedding_passage_count(self, model: str, dim: int) -> int:
+        """Passages with a vector of this model and dim (what a full search ranks)."""
+        return self.q("SELECT count(*) FROM passages p JOIN embeddings e ON e.hash = p.hash "
+                      "AND e.model = ? AND e.dim = ?", (model, dim)).fetchone()[0]

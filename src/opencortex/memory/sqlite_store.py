@@ -7,13 +7,16 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import IndexStoreError
 from .dialect import SQLITE, fts_match
 from .migrations import MigrationSet, apply_migrations, migration_sets
-from .nodes import FileRows
+from .nodes import FileRows, PassageRow
 from .sql_store import JournalRow, SqlStore
+
+if TYPE_CHECKING:
+    from .nodes import Vector
 
 __all__ = ["JournalRow", "SqliteStore", "fts_match"]
 
@@ -120,9 +123,9 @@ class SqliteStore(SqlStore):
                 [(first + ni, file_id, q, ln, h, bl) for ni, q, ln, h, bl in rows.passages])
         return file_id
 
-    # -- the vector engine's rows (retrieval.vectors ranks them in numpy) ---------------
+    # -- the vector engine's rows (retrieval.vectors ranks them in numpy) --------------
     def embedding_pending(self, model: str, dim: int, limit: int | None = None
-                          ) -> list[tuple[Any, ...]]:
+                          ) -> list[PassageRow]:
         """(hash, outline, title, body, seq, line, body_line) of each distinct passage
         text without a vector of this model and dimension."""
         sql = ("SELECT p.hash, n.outline, n.title, n.body, p.seq, n.line, p.body_line "
@@ -134,21 +137,7 @@ class SqliteStore(SqlStore):
             sql += f" LIMIT {int(limit)}"
         return self.db.execute(sql, (model, dim)).fetchall()
 
-    def embedding_counts(self, model: str, dim: int) -> tuple[int, int]:
-        """(nodes, nodes with a vector for every passage)."""
-        q = self.db.execute
-        nodes = q("SELECT count(*) FROM nodes").fetchone()[0]
-        pending = q("SELECT count(DISTINCT p.node_id) FROM passages p WHERE NOT EXISTS "
-                    "(SELECT 1 FROM embeddings e WHERE e.hash = p.hash AND e.model = ? "
-                    "AND e.dim = ?)", (model, dim)).fetchone()[0]
-        return nodes, nodes - pending
-
-    def embedding_passage_count(self, model: str, dim: int) -> int:
-        return self.db.execute(
-            "SELECT count(*) FROM passages p JOIN embeddings e ON e.hash = p.hash AND "
-            "e.model = ? AND e.dim = ?", (model, dim)).fetchone()[0]
-
-    def embedding_rows(self, model: str, dim: int) -> Iterable[tuple[str, int, str, Any]]:
+    def embedding_rows(self, model: str, dim: int) -> Iterable[tuple[str, int, str, object]]:
         """(node key, passage line, hash, little-endian float32 blob) per passage with a
         vector, in node and passage order."""
         return self.db.execute(
@@ -157,7 +146,8 @@ class SqliteStore(SqlStore):
             "e.hash = p.hash AND e.model = ? AND e.dim = ? ORDER BY p.node_id, p.seq",
             (model, dim))
 
-    def embeddings_put(self, model: str, dim: int, pairs: Sequence[tuple[str, Any]]) -> None:
+    def embeddings_put(self, model: str, dim: int, pairs: Sequence[tuple[str, Vector]]
+                       ) -> None:
         """Store (hash, float32 vector) rows in one transaction (bumps the generation)."""
         self._embeddings_write(
             "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
@@ -168,7 +158,7 @@ class SqliteStore(SqlStore):
         self._embeddings_write("DELETE FROM embeddings WHERE hash = ? AND model = ? AND dim = ?",
                                [(h, model, dim) for h in hashes])
 
-    def _embeddings_write(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    def _embeddings_write(self, sql: str, rows: list[tuple[object, ...]]) -> None:
         with self.transaction():
             self.db.executemany(sql, rows)
             self.bump_generation()

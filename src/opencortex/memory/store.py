@@ -12,16 +12,18 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .nodes import FileRows, Node, NodeLink
+from .nodes import FileRows, Node, NodeLink, PassageRow
 from .query import Predicate
 
 if TYPE_CHECKING:
     from .dialect import Dialect
     from .migrations import MigrationSet
+    from .nodes import Vector
     from .pg_store import PgStore
     from .sql_store import JournalRow
 
-__all__ = ["FileState", "IndexStore", "SqliteStore", "open_store"]
+__all__ = ["EmbeddingBlobs", "EmbeddingRows", "EmbeddingSearch", "FileState", "IndexStore",
+           "RankedFullText", "SqliteStore", "open_store", "store_dialect"]
 
 FileState = tuple[int, int, str]
 """(mtime_ns, size, hash) of a file as last indexed."""
@@ -32,9 +34,9 @@ class IndexStore(Protocol):
     ``PgStore`` (one implementation, ``sql_store.SqlStore``, two dialects). No SQL leaves
     ``memory/``: a caller that needs rows asks for them by a method here.
 
-    Engine capabilities beyond this (PostgreSQL's ``vectors()`` and ``keyword_search()``,
-    SQLite's ``embedding_*`` rows for the numpy vector engine) are looked up by the
-    engines that use them."""
+    The search engines' rows beyond this (``EmbeddingRows`` and its two kinds below,
+    PostgreSQL's ``keyword_search``) are asked for by the engine chosen for the store's
+    dialect (``retrieval.keyword``, ``retrieval.vectors``)."""
 
     path: str
 
@@ -95,26 +97,60 @@ class IndexStore(Protocol):
     def node_keys(self, ids: Sequence[int]) -> dict[int, str]: ...
 
 
-@runtime_checkable
 class EmbeddingRows(Protocol):
-    """The passage-vector rows a store keeps for an in-process vector engine (SQLite); a
-    store with vectors of its own (PostgreSQL + pgvector) has ``vectors(model, dim)``
-    instead."""
+    """What both vector engines ask of a store: the passages still to embed, how many are
+    embedded, and storing new vectors (both stores: content-addressed ``embeddings``)."""
 
     def embedding_pending(self, model: str, dim: int, limit: int | None = None
-                          ) -> list[tuple[Any, ...]]: ...
+                          ) -> list[PassageRow]: ...
     def embedding_counts(self, model: str, dim: int) -> tuple[int, int]: ...
     def embedding_passage_count(self, model: str, dim: int) -> int: ...
-    def embedding_rows(self, model: str, dim: int) -> Iterable[tuple[str, int, str, Any]]: ...
-    def embeddings_put(self, model: str, dim: int, pairs: Sequence[tuple[str, Any]]) -> None: ...
+    def embeddings_put(self, model: str, dim: int, pairs: Sequence[tuple[str, Vector]]
+                       ) -> None: ...
+    def generation(self) -> str: ...
+
+
+@runtime_checkable
+class EmbeddingBlobs(EmbeddingRows, Protocol):
+    """SQLite: the raw vector rows an in-process engine ranks (``retrieval.vectors``
+    loads them into a numpy matrix)."""
+
+    def embedding_rows(self, model: str, dim: int) -> Iterable[tuple[str, int, str, object]]: ...
     def embeddings_drop(self, model: str, dim: int, hashes: Iterable[str]) -> None: ...
+
+
+@runtime_checkable
+class EmbeddingSearch(EmbeddingRows, Protocol):
+    """PostgreSQL + pgvector: vectors searched in the server through an HNSW index."""
+
+    def embedding_index(self, model: str, dim: int) -> bool: ...
+    def embedding_search(self, model: str, dim: int, qvec: Sequence[float], want: int,
+                         ef_search: int, exact: bool = False
+                         ) -> list[tuple[str, float, int]]: ...
+    def embedding_matrix(self, model: str, dim: int) -> tuple[list[str], Vector]: ...
+
+
+class RankedFullText(Protocol):
+    """PostgreSQL: keyword search ranked in the server (its ``tsvector``); a SQLite index
+    has tantivy beside it instead."""
+
+    def keyword_search(self, terms: Sequence[str], prefixes: Sequence[str] = (),
+                       k: int = 10) -> list[tuple[str, float]]: ...
+
+
+def store_dialect(path: str | Path) -> Dialect:
+    """The dialect of the store ``open_store(path)`` opens, without opening it (the
+    search engines are chosen by it: a memex's store stays unopened until used)."""
+    from .dialect import POSTGRES, SQLITE
+
+    return POSTGRES if str(path).startswith(("postgresql://", "postgres://")) else SQLITE
 
 
 def open_store(path: str | Path, schema: str = "opencortex") -> SqliteStore | PgStore:
     """Open (creating and migrating as needed) the index at ``path``: a SQLite file, or
     a ``postgresql://`` URL (``sqlite:PATH`` is accepted too); ``schema``: PostgreSQL only."""
     s = str(path)
-    if s.startswith(("postgresql://", "postgres://")):
+    if store_dialect(s).name == "postgresql":
         from .pg_store import PgStore
 
         return PgStore(s, schema=schema)

@@ -95,7 +95,7 @@ def copy_store(src: SqliteStore | PgStore, dst: PgStore, replace: bool = False
         raise
     models = db.execute("SELECT DISTINCT model, dim FROM embeddings").fetchall()
     for model, dim in models:
-        dst.vectors(model, dim).ensure_index()
+        dst.embedding_index(model, dim)
     return {"from": src.path, "to": dst.path, "rows": out,
             "seconds": round(time.perf_counter() - t0, 3)}
 

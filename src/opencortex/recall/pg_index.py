@@ -68,7 +68,7 @@ class PgRecordIndex(RecordIndex):
             (FTS, " ".join(words)))}
 
     def _put_vectors(self, model: str, dim: int, rows: list[tuple[str, Any]]) -> None:
-        self.store.vectors(model, dim).put(rows)
+        self.store.embeddings_put(model, dim, rows)
 
     def dense(self, query: Any, scope: set[int], model: str, dim: int, k: int = 50
               ) -> list[tuple[int, float]]:

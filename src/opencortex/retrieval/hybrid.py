@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import OpenCortexError
 from ..memex import Memex
+from ..memory.incremental import Progress
 from ..memory.nodes import Node
 from .fusion import fuse
 from .keyword import engine_for, query_terms
-from .vectors import VectorIndex
+from .vectors import VectorIndex, VectorStatus, vector_index
 
 if TYPE_CHECKING:
     from ..embed.base import Embedder
@@ -91,7 +92,7 @@ class Retriever:
         self.keyword = engine_for(memex)  # tantivy beside SQLite; PostgreSQL's own full text
         self._embedder = embedder
         self._vectors: VectorIndex | None = None
-        self._status: tuple[str, Any] | None = None  # (store generation, VectorStatus)
+        self._status: tuple[str, VectorStatus] | None = None  # (store generation, status)
         self._kw_generation: str | None = None
         self._cache_dir = base.with_name(base.name + ".vectors")
 
@@ -108,7 +109,7 @@ class Retriever:
     def vectors(self) -> VectorIndex:
         if self._vectors is None:
             name, dim = self._model_id()
-            self._vectors = VectorIndex(self.memex.store, name, dim, self._cache_dir)
+            self._vectors = vector_index(self.memex.store, name, dim, self._cache_dir)
         return self._vectors
 
     def _model_id(self) -> tuple[str, int]:
@@ -124,7 +125,7 @@ class Retriever:
         e = self.embedder
         return e.name, e.dim
 
-    def sync(self, embed: bool = False, progress: Any = None) -> dict[str, Any]:
+    def sync(self, embed: bool = False, progress: Progress | None = None) -> dict[str, Any]:
         """Index sync + keyword engine (+ vectors for new/changed nodes when ``embed``)."""
         s = self.memex.sync(progress=progress)
         out: dict[str, Any] = {**s.to_dict(), "keyword_files": self.keyword.sync(self.memex.store)}
@@ -142,7 +143,7 @@ class Retriever:
             self._kw_generation = gen
         return [(h.key, h.score) for h in self.keyword.search(query, k)]
 
-    def vector_status(self) -> Any:
+    def vector_status(self) -> VectorStatus:
         """Vector coverage, recomputed only when the index changed (it is a full count)."""
         gen = self.memex.store.generation()
         if self._status is None or self._status[0] != gen:

@@ -13,8 +13,11 @@ names that node; if not, the stored key) instead of a stored-document fetch per 
 from it (never from the files directly) and is disposable: it is brought up to date
 file by file from ``files.hash``, and rebuilt from scratch if missing or unreadable.
 Structured filters (todo:, tags:, dates…) go through the SQLite store, which also has
-FTS5 for ranked search inside a filtered set.  With the PostgreSQL store there is nothing
-to build: ``engine_for`` returns an engine that asks the store's own full text.
+FTS5 for ranked search inside a filtered set.
+
+With the PostgreSQL store there is nothing to build: ``PgKeywordEngine`` parses the query
+the same way and asks the store's own full text (a weighted ``tsvector``, ``ts_rank_cd``:
+``PgStore.keyword_search``).  ``engine_for`` picks one by the store's dialect.
 """
 
 from __future__ import annotations
@@ -26,11 +29,15 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ..memory.store import IndexStore
+from ..memory.store import IndexStore, RankedFullText, store_dialect
 
-__all__ = ["KeywordEngine", "KeywordHit", "TantivyEngine", "engine_for", "query_terms"]
+if TYPE_CHECKING:
+    from ..memex import Memex
+
+__all__ = ["KeywordEngine", "KeywordHit", "PgKeywordEngine", "TantivyEngine", "engine_for",
+           "query_terms"]
 
 FIELD_BOOSTS = {"text": 1.0, "title": 0.5, "outline": 0.25, "tags": 0.0}
 """``text`` holds the title, tags and body (one BM25 document per node: this is what beat
@@ -54,13 +61,13 @@ class KeywordEngine(Protocol):
     def search(self, query: str, k: int = 10) -> list[KeywordHit]: ...
 
 
-def engine_for(memex: Any) -> KeywordEngine:
-    """The keyword engine for a memex's store: tantivy files beside a SQLite index, or the
-    PostgreSQL store's own full text (decided from settings: the store stays unopened)."""
-    if memex.settings.store_url:
-        from ..memory.pg_store import PgKeywordEngine
-
-        return PgKeywordEngine(lambda: memex.store)
+def engine_for(memex: Memex) -> KeywordEngine:
+    """The keyword engine for a memex's store, by the store's dialect (known from settings:
+    the store stays unopened): tantivy files beside a SQLite index, or the PostgreSQL
+    store's own full text."""
+    kind = store_dialect(memex.settings.store_url or memex.settings.index_path).name
+    if kind == "postgresql":
+        return PgKeywordEngine(lambda: cast(RankedFullText, memex.store))
     base = memex.settings.index_path
     return TantivyEngine(base.with_name(base.name + ".tantivy"), store=lambda: memex.store)
 
@@ -220,3 +227,21 @@ def _khash(key: str) -> int:
     """A signed 64-bit hash of a node key: checks a row id still names the same node."""
     return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little",
                           signed=True)
+
+
+class PgKeywordEngine:
+    """The keyword engine on PostgreSQL: nothing to build (the tsvector is written in
+    the same transaction as the nodes); the query is parsed as for tantivy and ranked in
+    the server."""
+
+    def __init__(self, store: Callable[[], RankedFullText]) -> None:
+        self._store = store
+
+    def sync(self, store: IndexStore, progress: Callable[[int, int], None] | None = None
+             ) -> int:
+        return 0
+
+    def search(self, query: str, k: int = 10) -> list[KeywordHit]:
+        words, phrases, prefixes = query_terms(query)
+        return [KeywordHit(key, s) for key, s in
+                self._store().keyword_search([*words, *phrases], prefixes, k)]

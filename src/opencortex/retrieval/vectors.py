@@ -1,6 +1,14 @@
-"""Dense vectors per passage: content-addressed storage, incremental embedding, and
-cosine top-k over an in-memory matrix (``retrieval.topk``: exact up to 20k rows, then
-sign bits → int8 → exact float32 re-scoring).
+"""Dense vectors per passage, for both stores behind one protocol (``VectorIndex``):
+content-addressed storage, incremental embedding and cosine top-k.
+
+- ``MatrixVectors`` (SQLite): the vectors are rows of the index file, ranked in process
+  over an in-memory matrix (``retrieval.topk``: exact up to 20k rows, then sign bits →
+  int8 → exact float32 re-scoring).
+- ``PgVectors`` (PostgreSQL): pgvector rows shared by every machine that points at the
+  store, one partial HNSW index (cosine) per (model, dim), top-k in the server.
+
+``vector_index`` picks one by the store's dialect; the SQL stays in the stores
+(``EmbeddingBlobs``, ``EmbeddingSearch`` in ``memory.store``).
 
 A node is one passage when its text fits the model's window, else several overlapping
 ones (``memory.nodes.passages``); a node's dense score is its best passage's, and a hit
@@ -8,24 +16,31 @@ says which passage (its line) matched.
 
 Vectors are keyed by (hash of the embedded text, model, dimension): an unchanged node
 is never embedded twice, a node moved between files keeps its vector, and a different
-model or dimension simply has no vectors yet — never a mixed index.  A store with vectors
-of its own (PostgreSQL: pgvector + HNSW, ``PgStore.vectors``) keeps and searches them in
-the server; ``VectorIndex`` then only delegates.
+model or dimension simply has no vectors yet — never a mixed index.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
-from ..memory.nodes import embed_node_rows
-from ..memory.store import EmbeddingRows, IndexStore
+from ..memory.incremental import Progress
+from ..memory.nodes import Embed, embed_node_rows
+from ..memory.store import EmbeddingBlobs, EmbeddingRows, EmbeddingSearch, IndexStore
 from .topk import RowRanker
 
-__all__ = ["VectorIndex", "VectorStatus"]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from ..memory.nodes import Vector
+
+__all__ = ["MatrixVectors", "PgVectors", "VectorIndex", "VectorStatus", "vector_index"]
+
+_Loaded = tuple[tuple[str, str, int], list[str], "npt.NDArray[np.int32]", "Vector"]
+"""(signature, node key per row, passage line per row, matrix) of a loaded matrix."""
 
 
 @dataclass(slots=True)
@@ -42,65 +57,91 @@ class VectorStatus:
         return self.nodes > 0 and self.pending == 0
 
 
-class VectorIndex:
+class VectorIndex(Protocol):
     """The vectors of one (model, dim) over the nodes of one index store."""
 
-    def __init__(self, store: IndexStore, model: str, dim: int,
-                 cache_dir: str | Path | None = None) -> None:
-        self.store, self.model, self.dim = store, model, dim
-        # a store with vectors of its own (PostgreSQL + pgvector) stores and searches them
-        # in the server; the SQLite path below stays a numpy matrix product
-        native = getattr(store, "vectors", None)
-        self._native = native(model, dim) if native is not None else None
-        self._local = store if isinstance(store, EmbeddingRows) else None
-        self.cache_dir = Path(cache_dir) if cache_dir else None
-        self._mem: tuple[Any, list[str], Any, Any] | None = None  # (sig, keys, lines, matrix)
-        self._ranker: RowRanker | None = None  # over self._mem's matrix
-        self.corrupt_dropped = 0
+    model: str
+    dim: int
 
-    def _rows(self) -> EmbeddingRows:
-        """The store's passage-vector rows (the in-process engine's storage)."""
-        if self._local is None:
-            raise TypeError(f"{type(self.store).__name__} keeps no passage-vector rows and "
-                            "has no vectors of its own")
-        return self._local
+    def status(self) -> VectorStatus: ...
+    def passage_count(self) -> int: ...
+    def embed_pending(self, embed: Embed, batch: int = 32, progress: Progress | None = None,
+                      limit: int | None = None) -> int: ...
+    def matrix(self) -> tuple[list[str], Vector]: ...
+    def search_passages(self, qvec: npt.ArrayLike, k: int = 10
+                        ) -> list[tuple[str, float, int]]: ...
+    def search(self, qvec: npt.ArrayLike, k: int = 10) -> list[tuple[str, float]]: ...
 
-    # -- embedding -------------------------------------------------------------
-    def _pending_rows(self, limit: int | None = None) -> list[tuple]:
-        return self._rows().embedding_pending(self.model, self.dim, limit)
+
+def vector_index(store: IndexStore, model: str, dim: int,
+                 cache_dir: str | Path | None = None) -> VectorIndex:
+    """The vector engine for ``store``'s dialect: pgvector in a PostgreSQL store, a numpy
+    matrix over a SQLite store's rows (``cache_dir``: where that matrix is cached)."""
+    if store.dialect.name == "postgresql" and isinstance(store, EmbeddingSearch):
+        return PgVectors(store, model, dim)
+    if isinstance(store, EmbeddingBlobs):
+        return MatrixVectors(store, model, dim, cache_dir)
+    raise TypeError(f"{type(store).__name__} keeps no passage-vector rows")
+
+
+class _Vectors:
+    """What both engines share: counting and embedding through the store's rows."""
+
+    store: EmbeddingRows
+    model: str
+    dim: int
+    corrupt_dropped = 0
 
     def status(self) -> VectorStatus:
-        if self._native is not None:
-            nodes, embedded = self._native.counts()
-            return VectorStatus(self.model, self.dim, nodes, embedded, nodes - embedded)
         # a node is embedded when every one of its passages has a vector
-        nodes, embedded = self._rows().embedding_counts(self.model, self.dim)
+        nodes, embedded = self.store.embedding_counts(self.model, self.dim)
         return VectorStatus(self.model, self.dim, nodes, embedded, nodes - embedded,
                             self.corrupt_dropped)
 
     def passage_count(self) -> int:
         """Vectors a full search ranks (passages of nodes with one): the cost of passages."""
-        if self._native is not None:
-            return self._native.passage_count()
-        return self._rows().embedding_passage_count(self.model, self.dim)
+        return self.store.embedding_passage_count(self.model, self.dim)
 
-    def embed_pending(self, embed: Callable[[list[str]], Any], batch: int = 32,
-                      progress: Callable[[int, int], None] | None = None,
+    def embed_pending(self, embed: Embed, batch: int = 32, progress: Progress | None = None,
                       limit: int | None = None) -> int:
-        """Embed every distinct node text without a vector; commits batch by batch so an
-        interruption keeps what was done.  Returns the number of texts embedded."""
-        if self._native is not None:
-            return self._native.embed_pending(embed, batch=batch, progress=progress,
-                                              limit=limit)
+        """Embed every distinct passage text without a vector; commits batch by batch so
+        an interruption keeps what was done.  Returns the number of texts embedded."""
 
-        def put(pairs: list[tuple[str, Any]]) -> None:
-            self._rows().embeddings_put(self.model, self.dim, pairs)
+        def put(pairs: list[tuple[str, Vector]]) -> None:
+            self.store.embeddings_put(self.model, self.dim, pairs)
 
-        return embed_node_rows(self._pending_rows(limit), embed, self.dim, put, batch,
-                               progress)
+        rows = self.store.embedding_pending(self.model, self.dim, limit)
+        done = embed_node_rows(rows, embed, self.dim, put, batch, progress)
+        self._embedded()
+        return done
+
+    def _embedded(self) -> None:
+        """After an embedding run (PostgreSQL builds its HNSW index then)."""
+
+    def search(self, qvec: npt.ArrayLike, k: int = 10) -> list[tuple[str, float]]:
+        """Top-k nodes by cosine similarity of their best passage."""
+        return [(key, score) for key, score, _ in self.search_passages(qvec, k)]
+
+    def search_passages(self, qvec: npt.ArrayLike, k: int = 10
+                        ) -> list[tuple[str, float, int]]:
+        raise NotImplementedError
+
+
+class MatrixVectors(_Vectors):
+    """SQLite: the vectors' rows in the index file, ranked in process (``RowRanker``)
+    over a matrix cached in memory and in ``cache_dir``."""
+
+    def __init__(self, store: EmbeddingBlobs, model: str, dim: int,
+                 cache_dir: str | Path | None = None) -> None:
+        self.store: EmbeddingBlobs = store
+        self.model, self.dim = model, dim
+        self.cache_dir = Path(cache_dir) if cache_dir else None
+        self._mem: _Loaded | None = None
+        self._ranker: RowRanker | None = None  # over self._mem's matrix
+        self.corrupt_dropped = 0
 
     # -- searching ---------------------------------------------------------------
-    def _signature(self) -> tuple:
+    def _signature(self) -> tuple[str, str, int]:
         return (self.store.generation(), self.model, self.dim)
 
     def _cache_paths(self) -> tuple[Path, Path] | None:
@@ -109,18 +150,15 @@ class VectorIndex:
         stem = f"vectors-{self.model.replace('/', '_')}-{self.dim}"
         return self.cache_dir / f"{stem}.npy", self.cache_dir / f"{stem}.json"
 
-    def matrix(self) -> tuple[list[str], Any]:
+    def matrix(self) -> tuple[list[str], Vector]:
         """(node key of each row, float32 matrix of unit passage vectors); a node with
-        several passages has several rows (``lines()`` says where each starts)."""
+        several passages has several rows."""
         keys, _lines, m = self._load()
         return keys, m
 
-    def _load(self) -> tuple[list[str], Any, Any]:
+    def _load(self) -> tuple[list[str], npt.NDArray[np.int32], Vector]:
         import numpy as np
 
-        if self._native is not None:
-            keys, m = self._native.matrix()
-            return keys, np.zeros(len(keys), dtype=np.int32), m
         sig = self._signature()
         if self._mem is not None and self._mem[0] == sig:
             return self._mem[1], self._mem[2], self._mem[3]
@@ -140,7 +178,7 @@ class VectorIndex:
         blobs: list[bytes] = []
         bad: list[str] = []
         want = self.dim * 4
-        for key, line, h, blob in self._rows().embedding_rows(self.model, self.dim):
+        for key, line, h, blob in self.store.embedding_rows(self.model, self.dim):
             if not isinstance(blob, bytes) or len(blob) != want:
                 bad.append(h)
                 continue
@@ -149,7 +187,7 @@ class VectorIndex:
             blobs.append(blob)
         if bad:  # a corrupted row: drop it so the next embedding run redoes it
             self.corrupt_dropped += len(set(bad))
-            self._rows().embeddings_drop(self.model, self.dim, set(bad))
+            self.store.embeddings_drop(self.model, self.dim, set(bad))
             sig = self._signature()
         m = (np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(keys), self.dim)
              if keys else np.zeros((0, self.dim), dtype="<f4"))
@@ -167,11 +205,10 @@ class VectorIndex:
         self._mem = (sig, keys, lines, m)
         return keys, lines, m
 
-    def search_passages(self, qvec: Any, k: int = 10) -> list[tuple[str, float, int]]:
+    def search_passages(self, qvec: npt.ArrayLike, k: int = 10
+                        ) -> list[tuple[str, float, int]]:
         """Top-k nodes as ``(key, score, line)``: a node's score is its best passage's
         cosine, ``line`` where that passage starts."""
-        if self._native is not None:
-            return self._native.search_passages(qvec, k)
         keys, lines, m = self._load()
         n = len(keys)
         if not n:
@@ -195,5 +232,44 @@ class VectorIndex:
                 return out
             want = min(n, want * 4)
 
-    def search(self, qvec: Any, k: int = 10) -> list[tuple[str, float]]:
-        return [(key, score) for key, score, _ in self.search_passages(qvec, k)]
+
+class PgVectors(_Vectors):
+    """PostgreSQL + pgvector: shared, content-addressed rows and a partial HNSW index
+    (cosine) per (model, dim); top-k runs in the server."""
+
+    ef_search = 200
+    """HNSW candidate list per query (pgvector's default 40 gave recall@10 0.34 on random
+    384-d vectors at 10k; 200 gave 0.80 at ~5 ms: bench/store_compare.py)."""
+
+    def __init__(self, store: EmbeddingSearch, model: str, dim: int) -> None:
+        self.store: EmbeddingSearch = store
+        self.model, self.dim = model, dim
+
+    def _embedded(self) -> None:
+        self.ensure_index()
+
+    def ensure_index(self) -> bool:
+        """Create this (model, dim)'s HNSW index if missing; True when created now."""
+        return self.store.embedding_index(self.model, self.dim)
+
+    def matrix(self) -> tuple[list[str], Vector]:
+        """(node key per passage, float32 matrix) of every passage with a vector."""
+        return self.store.embedding_matrix(self.model, self.dim)
+
+    def search_passages(self, qvec: npt.ArrayLike, k: int = 10, exact: bool = False
+                        ) -> list[tuple[str, float, int]]:
+        """Top-k nodes by their best passage's cosine similarity, with that passage's
+        line (approximate through HNSW unless ``exact``)."""
+        import numpy as np
+
+        q = np.asarray(qvec, dtype=np.float32).reshape(-1).tolist()
+        want = 4 * int(k)  # nodes with several passages take several rows
+        rows = self.store.embedding_search(self.model, self.dim, q, want,
+                                           max(self.ef_search, min(1000, 2 * want)), exact)
+        out: list[tuple[str, float, int]] = []
+        seen: set[str] = set()
+        for key, s, line in rows:
+            if key not in seen and len(out) < k:
+                seen.add(key)
+                out.append((key, s, line))
+        return out
