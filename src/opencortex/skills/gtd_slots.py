@@ -30,7 +30,8 @@ from .gtd_dates import (
     resolve_day,
 )
 
-__all__ = ["Slots", "base_verbs", "parse_clause", "past_verb", "resolve_day", "stem", "words"]
+__all__ = ["PLACE_WORDS", "Slots", "base_verbs", "parse_clause", "past_verb", "place_tag",
+           "resolve_day", "stem", "words"]
 
 
 @dataclass
@@ -64,6 +65,8 @@ class Slots:
     """The clause reports something finished in the past tense (watered, sent…)."""
     wants_deadline: bool = False
     """The clause names the deadline ("push the deadline", "due date")."""
+    subject: str | None = None
+    """The subject of a state report ("the X task is waiting on …"): the entry it names."""
     ref_text: str = ""
     """The words naming the item (the title minus request/ref verbs)."""
     arrived: bool = False
@@ -125,6 +128,26 @@ def words(text: str, *, keep_stop: bool = False) -> list[str]:
 
 _PARTICLES = frozenset("up out off over down in".split())
 
+PLACE_WORDS = {"house": ("home",), "flat": ("home",), "apartment": ("home",),
+               "household": ("home",), "garden": ("home", "garden"), "office": ("work",),
+               "job": ("work",), "shop": ("errand", "errands"), "shops": ("errand", "errands"),
+               "store": ("errand", "errands"), "town": ("errand", "errands"),
+               "computer": ("@computer", "computer"), "laptop": ("@computer", "computer"),
+               "phone": ("@phone", "phone", "calls"), "calls": ("@phone", "phone", "calls")}
+"""Everyday place words and the context tags a GTD memex names them by ("around the house"
+-> home, "in town" -> errand): used only when the memex has that tag."""
+
+
+def place_tag(word: str, known: frozenset[str] | set[str] | dict[str, str]) -> str | None:
+    """The memex tag a place word stands for, or None (``known``: its tags, or stem -> tag)."""
+    for t in PLACE_WORDS.get(word.lower(), ()):
+        if isinstance(known, dict):
+            if (hit := known.get(stem(t.lstrip("@")))) and hit.lstrip("@") == t.lstrip("@"):
+                return hit
+        elif t in known:
+            return t
+    return None
+
 
 # -- the other slots ---------------------------------------------------------------------
 _REPEAT_RE = re.compile(
@@ -149,6 +172,17 @@ _EFFORT_RE = re.compile(
     rf"{_NUM_RE}\s*(?:and\s+a\s+half\s+)?(?:hours?|hrs?|h)(?:\s+(?:and\s+)?{_NUM_RE}\s*"
     rf"(?:minutes?|mins?|m))?|{_NUM_RE}\s*(?:minutes?|mins?|m)\b|\d+:\d\d\s*(?:hours?|h)?))"
     r"(?:\s+(?:or\s+so|tops|max|of\s+work))?", re.I)
+_DUR = (r"(?:half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|"
+        rf"{_NUM_RE}\s*(?:and\s+a\s+half\s+)?(?:hours?|hrs?|h)(?:\s+(?:and\s+)?{_NUM_RE}\s*"
+        rf"(?:minutes?|mins?|m))?|{_NUM_RE}\s*(?:minutes?|mins?|m)\b)")
+_EFFORT_BARE = re.compile(
+    r"(?:^|\s*[,;(\u2014\u2013]|\s+-)\s*(?:(?:about|around|roughly|approx(?:imately)?|maybe|~|"
+    rf"say|est\.?)\s*)?(?P<dur>{_DUR})\s*(?:tops|max|or\s+so|of\s+work|each)?\s*\)?\s*[.!]?$"
+    rf"|\b(?:an?\s+|one\s+)?(?P<dur2>{_NUM_RE}[- ](?:minute|min|hour|hr))s?\s+"
+    r"(?:job|task|thing|chore|errand)\b", re.I)
+"""A duration that stands alone in the clause ("descale the kettle, twenty minutes",
+"fix the gate (~2h)", "a ten-minute job"): the effort — never a day offset, which says
+"in" ("in twenty minutes")."""
 _EFFORT_FOR = re.compile(
     r"(?:\b(?:set|put|make|change)\s+)?(?:the\s+|an?\s+)?\b(?:effort|estimate|time\s+estimate)\s+"
     r"(?:for|on|of)\s+(?P<ref>.+?)\s+(?:to|at|as|is|=)\s+(?:about\s+|around\s+)?"
@@ -166,11 +200,18 @@ _PRIO_RE = re.compile(
     r"|\b(?:(?:as|at|to|an?)\s+)?(?P<lvl3>a|b|c)[- ]priority\b"
     r"|\[#(?P<lvl4>[abc])\]"
     r"|\b(?P<none>no|remove\s+the|drop\s+the|clear\s+the)\s+priority\b"
-    r"|(?:,\s*|\b(?:it'?s|this\s+is|that'?s)\s+)(?P<urg>urgent|top\s+priority)\b"
+    r"|(?:,\s*|\b(?:it'?s|this\s+is|that'?s|is|are)\s+(?:now\s+|really\s+|very\s+)?)"
+    r"(?P<urg>urgent|top\s+priority|important|critical)\b"
     r"|^(?P<urg2>urgent)\s*[:,-]?", re.I)
+_PRIO_COMPLEMENT = re.compile(
+    r"\s(?:as\s+|to\s+)?(?:(?:more|very|really|super)\s+)?(?P<w>urgent|important|critical|"
+    r"high(?:er)?|top|(?:less\s+)(?:urgent|important)|low(?:er)?|medium|normal)\s*[.!]?$", re.I)
+""""make X urgent", "mark X as important", "set X to low": the level is the verb's
+complement (only after a verb that acts on an item)."""
 _PRIO_MAP = {"high": "A", "highest": "A", "top": "A", "urgent": "A", "important": "A",
              "critical": "A", "medium": "B", "normal": "B", "mid": "B", "low": "C",
-             "lowest": "C", "a": "A", "b": "B", "c": "C"}
+             "lowest": "C", "a": "A", "b": "B", "c": "C", "higher": "A", "lower": "C",
+             "less": "C"}
 _TAG_RE = re.compile(
     r"(?:(?<=\s)|^)#(?P<hash>[A-Za-z][\w-]*)"
     r"|(?:(?<=\s)|^)(?P<at>@[A-Za-z][\w-]*)"
@@ -203,6 +244,8 @@ _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
         r"by|yet|now|any\s*time|soon)\b)|"
         r"\bnot\s+(?:doing|worth\s+doing)\b(?!\s+(?:it\s+)?(?:until|before|till))", re.I)),
     ("NEXT", re.compile(r"\b(?:as|to)\s+(?:a\s+|the\s+|my\s+)?next(?:\s+action)?\s*$|"
+                        r"\b(?:is|'s|are)\s+(?:now\s+)?(?:my\s+|the\s+|a\s+)?next\s+(?:action|"
+                        r"step|thing)s?\b|\b(?:is|'s|are)\s+(?:now\s+)?up\s+next\b|"
                         r"\bmake\s+.+?\s+(?:a|the|my)\s+next\s+action\b", re.I)),
     ("TODO", re.compile(r"\breopen\b|\bnot\s+(?:actually\s+)?done\b|\bmark\s+.+?\s+(?:as\s+)?"
                         r"(?:todo|open|undone|not\s+done)\b", re.I)),
@@ -228,6 +271,13 @@ _STRONG_CAPTURE = re.compile(
     r"|(?:jot|write|note|put)\s+(?:this\s+|it\s+)?down\s*[:,-]?|capture(?:\s+this)?\s*[:,-]?"
     r"|(?:add|create|new)\s+(?:a\s+)?(?:task|todo|reminder|to-do)\s*(?:to|for|:)?"
     r"|todo\s*[:,-]|inbox\s*[:,-]|task\s*[:,-])\s*", re.I)
+_ADD_CUE = re.compile(
+    r"^(?:please\s+)?(?:can\s+you\s+|could\s+you\s+)?(?:add|capture|new)\s*[:,-]?\s+"
+    r"(?!(?:(?:a|an|the|my|this|some|another)\s+)?(?:note|comment|tag|label|effort|estimate|"
+    r"priority|deadline|due\s+date|date|time|repeater|reminder\s+to\s+the)s?\b|to\b|"
+    rf"{_NUM_RE}\s+(?:minutes?|mins?|hours?|hrs?|days?|weeks?)\b|\d)", re.I)
+""""add draft the agenda, tag it work": a new entry (a slot word after "add" acts on an
+existing one: "add a note to X", "add an hour to X")."""
 _LIST_WRAP = re.compile(
     r"^(?:please\s+)?(?:put|add|stick|throw|pop)\s+(?P<x>.+?)\s+(?:on|to|in|onto|into)\s+"
     r"(?:my|the)\s+(?:todo\s+|to-do\s+|task\s+)?(?:list|inbox|todos?|tasks|agenda)\b", re.I)
@@ -244,6 +294,16 @@ _ARRIVED = re.compile(
     r"turned\s+up|landed|sent|returned|refunded|reimbursed|(?:gave|brought|paid)\s+"
     r"(?:it|them|me|us)\s+back|paid\s+(?:me|us)|came\s+through|finally\s+here|is\s+here|"
     r"are\s+here)\b", re.I)
+_SUBJECT_WAITS = re.compile(
+    r"^(?:and\s+|so\s+|now\s+)?(?P<ref>(?:the|my|that|this|our)\s+.+?)\s+(?:is|are|'s|has\s+been|"
+    r"have\s+been)\s+(?:still\s+|now\s+|currently\s+)?(?:waiting|blocked|stuck|on\s+hold)"
+    r"(?:\s+(?:on|for|by|until)\s+(?P<who>.+?))?\s*[.!]?$", re.I)
+""""the error handling task is waiting on Marco": the subject names an existing entry."""
+_WAIT_LEAD = re.compile(r"^(?:i'?m\s+|i\s+am\s+|still\s+|now\s+)?(?:waiting|wait)\s+(?:on|for)\s+"
+                        r"(?P<who>[A-Z][\w'-]*|the\s+[\w'-]+|my\s+[\w'-]+)"
+                        r"(?:\s+(?P<link>to|for)\s+(?P<what>.+))?$", re.I)
+""""waiting for the plumber to send the quote" -> "The plumber to send the quote";
+"waiting on Sam for the logs" -> "Sam: the logs"."""
 _ON_WEEKDAY = re.compile(rf"\b(?:on\s+)?(?P<wd>{_WD_RE})s?\b", re.I)
 _CAN_WAIT = re.compile(r"\b(?:can|could|will|'ll|should|may|might)\s+wait\b", re.I)
 """"X can wait until monday": a new start date, not a deadline."""
@@ -366,6 +426,9 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     if m := _STRONG_CAPTURE.match(t):
         s.capture_cue = True
         mk.take(*m.span())
+    if not s.capture_cue and (m := _ADD_CUE.match(t)):
+        s.capture_cue = True
+        mk.take(*m.span())
     if m := _LIST_WRAP.match(t):
         s.capture_cue = True
         if m.group("x").lower() in ("it", "this", "that", "these", "those"):
@@ -382,6 +445,8 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
             s.state = name
             said_state = m.group(0).strip()
             break
+    if s.state == "WAITING" and (m := _SUBJECT_WAITS.match(t)):
+        s.subject = m.group("ref").strip()
     if m := _REF_VERB.match(t):
         s.ref_verb = m.group("v").lower()
     elif m := re.search(r"\b(?:moved|pushed|postponed|rescheduled|bumped|shifted|delayed)\b",
@@ -413,6 +478,10 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
             mk.take(*m.span())
     if s.effort is None and (m := mk.search(_EFFORT_RE)):
         if e := _effort(m.group("dur")):
+            s.effort = e
+            mk.take(*m.span())
+    if s.effort is None and (m := mk.search(_EFFORT_BARE)):
+        if e := _effort((m.group("dur") or m.group("dur2")).replace("-", " ")):
             s.effort = e
             mk.take(*m.span())
     if m := mk.search(_SHIFT_RE):
@@ -484,6 +553,10 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
                    or "").lower()
             s.priority = _PRIO_MAP.get(lvl.split()[0] if lvl else "", "A")
         mk.take(*m.span())
+    elif s.ref_verb in ("make", "mark", "set", "flag", "bump", "change") and (
+            m := mk.search(_PRIO_COMPLEMENT)):
+        s.priority = _PRIO_MAP.get(m.group("w").lower().split()[0], "A")
+        mk.take(*m.span())
     if m := re.search(r"\btag(?:ged)?\b.*?\s(?P<span>(?:as|with)\s+(?P<tags>[\w@-]+"
                       r"(?:\s*(?:,|and)\s*[\w@-]+)*))\s*[.!]?$", t, re.I):
         if mk.free(m.start("span"), m.end("span")):
@@ -499,6 +572,7 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
             s.tags += [n.replace("-", "_") if not n.startswith("@") else n for n in names]
             mk.take(*m.span())
     # "it's an errand" / "for work" / "at home": a context that is one of the memex's tags
+    filed = False
     if known_tags:
         rx = re.compile(r"(?:[,.;]\s*|\b)(?:(?:it'?s|its|it\s+is|this\s+is|that'?s)\s+)?"
                         r"(?:(?:an?|for|at|@|on|to|into|in|under|as)\s+)(?:the\s+)?(?P<w>[\w-]+)"
@@ -507,12 +581,19 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
             if not mk.free(*m.span()):
                 continue
             w = m.group("w").lower()
-            hit = next((k for k in known_tags if stem(k) == stem(w) and len(w) > 2), None)
+            hit = next((k for k in known_tags if stem(k) == stem(w) and len(w) > 2),
+                       None) or place_tag(w, known_tags)
             if hit and (m.group(0).lower().lstrip(",.; ").startswith(("it", "this", "that"))
                         or m.end() >= len(t.rstrip(" .!"))):
                 if hit not in s.tags:
                     s.tags.append(hit)
                 mk.take(*m.span())
+                filed = filed or bool(re.match(r"[,.;\s]*(?:under|in|into|to|as)\b", m.group(0),
+                                               re.I))
+        if filed and (m := re.match(r"\s*(?:please\s+)?(?:put|file|stick|pop|throw)\s+",
+                                    mk.rest(), re.I)) and mk.free(*m.span()):
+            s.capture_cue = True  # "put bleed the radiators under home": the verb files it
+            mk.take(*m.span())
     if m := _PAST_TIME.search(mk.rest()):
         mk.take(*m.span())
     rest = mk.rest()
@@ -533,6 +614,15 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     if verb and past_verb(verb.group(1)):
         s.past = True
     s.title = _tidy(rest)
+    if s.state == "WAITING" and (m := _WAIT_LEAD.match(s.title)):
+        who = m.group("who")
+        what = m.group("what")
+        title = (f"{who} {m.group('link')} {what}" if m.group("link") == "to" else
+                 f"{who}: {what}") if what else f"{who}"
+        s.title = title[:1].upper() + title[1:]
+    if s.deadline is not None and (m := re.match(r"(?:the\s+)?(?:deadline|due\s+date)\s+"
+                                                 r"(?:for|of|on)\s+(?=\S)", s.title, re.I)):
+        s.title = s.title[m.end():][:1].upper() + s.title[m.end() + 1:]
     s.ref_text = _ref_words(s.title)
     if len(said_state.split()) > 1:  # "… isn't going to happen" names no item
         s.ref_text = " ".join(re.sub(re.escape(said_state), " ", s.ref_text,
