@@ -214,3 +214,88 @@ def test_deferral_keeps_by_as_deadline() -> None:
     assert s.deadline == D(2026, 12, 4) and s.scheduled is None
     s = p("snooze the boiler check until friday")
     assert s.scheduled == D(2026, 12, 4) and s.deadline is None
+
+
+@pytest.mark.parametrize(("phrase", "want"), [
+    ("a week from monday", D(2026, 12, 14)),  # the coming Monday (7 Dec) + a week
+    ("two days after the 14th", D(2026, 12, 16)),
+    ("friday week", D(2026, 12, 11)),
+    ("a week from tomorrow", D(2026, 12, 8)),
+    ("in a week from now", D(2026, 12, 7)),
+])
+def test_days_counted_from_another_day(phrase: str, want: dt.date) -> None:
+    assert resolve_day(phrase, NOW) == want
+
+
+def test_offset_day_leaves_the_title() -> None:
+    s = p("remind me a week from monday to renew the parking permit")
+    assert s.scheduled == D(2026, 12, 14) and s.title == "Renew the parking permit"
+
+
+@pytest.mark.parametrize(("text", "effort", "title"), [
+    ("descale the kettle, twenty minutes", "0:20", "Descale the kettle"),
+    ("fix the garden gate (~2h)", "2:00", "Fix the garden gate"),
+    ("oil the hinges, a ten-minute job", "0:10", "Oil the hinges"),
+    ("tidy the shed - about an hour", "1:00", "Tidy the shed"),
+])
+def test_a_duration_said_alone_is_the_effort(text: str, effort: str, title: str) -> None:
+    s = p(text)
+    assert (s.effort, s.title) == (effort, title)
+
+
+def test_in_a_duration_is_still_no_effort() -> None:
+    assert p("remind me in twenty minutes to stir the soup").effort is None
+
+
+@pytest.mark.parametrize(("text", "prio"), [
+    ("make the tap washer one urgent", "A"),
+    ("mark the tax return as important", "A"),
+    ("set the photo album sorting to low", "C"),
+    ("the roof leak is urgent", "A"),
+])
+def test_priority_as_the_verbs_complement(text: str, prio: str) -> None:
+    assert p(text).priority == prio
+
+
+def test_high_without_a_verb_acting_on_an_item_is_no_priority() -> None:
+    assert p("put the shelf up high").priority is None
+
+
+def test_leading_add_captures_unless_it_names_a_slot() -> None:
+    s = p("add draft the offsite agenda and tag it work")
+    assert s.capture_cue and s.title == "Draft the offsite agenda" and s.tags == ["work"]
+    assert not p("add an hour to the report estimate").capture_cue
+    assert p("add a note to the tap task: washer is 1/2 inch").note == "washer is 1/2 inch"
+
+
+def test_put_under_a_context_files_a_new_entry() -> None:
+    s = p("put bleed the radiators under home", known_tags=frozenset({"home"}))
+    assert s.capture_cue and s.title == "Bleed the radiators" and s.tags == ["home"]
+    s = p("the croissants can wait, put them under cooking", known_tags=frozenset({"cooking"}))
+    assert not s.capture_cue and s.tags == ["cooking"]
+
+
+def test_waiting_subject_and_waiting_titles() -> None:
+    s = p("the error handling task is waiting on Marco's review")
+    assert s.state == "WAITING" and s.subject == "the error handling task"
+    assert p("waiting for the plumber to send his quote").title == "The plumber to send his quote"
+    assert p("waiting on Sam for the logs").title == "Sam: the logs"
+
+
+def test_next_action_said_with_a_copula() -> None:
+    assert p("the reader fix is my next action now").state == "NEXT"
+    assert p("the plumber visit is up next").state == "NEXT"
+    assert p("the dentist is next tuesday").state is None
+
+
+def test_deadline_for_x_leaves_x_as_the_title() -> None:
+    s = p("deadline for the grant letter is jan 9, note it down")
+    assert s.deadline == D(2027, 1, 9) and s.title == "The grant letter"
+
+
+def test_place_words_map_to_the_memex_tags() -> None:
+    from opencortex.skills.gtd_slots import place_tag
+
+    assert place_tag("house", {"home", "work"}) == "home"
+    assert place_tag("office", {"work"}) == "work"
+    assert place_tag("house", {"work"}) is None
