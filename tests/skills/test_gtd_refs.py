@@ -186,3 +186,19 @@ def test_new_waiting_entry_goes_to_the_waiting_for_list(mx: Memex) -> None:
     n = mx.query("heading:plumber")[0]
     assert n.todo == "WAITING" and n.outline == ["Waiting for"]
     assert n.title == "The plumber to send over his quote"
+
+
+def test_generic_head_noun_and_declared_cancel(mx: Memex) -> None:
+    _apply(mx, "scrap the WebAssembly idea")
+    assert mx.query("heading:WebAssembly")[0].todo == "CANCELLED"
+    _apply(mx, "I'm not going to try jujutsu after all")
+    assert mx.query("heading:Jujutsu")[0].todo == "CANCELLED"
+    before = _tree(mx.root)
+    assert "found no task" in _reply(mx, "cancel the piano lessons")
+    assert _tree(mx.root) == before
+
+
+def test_it_after_an_imperative_is_the_new_entry(mx: Memex) -> None:
+    _apply(mx, "pick up stamps, tag it errand")
+    n = mx.query("heading:stamps")[0]
+    assert n.todo == "TODO" and "errand" in n.local_tags

@@ -299,3 +299,24 @@ def test_place_words_map_to_the_memex_tags() -> None:
     assert place_tag("house", {"home", "work"}) == "home"
     assert place_tag("office", {"work"}) == "work"
     assert place_tag("house", {"work"}) is None
+
+
+def test_every_weekday_repeats_daily_from_a_working_day() -> None:
+    s = p("every weekday at 7:30 do the stretches")
+    assert s.repeater == "+1d" and s.title == "Do the stretches"
+    assert s.scheduled == T(2026, 12, 1, 7, 30)  # 7:30 is past on Mon 30 Nov 10:00
+    sat = parse_clause("every weekday water the seedlings", T(2026, 12, 5, 9, 0))
+    assert sat.scheduled == D(2026, 12, 7) and sat.repeater == "+1d"
+
+
+def test_title_loses_the_verb_a_deadline_phrase_leaves() -> None:
+    s = p("the lease renewal has a deadline of january 31")
+    assert s.title == "The lease renewal" and s.deadline == D(2027, 1, 31)
+    s = p("clear out the garage, should be a 3 hour job")
+    assert s.title == "Clear out the garage" and s.effort == "3:00"
+
+
+def test_declaring_not_doing_it_cancels() -> None:
+    assert p("I'm not going to try jujutsu after all").state == "CANCELLED"
+    assert p("we won't need the spare keys anymore").state == "CANCELLED"
+    assert p("I'm not going to make the dentist on friday").state is None

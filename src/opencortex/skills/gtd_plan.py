@@ -254,7 +254,7 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
         s.state or re.search(r"\b(?:task|todo|to-do)s?\b", text, re.I)))
     explicit = bool(s.note or s.shift or s.ref_verb in _STRICT_VERBS
                     or s.state in ("DONE", "CANCELLED", "TODO", "NEXT")
-                    or _PRONOUN_MOVE.search(text))
+                    or _pronoun_refers_back(text))
     good = r.node is not None and (r.exact or _cover(r, s) >= MIN_REF_COVER)
     if explicit:  # a state or a change said outright: only on an entry the words name
         if r.ambiguous:
@@ -279,6 +279,21 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
     if strong and (s.changes() or not (s.weak_cue or s.ref_verb)):
         return _modify(memex, r.node, s, state=s.state)  # type: ignore[arg-type]
     return _capture(memex, s, nodes)
+
+
+def _pronoun_refers_back(text: str) -> bool:
+    """"move it to friday", "the restic thing, tag it work": the pronoun is an existing
+    entry — unless the clause opens with an imperative of its own ("pick up stamps, tag it
+    errand"), whose new entry the pronoun means."""
+    m = _PRONOUN_MOVE.search(text)
+    if not m:
+        return False
+    lead = text[:m.start()].strip(" ,;:-")
+    if not lead or re.match(r"(?:the|my|that|this|those|these|our|i|we|he|she|they|it)\b",
+                            lead, re.I):
+        return True  # a noun phrase or a statement before it names the entry
+    return bool(re.search(r"\b(?:is|are|was|were|has|have|had|will|can|'s|'re)\b|\w's\b",
+                          lead, re.I))  # "Priya is reworking the rfc, so mark that one …"
 
 
 def _resolve(memex: Memex, text: str, nodes: list[Node], *, tasks: bool) -> Resolution:

@@ -28,6 +28,11 @@ STRONG_TITLE = 0.3
 """A match is strong (safe to act on without an explicit verb) when it covers at least
 this share of the request's words and of the title's words (idf-weighted)."""
 
+_HEAD_NOUNS = frozenset(words("idea ideas reminder business matter bit chore job errand "
+                               "plan", keep_stop=True))
+"""Generic head nouns a reference is phrased with ("the WebAssembly idea", "the tap job"):
+no identity of their own, so ignored unless some title has the word."""
+
 MIN_COVER = 0.5
 """The open task's title must cover at least this share (idf-weighted) of the request's own
 words: a title word or two in passing is no reference."""
@@ -107,6 +112,8 @@ def score_nodes(nodes: list[Node], query: str, *, among: list[Node] | None = Non
     df = Counter(w for n in base for w in _title_words(n.title))
     q = {v for w in q for v in _compound_parts(w, df)}
     total = max(len(base), 1)
+
+    q = {w for w in q if w in df or w not in _HEAD_NOUNS} or q
 
     def idf(w: str) -> float:
         return math.log(1 + total / (1 + df.get(w, 0)))

@@ -153,6 +153,8 @@ def place_tag(word: str, known: frozenset[str] | set[str] | dict[str, str]) -> s
 _REPEAT_RE = re.compile(
     r"\b(?:every\s+other\s+(?P<other>day|week|month|year)"
     rf"|(?:every|each)\s+(?P<n>{_NUM_RE})\s+(?P<nu>day|week|month|year)s"
+    r"|(?:every|each)\s+(?P<wk>weekday|work\s*day|working\s+day|business\s+day)"
+    r"(?:\s+(?:morning|afternoon|evening|night)s?)?"
     r"|(?:every|each)\s+(?P<one>day|week|month|year|morning|evening|night|fortnight)"
     r"|(?P<ly>daily|nightly|weekly|fortnightly|biweekly|monthly|yearly|annually)"
     r"(?=\s*(?:$|[,.;!?]|(?:on|at|from|starting|until|in|for|and|then)\b))"
@@ -178,7 +180,9 @@ _DUR = (r"(?:half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|"
 _EFFORT_BARE = re.compile(
     r"(?:^|\s*[,;(\u2014\u2013]|\s+-)\s*(?:(?:about|around|roughly|approx(?:imately)?|maybe|~|"
     rf"say|est\.?)\s*)?(?P<dur>{_DUR})\s*(?:tops|max|or\s+so|of\s+work|each)?\s*\)?\s*[.!]?$"
-    rf"|\b(?:an?\s+|one\s+)?(?P<dur2>{_NUM_RE}[- ](?:minute|min|hour|hr))s?\s+"
+    r"|(?:,\s*|\b)(?:(?:it'?s|it\s+is|that'?s|should\s+be|will\s+be|would\s+be|is|"
+    r"probably|maybe|just)\s+)*"
+    rf"(?:an?\s+|one\s+)?(?P<dur2>{_NUM_RE}[- ](?:minute|min|hour|hr))s?\s+"
     r"(?:job|task|thing|chore|errand)\b", re.I)
 """A duration that stands alone in the clause ("descale the kettle, twenty minutes",
 "fix the gate (~2h)", "a ten-minute job"): the effort — never a day offset, which says
@@ -242,7 +246,10 @@ _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
         r"\b(?:isn'?t|is\s+not|aren'?t|are\s+not|won'?t|will\s+not)\s+(?:going\s+to\s+|gonna\s+)?"
         r"happen(?:ing)?\b(?!\s*(?:,\s*)?(?:before|until|till|this|next|today|tomorrow|in|on|"
         r"by|yet|now|any\s*time|soon)\b)|"
-        r"\bnot\s+(?:doing|worth\s+doing)\b(?!\s+(?:it\s+)?(?:until|before|till))", re.I)),
+        r"\bnot\s+(?:doing|worth\s+doing)\b(?!\s+(?:it\s+)?(?:until|before|till))|"
+        r"^(?:i'?m|i\s+am|we'?re|we\s+are)\s+not\s+(?:going\s+to|gonna)\s+.+?\b(?:after\s+all|"
+        r"any\s*more|at\s+all)\s*[.!]?$|^(?:i|we)\s+(?:won'?t|will\s+not|don'?t\s+need\s+to)\s+"
+        r".+?\b(?:after\s+all|any\s*more|at\s+all)\s*[.!]?$", re.I)),
     ("NEXT", re.compile(r"\b(?:as|to)\s+(?:a\s+|the\s+|my\s+)?next(?:\s+action)?\s*$|"
                         r"\b(?:is|'s|are)\s+(?:now\s+)?(?:my\s+|the\s+|a\s+)?next\s+(?:action|"
                         r"step|thing)s?\b|\b(?:is|'s|are)\s+(?:now\s+)?up\s+next\b|"
@@ -382,6 +389,9 @@ def _effort(dur: str) -> str | None:
 
 def _repeater(m: re.Match[str], today: dt.date) -> tuple[str, dt.date | None]:
     g = m.groupdict()
+    if g["wk"]:  # daily, from the next working day (Org repeats by interval only)
+        day = today + dt.timedelta(days={5: 2, 6: 1}.get(today.weekday(), 0))
+        return "+1d", day
     if g["other"]:
         return f"+2{_UNIT[g['other'].lower()]}", None
     if g["n"]:
@@ -407,6 +417,16 @@ def _repeater(m: re.Match[str], today: dt.date) -> tuple[str, dt.date | None]:
         if d >= today:
             return "+1m", d
     return "+1m", None
+
+
+def _next_occurrence(today: dt.date, repeater: str, *, weekdays: bool) -> dt.date:
+    """The repeat after today's (whose time has passed): the next working day, a week on
+    for a weekly one, else tomorrow."""
+    if weekdays:
+        return today + dt.timedelta(days={4: 3, 5: 2}.get(today.weekday(), 1))
+    if repeater.endswith("w"):
+        return today + dt.timedelta(days=7 * int(re.sub(r"\D", "", repeater) or 1))
+    return today + dt.timedelta(days=1)
 
 
 def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = frozenset(),
@@ -455,7 +475,8 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     s.wants_deadline = bool(re.search(r"\b(?:deadline|due\s+date)\b", t, re.I))
     s.arrived = bool(_ARRIVED.search(t))
     # repeaters first: "every tuesday" is not a one-off "tuesday"
-    if m := mk.search(_REPEAT_RE):
+    rep_m = mk.search(_REPEAT_RE)
+    if m := rep_m:
         s.repeater, first = _repeater(m, today)
         mk.take(*m.span())
         if first is None and s.repeater == "+1w" and (d := mk.search(_ON_WEEKDAY)):
@@ -535,6 +556,8 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         day0 = base if base is not None and not isinstance(base, dt.datetime) else today
         if base is None and dt.datetime.combine(today, tm) < now:
             day0 = today + dt.timedelta(days=1)
+        elif s.repeater and day0 == today and dt.datetime.combine(today, tm) < now:
+            day0 = _next_occurrence(today, s.repeater, weekdays=bool(rep_m and rep_m["wk"]))
         s.scheduled = dt.datetime.combine(day0, tm)
     elif s.scheduled is None and s.deadline is None and re.search(r"\btonight\b", t, re.I):
         s.scheduled = today
@@ -633,7 +656,7 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
 _LEAD = re.compile(r"^(?:(?:and|then|so|also|but|oh|ok|okay|please|that|it'?s|its|it\s+is|"
                    r"is|are|to|about|on|at|by|for|in|the\s+whole\s+thing\s+is|the\s+first\s+one"
                    r"\s+is|first\s+one\s+is|starting|start(?:ing)?\s+from)\b[\s,:;-]*)+", re.I)
-_TRAIL = re.compile(r"(?:[\s,:;-]+(?:and|then|so|also|but|please|it'?s|its|it\s+is|is|are|"
+_TRAIL = re.compile(r"(?:[\s,:;-]+(?:and|then|so|also|but|please|it'?s|its|it\s+is|is|are|has|have|"
                     r"to|on|at|by|for|in|from|the|a|an|of|with|the\s+whole\s+thing\s+is|"
                     r"first\s+one\s+is|the\s+first\s+one\s+is|starting)\b)+[\s,:;.!-]*$", re.I)
 
