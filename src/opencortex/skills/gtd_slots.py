@@ -390,8 +390,7 @@ def _effort(dur: str) -> str | None:
 def _repeater(m: re.Match[str], today: dt.date) -> tuple[str, dt.date | None]:
     g = m.groupdict()
     if g["wk"]:  # daily, from the next working day (Org repeats by interval only)
-        day = today + dt.timedelta(days={5: 2, 6: 1}.get(today.weekday(), 0))
-        return "+1d", day
+        return "+1d", today + dt.timedelta(days={5: 2, 6: 1}.get(today.weekday(), 0))
     if g["other"]:
         return f"+2{_UNIT[g['other'].lower()]}", None
     if g["n"]:
