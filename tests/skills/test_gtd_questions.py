@@ -134,3 +134,12 @@ def test_place_words_and_last_week(mx: Memex) -> None:
     assert "kitchen tap washer" in house and "Tailscale" not in house
     done = answer(mx, "what did I get done last week?", NOW)  # NOW is Mon 30 Nov: 23–29 Nov
     assert "library card" in done and "expense report" in done and "WD Red" not in done
+
+
+def test_plural_priority_finish_date_and_names_in_titles(mx: Memex) -> None:
+    a = answer(mx, "show me my A priorities", NOW)
+    assert "failing disk" in a and "Book a dental cleaning" not in a
+    when = answer(mx, "when did I finish the expense report?", NOW)
+    assert "2026-11-27" in when and "Rustlings" not in when
+    lena = answer(mx, "what am I waiting on from Lena?", NOW)
+    assert "feedback" in lena and "Hetzner" not in lena

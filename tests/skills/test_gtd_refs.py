@@ -202,3 +202,9 @@ def test_it_after_an_imperative_is_the_new_entry(mx: Memex) -> None:
     _apply(mx, "pick up stamps, tag it errand")
     n = mx.query("heading:stamps")[0]
     assert n.todo == "TODO" and "errand" in n.local_tags
+
+
+def test_on_hold_waits_the_named_task(mx: Memex) -> None:
+    _apply(mx, "put the failing disk replacement on hold")
+    assert mx.query("heading:\"failing disk\"")[0].todo == "WAITING"
+    assert not mx.query("heading:hold")

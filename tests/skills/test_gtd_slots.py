@@ -320,3 +320,42 @@ def test_declaring_not_doing_it_cancels() -> None:
     assert p("I'm not going to try jujutsu after all").state == "CANCELLED"
     assert p("we won't need the spare keys anymore").state == "CANCELLED"
     assert p("I'm not going to make the dentist on friday").state is None
+
+
+@pytest.mark.parametrize(("text", "rep", "sched"), [
+    ("every first of the month pay the gardener", "+1m", D(2026, 12, 1)),
+    ("every 2nd week clean the gutters", "+2w", D(2026, 11, 30)),
+    ("every third day turn the compost", "+3d", D(2026, 11, 30)),
+])
+def test_ordinal_repeaters(text: str, rep: str, sched: dt.date) -> None:
+    s = p(text)
+    assert (s.repeater, s.scheduled) == (rep, sched)
+    assert "every" not in s.title.lower()
+
+
+def test_in_an_hour_is_a_time_from_now() -> None:
+    s = p("remind me in an hour to take the bread out")
+    assert s.scheduled == T(2026, 11, 30, 11, 0) and s.title == "Take the bread out"
+    assert p("ping me in 20 minutes to stir the soup").scheduled == T(2026, 11, 30, 10, 20)
+
+
+def test_early_late_next_week_and_first_thing() -> None:
+    s = p("call the plumber early next week")
+    assert s.scheduled == D(2026, 12, 7) and s.title == "Call the plumber"
+    assert resolve_day("late next week", NOW) == D(2026, 12, 11)
+    s = p("remind me first thing tomorrow to email Ana")
+    assert s.scheduled == D(2026, 12, 1) and s.title == "Email Ana"
+
+
+def test_obligation_words_leave_the_title() -> None:
+    s = p("the report for Priya has to be in by thursday")
+    assert s.title == "The report for Priya" and s.deadline == D(2026, 12, 3)
+
+
+def test_on_hold_note_with_that_and_arrival_reference() -> None:
+    s = p("put the failing disk replacement on hold")
+    assert s.state == "WAITING" and "hold" not in s.ref_text
+    s = p("write a note on the Tailscale task that the phone tag works")
+    assert s.note == "the phone tag works" and s.ref_text == "the Tailscale task"
+    s = p("the refund from Hetzner came through")
+    assert s.arrived and s.ref_text == "The refund from Hetzner"

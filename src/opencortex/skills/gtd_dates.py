@@ -69,6 +69,16 @@ def resolve_day(phrase: str, now: dt.datetime, week_start: int = 0) -> dt.date |
     p = " ".join(phrase.lower().replace(",", " ").split())
     p = re.sub(r"^(?:on|by|for|at|this coming|coming|the)\s+", "", p)
     today = now.date()
+    if m := re.fullmatch(r"(early|late|mid|sometime|some\s+time)\s+(.+)", p):
+        base = resolve_day(m.group(2), now, week_start)
+        if base is None or m.group(1) not in ("late", "mid"):
+            return base
+        unit = "week" if "week" in m.group(2) else "month" if "month" in m.group(2) else ""
+        if unit == "week":
+            return base + dt.timedelta(days=4 if m.group(1) == "late" else 2)
+        if unit == "month":
+            return base.replace(day=25 if m.group(1) == "late" else 15)
+        return base
     if m := _OFFSET_RE.fullmatch(p):  # "a week from monday", "friday week": an offset day
         anchor = resolve_day(m.group("anchor") or m.group("anchor2"), now, week_start)
         if anchor is None:
@@ -181,6 +191,7 @@ _OFFSET_RE = re.compile(
     rf"(?P<n>{_NUM_RE})\s+(?P<u>day|week|month)s?\s+(?:from|after|on)\s+(?P<anchor>{_ANCHOR})"
     rf"|(?P<anchor2>{_WD_RE})\s+week", re.I)
 _DAY_PHRASE = (
+    r"(?:(?:early|late|mid|sometime|some\s+time)\s+)?(?:next|this)\s+(?:week|month)|"
     rf"{_OFFSET}"
     rf"|(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|next\s+)?(?:week|month|year|{_MON_RE})"
     rf"|(?:(?:this|next|coming)\s+)?{_WD_RE}(?:\s+(?:morning|afternoon|evening|night))?"

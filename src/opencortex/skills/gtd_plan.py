@@ -254,6 +254,7 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
         s.state or re.search(r"\b(?:task|todo|to-do)s?\b", text, re.I)))
     explicit = bool(s.note or s.shift or s.ref_verb in _STRICT_VERBS
                     or s.state in ("DONE", "CANCELLED", "TODO", "NEXT")
+                    or (s.state is not None and s.ref_verb is not None)  # "put X on hold"
                     or _pronoun_refers_back(text))
     good = r.node is not None and (r.exact or _cover(r, s) >= MIN_REF_COVER)
     if explicit:  # a state or a change said outright: only on an entry the words name

@@ -56,7 +56,7 @@ _CANCEL = re.compile(r"\bcancel\w*|\bdropped\b|\bscrapped\b|\babandoned\b|\bgave
 _DONE = re.compile(r"\b(?:done|finished|completed?|accomplished|closed|close\s+out|"
                    r"wrapped\s+up|wrap\s+up|got\s+through|ticked\s+off|"
                    r"did\s+i\s+(?:do|finish|complete|get))\b", re.I)
-_PRIO = re.compile(r"\bpriority\s+(?P<a>[abc])\b|\b(?P<b>[abc])[- ]priority\b|\[#(?P<c>[abc])\]|"
+_PRIO = re.compile(r"\bpriority\s+(?P<a>[abc])\b|\b(?P<b>[abc])[- ]priorit(?:y|ies)\b|\[#(?P<c>[abc])\]|"
                    r"\b(?P<d>high(?:est)?|top|urgent|important|low(?:est)?|medium)[- ]priority\b|"
                    r"\b(?P<e>urgent)\b", re.I)
 _PRIO_WORD = {"high": "A", "highest": "A", "top": "A", "urgent": "A", "important": "A",
@@ -206,6 +206,7 @@ def _progress(text: str, nodes: list[Node]) -> str | None:
 def _when(memex: Memex, text: str, nodes: list[Node]) -> str:
     ref = re.sub(r"^\s*(?:when|by\s+when)\s+(?:is|are|was|do|does|did|should|must|will|have|"
                  r"has)?\s*(?:i|we)?\s*(?:have\s+to|need\s+to|got\s+to|supposed\s+to|meant\s+to)?"
+                 r"(?:\s*(?:finish|complete|close|do|start|get)\b)?"
                  r"|\b(?:due|deadline|scheduled|happening|planned)\b|\?", " ", text, flags=re.I)
     r = resolve_ref(memex, ref, nodes=[n for n in nodes if n.todo] or nodes)
     if r.node is None and not r.candidates:
@@ -404,7 +405,12 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
         pool = [n for n in pool if n.priority == lvl]
         desc.append(f"priority {lvl}")
     if named_tags:
-        pool = [n for n in pool if any(t in n.tags for t in named_tags)]
+        says_tag = bool(re.search(r"\btag", text, re.I))
+        tagged = [n for n in pool if any(t in n.tags for t in named_tags)]
+        if not tagged and not says_tag:  # "waiting on from Lena": a name in the titles
+            tagged = [n for n in pool if any(stem(t.lstrip("@")) in words(n.title)
+                                             for t in named_tags)]
+        pool = tagged
         desc.append("tagged " + ", ".join(named_tags))
     if scope is not None:
         pool = [n for n in pool if n.key != scope.key]

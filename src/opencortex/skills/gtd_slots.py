@@ -100,7 +100,7 @@ def stem(w: str) -> str:
         if len(w) <= 3 or w.isdigit():
             return w
         before = w
-        for suf in ("ations", "ation", "ates", "ated", "ate", "ings", "ing", "ions", "ion",
+        for suf in ("ments", "ment", "ations", "ation", "ates", "ated", "ate", "ings", "ing", "ions", "ion",
                     "ers", "er", "ed", "es", "s", "e", "y", "ly"):
             if w.endswith(suf) and len(w) - len(suf) >= 3:
                 w = w[: -len(suf)]
@@ -163,7 +163,10 @@ _REPEAT_RE = re.compile(
     rf"|(?:on\s+)?(?P<wdq>{_WD_RE})\s+(?:morning|afternoon|evening|night)s"
     r"|(?:on\s+)?the\s+(?P<ord>first|second|third|fourth|fifth|last|\d{1,2}(?:st|nd|rd|th))"
     r"\s+(?:day\s+)?of\s+(?:every|each|the)\s+month"
-    r"|(?:every|each)\s+month\s+on\s+the\s+(?P<ord2>\d{1,2}(?:st|nd|rd|th)|first|last))\b",
+    r"|(?:every|each)\s+month\s+on\s+the\s+(?P<ord2>\d{1,2}(?:st|nd|rd|th)|first|last)"
+    r"|(?:every|each)\s+(?P<ord3>first|last|\d{1,2}(?:st|nd|rd|th))\s+(?:day\s+)?of\s+(?:the|each|"
+    r"every)\s+month"
+    r"|(?:every|each)\s+(?P<nth>other|2nd|second|3rd|third|4th|fourth)\s+(?P<nu2>day|week|month|year))\b",
     re.I)
 _EFFORT_RE = re.compile(
     r"(?:\b(?:should|will|would|might|may|could|it'?ll|it\s+will|going\s+to|gonna)\s+)?"
@@ -225,6 +228,9 @@ _TAG_RE = re.compile(
 _NOTE_RE = re.compile(
     r"^(?:please\s+)?(?:add|append|put|attach|write|jot)\s+(?:a\s+|this\s+|the\s+)?"
     r"(?:note|comment|remark)s?\s+(?:to|on|under|for)\s+(?P<ref>.+?)\s*(?::|—|–|\s-\s|,\s*(?:saying|that))\s*(?P<note>.+)$"
+    r"|^(?:please\s+)?(?:add|append|put|attach|write|jot|leave)\s+(?:a\s+|this\s+|the\s+)?"
+    r"(?:note|comment|remark)s?\s+(?:to|on|under|for)\s+(?P<ref4>.+?\b(?:task|one|item|entry|"
+    r"thing|todo))\s+(?:that|saying|to\s+say)\s+(?P<note4>.+)$"
     r"|^(?:note|comment)\s+(?:on|for)\s+(?P<ref2>.+?)\s*[:—–]\s*(?P<note2>.+)$"
     r"|^(?:please\s+)?(?:add|append)\s+to\s+(?P<ref3>.+?)\s*(?::|\bthat\b)\s*(?P<note3>.+)$",
     re.I | re.S)
@@ -234,7 +240,7 @@ _SHIFT_RE = re.compile(
     rf"|\b(?P<n2>{_NUM_RE})\s+(?P<u2>day|week|month)s?\s+(?P<dir3>later|earlier)\b", re.I)
 
 _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("WAITING", re.compile(r"\bwaiting\s+(?:on|for|to\s+hear)\b|\bwaiting\s*[.!]?$|\b(?:as|to|on)\s+waiting\b|"
+    ("WAITING", re.compile(r"\bwaiting\s+(?:on|for|to\s+hear)\b|\bon\s+hold\b|\bwaiting\s*[.!]?$|\b(?:as|to|on)\s+waiting\b|"
                            r"\bblocked\s+(?:on|by)\b|\bdelegated\s+(?:it\s+)?to\b|"
                            r"\bhanded\s+(?:it\s+|this\s+|that\s+)?(?:off|over)\s+to\b", re.I)),
     ("CANCELLED", re.compile(
@@ -301,6 +307,18 @@ _ARRIVED = re.compile(
     r"turned\s+up|landed|sent|returned|refunded|reimbursed|(?:gave|brought|paid)\s+"
     r"(?:it|them|me|us)\s+back|paid\s+(?:me|us)|came\s+through|finally\s+here|is\s+here|"
     r"are\s+here)\b", re.I)
+_IN_TIME = re.compile(
+    rf"\bin\s+(?P<d>half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|{_NUM_RE}\s*(?:and\s+a\s+half\s+)?"
+    r"(?:hours?|hrs?|minutes?|mins?))\b(?:\s+(?:from\s+now|time))?", re.I)
+"""A time counted from now ("remind me in an hour"): today's date with that time."""
+
+
+def _in_minutes(d: str) -> int:
+    e = _effort(d) or "0:00"
+    h, m = e.split(":")
+    return int(h) * 60 + int(m)
+
+
 _SUBJECT_WAITS = re.compile(
     r"^(?:and\s+|so\s+|now\s+)?(?P<ref>(?:the|my|that|this|our)\s+.+?)\s+(?:is|are|'s|has\s+been|"
     r"have\s+been)\s+(?:still\s+|now\s+|currently\s+)?(?:waiting|blocked|stuck|on\s+hold)"
@@ -389,6 +407,10 @@ def _effort(dur: str) -> str | None:
 
 def _repeater(m: re.Match[str], today: dt.date) -> tuple[str, dt.date | None]:
     g = m.groupdict()
+    if g["nth"]:
+        n = {"other": 2, "2nd": 2, "second": 2, "3rd": 3, "third": 3, "4th": 4,
+             "fourth": 4}[g["nth"].lower()]
+        return f"+{n}{_UNIT[g['nu2'].lower()]}", None
     if g["wk"]:  # daily, from the next working day (Org repeats by interval only)
         return "+1d", today + dt.timedelta(days={5: 2, 6: 1}.get(today.weekday(), 0))
     if g["other"]:
@@ -407,7 +429,7 @@ def _repeater(m: re.Match[str], today: dt.date) -> tuple[str, dt.date | None]:
     wd = g["wd"] or g["wdp"] or g["wdq"]
     if wd:
         return "+1w", coming(today, [w[:3] for w in WD].index(wd.lower()[:3]), strict=False)
-    o = (g["ord"] or g["ord2"] or "").lower()
+    o = (g["ord"] or g["ord2"] or g["ord3"] or "").lower()
     day = _ORD.get(o) or int(re.sub(r"\D", "", o) or 1)
     for k in (0, 1, 2):
         base = add_months(today.replace(day=1), k)
@@ -435,8 +457,9 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     t = " ".join(text.replace("’", "'").split())
     today = now.date()
     if m := _NOTE_RE.match(t):
-        s.note = (m.group("note") or m.group("note2") or m.group("note3")).strip()
-        ref = (m.group("ref") or m.group("ref2") or m.group("ref3")).strip()
+        s.note = (m.group("note") or m.group("note2") or m.group("note3")
+                  or m.group("note4")).strip()
+        ref = (m.group("ref") or m.group("ref2") or m.group("ref3") or m.group("ref4")).strip()
         s.ref_verb = "note"
         s.ref_text = ref
         s.title = ref
@@ -514,6 +537,10 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     tm = None
     sched_cue = False
     until = False  # a date said with "until": a deadline, unless the verb defers
+    if m := mk.search(_IN_TIME):  # "in an hour", "in 20 minutes": a time from now
+        s.scheduled = (now + dt.timedelta(minutes=_in_minutes(m.group("d")))).replace(
+            second=0, microsecond=0)
+        mk.take(*m.span())
     m_t = parse_time(mk.rest())
     if m_t:
         tm, span = m_t
@@ -646,16 +673,20 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
                                                  r"(?:for|of|on)\s+(?=\S)", s.title, re.I)):
         s.title = s.title[m.end():][:1].upper() + s.title[m.end() + 1:]
     s.ref_text = _ref_words(s.title)
+    if s.arrived:  # "the refund from Hetzner came through": the arrival names nothing
+        s.ref_text = " ".join(_ARRIVED.sub(" ", s.ref_text).split()) or s.ref_text
     if len(said_state.split()) > 1:  # "… isn't going to happen" names no item
         s.ref_text = " ".join(re.sub(re.escape(said_state), " ", s.ref_text,
                                      flags=re.I).split()) or s.ref_text
     return s
 
 
-_LEAD = re.compile(r"^(?:(?:and|then|so|also|but|oh|ok|okay|please|that|it'?s|its|it\s+is|"
+_LEAD = re.compile(r"^(?:(?:first\s+thing(?:\s+in\s+the\s+morning)?|and|then|so|also|but|oh|ok|okay|please|that|it'?s|its|it\s+is|"
                    r"is|are|to|about|on|at|by|for|in|the\s+whole\s+thing\s+is|the\s+first\s+one"
                    r"\s+is|first\s+one\s+is|starting|start(?:ing)?\s+from)\b[\s,:;-]*)+", re.I)
-_TRAIL = re.compile(r"(?:[\s,:;-]+(?:and|then|so|also|but|please|it'?s|its|it\s+is|is|are|has|have|"
+_TRAIL = re.compile(r"(?:[\s,:;-]+(?:(?:has|have|needs?|must|ought)\s+to\s+be(?:\s+(?:in|done|"
+                    r"ready|finished|sent|submitted|handed\s+in))?|must\s+be(?:\s+(?:in|done|ready))?|"
+                    r"first\s+thing(?:\s+in\s+the\s+morning)?|and|then|so|also|but|please|it'?s|its|it\s+is|is|are|has|have|"
                     r"to|on|at|by|for|in|from|the|a|an|of|with|the\s+whole\s+thing\s+is|"
                     r"first\s+one\s+is|the\s+first\s+one\s+is|starting)\b)+[\s,:;.!-]*$", re.I)
 
@@ -688,6 +719,7 @@ def _ref_words(title: str) -> str:
                r"\b(?:after\s+all)\b|"
                r"\b(?:an?|the|my)\s+next\s+(?:action|step)s?\b|\b(?:can|could|will|may)\s+"
                r"wait\b|\b(?:put|move|file|stick)\s+(?:it|them|this|that)\b", " ", t, flags=re.I)
+    t = re.sub(r"\bon\s+hold\b", " ", t, flags=re.I)
     t = re.sub(r"\b(?:as\s+)?(?:done|finished|complete|completed|cancell?ed|waiting(?:\s+on|"
                r"\s+for)?|next)\b", " ", t, flags=re.I)
     t = re.sub(r"\b(?:the\s+)?deadline\s+(?:for|of|on)\b|\bthe\s+due\s+date\s+(?:for|of)\b|"
