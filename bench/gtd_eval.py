@@ -4,6 +4,8 @@ own `opencortex` on a fresh copy of examples/memex per request, judged by Emacs 
 Run: .venv/bin/python bench/gtd_eval.py [--oracle] [--skill] [--cases FILE] [--only N]
      [--workdir DIR] [--cold]
 
+--cases   another cases file in the checker's schema, e.g. bench/data/gtd-own.jsonl (the
+          project's own blind set: 50 everyday requests on other topics than the dev set).
 --oracle  checks the cases themselves (their explicit CLI commands instead of `ask`).
 --skill   sends each request to the gtd skill directly (`/gtd …`): the skill's share of the
           result without the router's.

@@ -121,3 +121,25 @@ def test_status_overdue_and_ranges(mx: Memex) -> None:
     assert "Christmas present" not in soon  # Dec 15 is 15 days out
     none = answer(mx, "what's left on the garden shed project?", NOW)
     assert none.startswith("I found no project matching") and "Learn Rust" in none
+
+
+def test_projects_with_their_next_actions(mx: Memex) -> None:
+    out = answer(mx, "what projects do I have going and what's next on each?", NOW)
+    assert "Inject a clock" in out and "zfs send" in out and "Rustlings iterators" in out
+    assert "WordPress" not in out
+
+
+def test_place_words_and_last_week(mx: Memex) -> None:
+    house = answer(mx, "what's there to do around the house?", NOW)
+    assert "kitchen tap washer" in house and "Tailscale" not in house
+    done = answer(mx, "what did I get done last week?", NOW)  # NOW is Mon 30 Nov: 23–29 Nov
+    assert "library card" in done and "expense report" in done and "WD Red" not in done
+
+
+def test_plural_priority_finish_date_and_names_in_titles(mx: Memex) -> None:
+    a = answer(mx, "show me my A priorities", NOW)
+    assert "failing disk" in a and "Book a dental cleaning" not in a
+    when = answer(mx, "when did I finish the expense report?", NOW)
+    assert "2026-11-27" in when and "Rustlings" not in when
+    lena = answer(mx, "what am I waiting on from Lena?", NOW)
+    assert "feedback" in lena and "Hetzner" not in lena

@@ -151,3 +151,60 @@ def test_report_of_done_is_not_applied_to_finished_tasks(mx: Memex) -> None:
     # the only title sharing these words is already DONE: a new task, not an edit of it
     _p, a = _plan(mx, "the expense report for the offsite is due on the 9th")
     assert isinstance(a, Action) and a.args["steps"][0]["op"] == "capture"
+
+
+def test_part_of_a_compound_names_the_entry(mx: Memex) -> None:
+    r = resolve_ref(mx, "the spätzle recipe")
+    assert r.node is not None and "Käsespätzle" in r.node.title
+
+
+def test_a_state_change_looks_among_tasks_first(mx: Memex) -> None:
+    before = _tree(mx.root)
+    out = _reply(mx, "cancel the Lena task")  # the meeting notes with Lena are no rivals
+    assert "chapter 7 outline" in out and "feedback" in out and "Call with Lena" not in out
+    assert _tree(mx.root) == before
+
+
+def test_subject_of_a_waiting_report_is_the_entry(mx: Memex) -> None:
+    n_before = len(mx.query("todo:WAITING"))
+    _apply(mx, "the error handling task is waiting on Marco's review")
+    n = mx.query("heading:thiserror")[0]
+    assert n.todo == "WAITING" and len(mx.query("todo:WAITING")) == n_before + 1
+    assert not mx.query("heading:Marco")  # no duplicate captured
+
+
+def test_next_action_report_and_priority_complement_change_the_entry(mx: Memex) -> None:
+    _apply(mx, "the reader transaction fix is my next action now")
+    assert mx.query("heading:\"reader open\"")[0].todo == "NEXT"
+    _apply(mx, "make the tap washer one urgent")
+    assert mx.query("heading:washer")[0].priority == "A"
+    assert not mx.query("heading:urgent")
+
+
+def test_new_waiting_entry_goes_to_the_waiting_for_list(mx: Memex) -> None:
+    _apply(mx, "waiting for the plumber to send over his quote")
+    n = mx.query("heading:plumber")[0]
+    assert n.todo == "WAITING" and n.outline == ["Waiting for"]
+    assert n.title == "The plumber to send over his quote"
+
+
+def test_generic_head_noun_and_declared_cancel(mx: Memex) -> None:
+    _apply(mx, "scrap the WebAssembly idea")
+    assert mx.query("heading:WebAssembly")[0].todo == "CANCELLED"
+    _apply(mx, "I'm not going to try jujutsu after all")
+    assert mx.query("heading:Jujutsu")[0].todo == "CANCELLED"
+    before = _tree(mx.root)
+    assert "found no task" in _reply(mx, "cancel the piano lessons")
+    assert _tree(mx.root) == before
+
+
+def test_it_after_an_imperative_is_the_new_entry(mx: Memex) -> None:
+    _apply(mx, "pick up stamps, tag it errand")
+    n = mx.query("heading:stamps")[0]
+    assert n.todo == "TODO" and "errand" in n.local_tags
+
+
+def test_on_hold_waits_the_named_task(mx: Memex) -> None:
+    _apply(mx, "put the failing disk replacement on hold")
+    assert mx.query("heading:\"failing disk\"")[0].todo == "WAITING"
+    assert not mx.query("heading:hold")

@@ -214,3 +214,148 @@ def test_deferral_keeps_by_as_deadline() -> None:
     assert s.deadline == D(2026, 12, 4) and s.scheduled is None
     s = p("snooze the boiler check until friday")
     assert s.scheduled == D(2026, 12, 4) and s.deadline is None
+
+
+@pytest.mark.parametrize(("phrase", "want"), [
+    ("a week from monday", D(2026, 12, 14)),  # the coming Monday (7 Dec) + a week
+    ("two days after the 14th", D(2026, 12, 16)),
+    ("friday week", D(2026, 12, 11)),
+    ("a week from tomorrow", D(2026, 12, 8)),
+    ("in a week from now", D(2026, 12, 7)),
+])
+def test_days_counted_from_another_day(phrase: str, want: dt.date) -> None:
+    assert resolve_day(phrase, NOW) == want
+
+
+def test_offset_day_leaves_the_title() -> None:
+    s = p("remind me a week from monday to renew the parking permit")
+    assert s.scheduled == D(2026, 12, 14) and s.title == "Renew the parking permit"
+
+
+@pytest.mark.parametrize(("text", "effort", "title"), [
+    ("descale the kettle, twenty minutes", "0:20", "Descale the kettle"),
+    ("fix the garden gate (~2h)", "2:00", "Fix the garden gate"),
+    ("oil the hinges, a ten-minute job", "0:10", "Oil the hinges"),
+    ("tidy the shed - about an hour", "1:00", "Tidy the shed"),
+])
+def test_a_duration_said_alone_is_the_effort(text: str, effort: str, title: str) -> None:
+    s = p(text)
+    assert (s.effort, s.title) == (effort, title)
+
+
+def test_in_a_duration_is_still_no_effort() -> None:
+    assert p("remind me in twenty minutes to stir the soup").effort is None
+
+
+@pytest.mark.parametrize(("text", "prio"), [
+    ("make the tap washer one urgent", "A"),
+    ("mark the tax return as important", "A"),
+    ("set the photo album sorting to low", "C"),
+    ("the roof leak is urgent", "A"),
+])
+def test_priority_as_the_verbs_complement(text: str, prio: str) -> None:
+    assert p(text).priority == prio
+
+
+def test_high_without_a_verb_acting_on_an_item_is_no_priority() -> None:
+    assert p("put the shelf up high").priority is None
+
+
+def test_leading_add_captures_unless_it_names_a_slot() -> None:
+    s = p("add draft the offsite agenda and tag it work")
+    assert s.capture_cue and s.title == "Draft the offsite agenda" and s.tags == ["work"]
+    assert not p("add an hour to the report estimate").capture_cue
+    assert p("add a note to the tap task: washer is 1/2 inch").note == "washer is 1/2 inch"
+
+
+def test_put_under_a_context_files_a_new_entry() -> None:
+    s = p("put bleed the radiators under home", known_tags=frozenset({"home"}))
+    assert s.capture_cue and s.title == "Bleed the radiators" and s.tags == ["home"]
+    s = p("the croissants can wait, put them under cooking", known_tags=frozenset({"cooking"}))
+    assert not s.capture_cue and s.tags == ["cooking"]
+
+
+def test_waiting_subject_and_waiting_titles() -> None:
+    s = p("the error handling task is waiting on Marco's review")
+    assert s.state == "WAITING" and s.subject == "the error handling task"
+    assert p("waiting for the plumber to send his quote").title == "The plumber to send his quote"
+    assert p("waiting on Sam for the logs").title == "Sam: the logs"
+
+
+def test_next_action_said_with_a_copula() -> None:
+    assert p("the reader fix is my next action now").state == "NEXT"
+    assert p("the plumber visit is up next").state == "NEXT"
+    assert p("the dentist is next tuesday").state is None
+
+
+def test_deadline_for_x_leaves_x_as_the_title() -> None:
+    s = p("deadline for the grant letter is jan 9, note it down")
+    assert s.deadline == D(2027, 1, 9) and s.title == "The grant letter"
+
+
+def test_place_words_map_to_the_memex_tags() -> None:
+    from opencortex.skills.gtd_slots import place_tag
+
+    assert place_tag("house", {"home", "work"}) == "home"
+    assert place_tag("office", {"work"}) == "work"
+    assert place_tag("house", {"work"}) is None
+
+
+def test_every_weekday_repeats_daily_from_a_working_day() -> None:
+    s = p("every weekday at 7:30 do the stretches")
+    assert s.repeater == "+1d" and s.title == "Do the stretches"
+    assert s.scheduled == T(2026, 12, 1, 7, 30)  # 7:30 is past on Mon 30 Nov 10:00
+    sat = parse_clause("every weekday water the seedlings", T(2026, 12, 5, 9, 0))
+    assert sat.scheduled == D(2026, 12, 7) and sat.repeater == "+1d"
+
+
+def test_title_loses_the_verb_a_deadline_phrase_leaves() -> None:
+    s = p("the lease renewal has a deadline of january 31")
+    assert s.title == "The lease renewal" and s.deadline == D(2027, 1, 31)
+    s = p("clear out the garage, should be a 3 hour job")
+    assert s.title == "Clear out the garage" and s.effort == "3:00"
+
+
+def test_declaring_not_doing_it_cancels() -> None:
+    assert p("I'm not going to try jujutsu after all").state == "CANCELLED"
+    assert p("we won't need the spare keys anymore").state == "CANCELLED"
+    assert p("I'm not going to make the dentist on friday").state is None
+
+
+@pytest.mark.parametrize(("text", "rep", "sched"), [
+    ("every first of the month pay the gardener", "+1m", D(2026, 12, 1)),
+    ("every 2nd week clean the gutters", "+2w", D(2026, 11, 30)),
+    ("every third day turn the compost", "+3d", D(2026, 11, 30)),
+])
+def test_ordinal_repeaters(text: str, rep: str, sched: dt.date) -> None:
+    s = p(text)
+    assert (s.repeater, s.scheduled) == (rep, sched)
+    assert "every" not in s.title.lower()
+
+
+def test_in_an_hour_is_a_time_from_now() -> None:
+    s = p("remind me in an hour to take the bread out")
+    assert s.scheduled == T(2026, 11, 30, 11, 0) and s.title == "Take the bread out"
+    assert p("ping me in 20 minutes to stir the soup").scheduled == T(2026, 11, 30, 10, 20)
+
+
+def test_early_late_next_week_and_first_thing() -> None:
+    s = p("call the plumber early next week")
+    assert s.scheduled == D(2026, 12, 7) and s.title == "Call the plumber"
+    assert resolve_day("late next week", NOW) == D(2026, 12, 11)
+    s = p("remind me first thing tomorrow to email Ana")
+    assert s.scheduled == D(2026, 12, 1) and s.title == "Email Ana"
+
+
+def test_obligation_words_leave_the_title() -> None:
+    s = p("the report for Priya has to be in by thursday")
+    assert s.title == "The report for Priya" and s.deadline == D(2026, 12, 3)
+
+
+def test_on_hold_note_with_that_and_arrival_reference() -> None:
+    s = p("put the failing disk replacement on hold")
+    assert s.state == "WAITING" and "hold" not in s.ref_text
+    s = p("write a note on the Tailscale task that the phone tag works")
+    assert s.note == "the phone tag works" and s.ref_text == "the Tailscale task"
+    s = p("the refund from Hetzner came through")
+    assert s.arrived and s.ref_text == "The refund from Hetzner"

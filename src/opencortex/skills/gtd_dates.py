@@ -69,6 +69,23 @@ def resolve_day(phrase: str, now: dt.datetime, week_start: int = 0) -> dt.date |
     p = " ".join(phrase.lower().replace(",", " ").split())
     p = re.sub(r"^(?:on|by|for|at|this coming|coming|the)\s+", "", p)
     today = now.date()
+    if m := re.fullmatch(r"(early|late|mid|sometime|some\s+time)\s+(.+)", p):
+        base = resolve_day(m.group(2), now, week_start)
+        if base is None or m.group(1) not in ("late", "mid"):
+            return base
+        unit = "week" if "week" in m.group(2) else "month" if "month" in m.group(2) else ""
+        if unit == "week":
+            return base + dt.timedelta(days=4 if m.group(1) == "late" else 2)
+        if unit == "month":
+            return base.replace(day=25 if m.group(1) == "late" else 15)
+        return base
+    if m := _OFFSET_RE.fullmatch(p):  # "a week from monday", "friday week": an offset day
+        anchor = resolve_day(m.group("anchor") or m.group("anchor2"), now, week_start)
+        if anchor is None:
+            return None
+        if m.group("anchor2"):
+            return anchor + dt.timedelta(days=7)
+        return shift_date(anchor, int(_num(m.group("n"))), _UNIT[m.group("u")])
     if p in ("today", "tonight", "this evening", "this afternoon", "this morning",
              "later today", "later", "end of day", "end of the day", "eod"):
         return today
@@ -164,13 +181,24 @@ def shift_date(d: dt.date, n: int, unit: str) -> dt.date:
     return add_months(d, 12 * n)
 
 
+_ANCHOR = (rf"(?:(?:this|next|coming)\s+)?{_WD_RE}|tomorrow|today|the\s+\d{{1,2}}(?:st|nd|rd|th)"
+           rf"|{_MON_RE}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON_RE}")
+_OFFSET = (rf"{_NUM_RE}\s+(?:day|week|month)s?\s+(?:from|after|on)\s+(?:{_ANCHOR})"
+           rf"|{_WD_RE}\s+week")
+"""A day counted from another ("a week from monday", "two days after the 14th", British
+"friday week" = a week after the coming friday)."""
+_OFFSET_RE = re.compile(
+    rf"(?P<n>{_NUM_RE})\s+(?P<u>day|week|month)s?\s+(?:from|after|on)\s+(?P<anchor>{_ANCHOR})"
+    rf"|(?P<anchor2>{_WD_RE})\s+week", re.I)
 _DAY_PHRASE = (
-    rf"(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|next\s+)?(?:week|month|year|{_MON_RE})"
+    r"(?:(?:early|late|mid|sometime|some\s+time)\s+)?(?:next|this)\s+(?:week|month)|"
+    rf"{_OFFSET}"
+    rf"|(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|next\s+)?(?:week|month|year|{_MON_RE})"
     rf"|(?:(?:this|next|coming)\s+)?{_WD_RE}(?:\s+(?:morning|afternoon|evening|night))?"
     r"|(?:this|next|the)\s+weekend"
     r"|the\s+day\s+after\s+tomorrow|tomorrow(?:\s+(?:morning|afternoon|evening|night))?"
     r"|today|tonight|this\s+(?:morning|afternoon|evening)|later\s+today|end\s+of\s+(?:the\s+)?day"
-    rf"|in\s+{_NUM_RE}\s+(?:day|week|month|year|fortnight)s?"
+    rf"|in\s+{_NUM_RE}\s+(?:day|week|month|year|fortnight)s?(?:\s+(?:from\s+(?:now|today)|time))?"
     rf"|{_NUM_RE}\s+(?:day|week|month)s?\s+from\s+(?:now|today)"
     r"|next\s+(?:week|month|year)"
     rf"|{_MON_RE}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?"

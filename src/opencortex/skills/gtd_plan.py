@@ -54,18 +54,19 @@ def file_keywords(memex: Memex, rel: str) -> tuple[list[str], list[str]]:
 
 
 def capture_target(memex: Memex, keyword: str, nodes: list[Node]) -> tuple[str, str]:
-    """Where a new entry goes, and the keyword it gets there: the configured capture target
-    when that file exists, else the memex's Inbox heading; the first of those whose file
+    """Where a new entry goes, and the keyword it gets there: a WAITING entry to the memex's
+    waiting-for heading; otherwise the configured capture target when that file exists,
+    else the memex's Inbox heading; the first of those whose file
     allows ``keyword`` (else one that does, else the keyword falls back to TODO)."""
     cfg = memex.settings.capture_target
     targets: list[str] = []
+    if keyword == "WAITING":  # a waiting-for list, when the memex keeps one, holds it
+        targets += [n.key for n in nodes if n.level == 1 and not n.todo
+                    and re.fullmatch(r"waiting(?:[- ]for)?(?: list)?", n.title.strip(), re.I)]
     if (memex.root / cfg.split("::")[0]).is_file():
         targets.append(cfg)
     inbox = [n for n in nodes if n.title.strip().casefold() == "inbox" and n.level == 1]
     targets += [n.key for n in inbox]
-    if keyword == "WAITING":
-        targets += [n.key for n in nodes if n.level == 1 and not n.todo
-                    and re.fullmatch(r"waiting(?:[- ]for)?(?: list)?", n.title.strip(), re.I)]
     if not targets:
         targets.append(cfg)
     for t in targets:
@@ -243,10 +244,18 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
     s = parse_clause(text, now, known_tags=tags, week_start=week_start_of(memex.settings))
     if s.capture_cue:
         return _capture(memex, s, nodes)
-    r = resolve_ref(memex, base_verbs(s.ref_text), nodes=nodes)
+    if s.subject:  # "the X task is waiting on P": X, if it names an open entry
+        rs = _resolve(memex, s.subject, nodes, tasks=True)
+        if rs.ambiguous:
+            return _which(rs, "")
+        if rs.node is not None and named(rs) and rs.node.todo_type != "done":
+            return _modify(memex, rs.node, s, state=s.state)
+    r = _resolve(memex, s.ref_text, nodes, tasks=bool(
+        s.state or re.search(r"\b(?:task|todo|to-do)s?\b", text, re.I)))
     explicit = bool(s.note or s.shift or s.ref_verb in _STRICT_VERBS
                     or s.state in ("DONE", "CANCELLED", "TODO", "NEXT")
-                    or _PRONOUN_MOVE.search(text))
+                    or (s.state is not None and s.ref_verb is not None)  # "put X on hold"
+                    or _pronoun_refers_back(text))
     good = r.node is not None and (r.exact or _cover(r, s) >= MIN_REF_COVER)
     if explicit:  # a state or a change said outright: only on an entry the words name
         if r.ambiguous:
@@ -271,6 +280,32 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
     if strong and (s.changes() or not (s.weak_cue or s.ref_verb)):
         return _modify(memex, r.node, s, state=s.state)  # type: ignore[arg-type]
     return _capture(memex, s, nodes)
+
+
+def _pronoun_refers_back(text: str) -> bool:
+    """"move it to friday", "the restic thing, tag it work": the pronoun is an existing
+    entry — unless the clause opens with an imperative of its own ("pick up stamps, tag it
+    errand"), whose new entry the pronoun means."""
+    m = _PRONOUN_MOVE.search(text)
+    if not m:
+        return False
+    lead = text[:m.start()].strip(" ,;:-")
+    if not lead or re.match(r"(?:the|my|that|this|those|these|our|i|we|he|she|they|it)\b",
+                            lead, re.I):
+        return True  # a noun phrase or a statement before it names the entry
+    return bool(re.search(r"\b(?:is|are|was|were|has|have|had|will|can|'s|'re)\b|\w's\b",
+                          lead, re.I))  # "Priya is reworking the rfc, so mark that one …"
+
+
+def _resolve(memex: Memex, text: str, nodes: list[Node], *, tasks: bool) -> Resolution:
+    """The entry ``text`` names; among tasks first when the request acts on a task (a state
+    change, "the … task"), so a note sharing the words is no rival ("cancel the Lena task")."""
+    ref = base_verbs(text)
+    if tasks:
+        r = resolve_ref(memex, ref, nodes=nodes, tasks_only=True)
+        if r.node is not None or r.candidates:
+            return r
+    return resolve_ref(memex, ref, nodes=nodes)
 
 
 def _cover(r: Resolution, s: Slots) -> float:

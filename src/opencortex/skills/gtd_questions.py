@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .gtd_refs import Resolution, all_nodes, cite, resolve_ref, score_nodes
-from .gtd_slots import STOP, stem, words
+from .gtd_slots import STOP, place_tag, stem, words
 
 if TYPE_CHECKING:
     from ..memex import Memex
@@ -56,12 +56,13 @@ _CANCEL = re.compile(r"\bcancel\w*|\bdropped\b|\bscrapped\b|\babandoned\b|\bgave
 _DONE = re.compile(r"\b(?:done|finished|completed?|accomplished|closed|close\s+out|"
                    r"wrapped\s+up|wrap\s+up|got\s+through|ticked\s+off|"
                    r"did\s+i\s+(?:do|finish|complete|get))\b", re.I)
-_PRIO = re.compile(r"\bpriority\s+(?P<a>[abc])\b|\b(?P<b>[abc])[- ]priority\b|\[#(?P<c>[abc])\]|"
+_PRIO = re.compile(r"\bpriority\s+(?P<a>[abc])\b|\b(?P<b>[abc])[- ]priorit(?:y|ies)\b|\[#(?P<c>[abc])\]|"
                    r"\b(?P<d>high(?:est)?|top|urgent|important|low(?:est)?|medium)[- ]priority\b|"
                    r"\b(?P<e>urgent)\b", re.I)
 _PRIO_WORD = {"high": "A", "highest": "A", "top": "A", "urgent": "A", "important": "A",
               "low": "C", "lowest": "C", "medium": "B"}
 _NEXT = re.compile(r"\bnext\s+(?:step|action|thing|task|move)s?\b|"
+                   r"\bwhat(?:'s|\s+is|\s+comes|\s+are)\s+(?:up\s+)?next\b|"
                    r"\b(?:do|work\s+on|tackle|start)\s+next\b", re.I)
 _PROJECTS = re.compile(r"\b(?:which|what|list|show|my|active|open|current)\b.*\bprojects\b",
                        re.I)
@@ -205,6 +206,7 @@ def _progress(text: str, nodes: list[Node]) -> str | None:
 def _when(memex: Memex, text: str, nodes: list[Node]) -> str:
     ref = re.sub(r"^\s*(?:when|by\s+when)\s+(?:is|are|was|do|does|did|should|must|will|have|"
                  r"has)?\s*(?:i|we)?\s*(?:have\s+to|need\s+to|got\s+to|supposed\s+to|meant\s+to)?"
+                 r"(?:\s*(?:finish|complete|close|do|start|get)\b)?"
                  r"|\b(?:due|deadline|scheduled|happening|planned)\b|\?", " ", text, flags=re.I)
     r = resolve_ref(memex, ref, nodes=[n for n in nodes if n.todo] or nodes)
     if r.node is None and not r.candidates:
@@ -251,7 +253,11 @@ def _date_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] | No
     from .gtd_dates import DATE_RE, resolve_day
 
     today = now.date()
-    if re.search(r"\b(?:last|past|previous)\s+(?:week|7\s+days|seven\s+days)\b", text, re.I):
+    if re.search(r"\b(?:last|previous)\s+week\b", text, re.I):  # the calendar week before
+        start = today - dt.timedelta(days=today.weekday() + 7)
+        return start, start + dt.timedelta(days=6), f"last week ({start:%d %b}–" \
+            f"{start + dt.timedelta(days=6):%d %b})"
+    if re.search(r"\b(?:last|past)\s+(?:7|seven)\s+days\b|\bpast\s+week\b", text, re.I):
         return today - dt.timedelta(days=7), today, "in the last 7 days"
     if m := re.search(r"\b(?:next|coming|following)\s+(?:(?P<n>\d+|two|three|four|five|six|seven|"
                       r"ten|fourteen|thirty)\s+(?P<u>days?|weeks?)|(?P<f>fortnight|month))\b", text,
@@ -277,6 +283,26 @@ def _date_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] | No
     return None
 
 
+def _first_action(nodes: list[Node], scope: Node) -> Node | None:
+    """A container's next action: its first NEXT task, else its first open one not waiting."""
+    opens = [n for n in _under(nodes, scope) if _is_open(n) and n.key != scope.key]
+    ranked = sorted(opens, key=lambda n: (n.todo != "NEXT", n.todo == "WAITING", n.line))
+    return ranked[0] if ranked else None
+
+
+def _projects_next(projects: list[Node], nodes: list[Node]) -> str:
+    """Each active project with its next action ("my projects and what's next on each")."""
+    if not projects:
+        return "No active projects."
+    lines = [f"Active projects and their next actions ({len(projects)}):"]
+    for p in projects:
+        lines.append(_row(p))
+        first = _first_action(nodes, p)
+        lines.append(f"  next: {' '.join(x for x in (first.todo, first.title) if x)} "
+                     f"({cite(first)})" if first else "  next: none — decide one")
+    return "\n".join(lines)
+
+
 def answer(memex: Memex, text: str, now: dt.datetime) -> str:
     """The answer to a question about the lists, naming each item (title, file:line)."""
     nodes = all_nodes(memex)
@@ -295,8 +321,13 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
         if w in tags and tags[w] not in named_tags and w != "project" and w not in scope_words \
                 and w not in verbs:
             named_tags.append(tags[w])
+    for w in re.findall(r"[a-z]+", text.lower()):  # "around the house" -> :home:
+        if (t := place_tag(w, tags)) and t not in named_tags:
+            named_tags.append(t)
     if scope is None and not named_tags and _PROJECTS.search(text):
         projects = memex.active_projects()
+        if _NEXT.search(text):
+            return _projects_next(projects, nodes)
         return _rows("Active projects", projects, "No active projects.")
     pool = _under(nodes, scope) if scope is not None else nodes
     pool = [n for n in pool if n.todo] or ([n for n in pool] if scope is not None else [])
@@ -374,7 +405,12 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
         pool = [n for n in pool if n.priority == lvl]
         desc.append(f"priority {lvl}")
     if named_tags:
-        pool = [n for n in pool if any(t in n.tags for t in named_tags)]
+        says_tag = bool(re.search(r"\btag", text, re.I))
+        tagged = [n for n in pool if any(t in n.tags for t in named_tags)]
+        if not tagged and not says_tag:  # "waiting on from Lena": a name in the titles
+            tagged = [n for n in pool if any(stem(t.lstrip("@")) in words(n.title)
+                                             for t in named_tags)]
+        pool = tagged
         desc.append("tagged " + ", ".join(named_tags))
     if scope is not None:
         pool = [n for n in pool if n.key != scope.key]

@@ -28,6 +28,11 @@ STRONG_TITLE = 0.3
 """A match is strong (safe to act on without an explicit verb) when it covers at least
 this share of the request's words and of the title's words (idf-weighted)."""
 
+_HEAD_NOUNS = frozenset(words("idea ideas reminder business matter bit chore job errand "
+                               "plan", keep_stop=True))
+"""Generic head nouns a reference is phrased with ("the WebAssembly idea", "the tap job"):
+no identity of their own, so ignored unless some title has the word."""
+
 MIN_COVER = 0.5
 """The open task's title must cover at least this share (idf-weighted) of the request's own
 words: a title word or two in passing is no reference."""
@@ -87,14 +92,28 @@ def _title_words(title: str) -> frozenset[str]:
     return frozenset(words(title))
 
 
-def score_nodes(nodes: list[Node], query: str) -> list[Scored]:
-    """Nodes sharing words with ``query``, best first."""
+def _compound_parts(w: str, vocab: Counter[str]) -> set[str]:
+    """``w`` itself, or — when no title has it — the title words it is the head or the tail
+    of ("spätzle" in "Käsespätzle", "backup" in "backups-offsite"): a compound said in part."""
+    if w in vocab or len(w) < 5 or w.isdigit():
+        return {w}
+    hits = {v for v in vocab if len(v) > len(w) and (v.endswith(w) or v.startswith(w))}
+    return hits if 0 < len(hits) <= 3 else {w}
+
+
+def score_nodes(nodes: list[Node], query: str, *, among: list[Node] | None = None) -> list[Scored]:
+    """Nodes sharing words with ``query``, best first; word rarity is counted over ``among``
+    (default: ``nodes``), so narrowing the candidates does not reweigh the words."""
     q = set(words(query))
     if not q:
         return []
     titles = {n.key: _title_words(n.title) for n in nodes}
-    df = Counter(w for ws in titles.values() for w in ws)
-    total = max(len(nodes), 1)
+    base = among if among is not None else nodes
+    df = Counter(w for n in base for w in _title_words(n.title))
+    q = {v for w in q for v in _compound_parts(w, df)}
+    total = max(len(base), 1)
+
+    q = {w for w in q if w in df or w not in _HEAD_NOUNS} or q
 
     def idf(w: str) -> float:
         return math.log(1 + total / (1 + df.get(w, 0)))
@@ -148,6 +167,7 @@ def resolve_ref(memex: Memex, text: str, *, nodes: list[Node] | None = None,
             if _ID.match(ex) or _LOC.match(ex):
                 return Resolution(None, [], [ex], why=str(e))
     pool = nodes if nodes is not None else all_nodes(memex)
+    everything = pool
     if tasks_only:
         pool = [n for n in pool if n.todo]
     if open_only:
@@ -158,7 +178,7 @@ def resolve_ref(memex: Memex, text: str, *, nodes: list[Node] | None = None,
         best = sorted(exact, key=_kind_weight, reverse=True)
         return Resolution(best[0], best, searched, strong=True, exact=True, q_cover=1.0,
                           t_cover=1.0)
-    scored = score_nodes(pool, text)
+    scored = score_nodes(pool, text, among=everything)
     if not scored:
         return Resolution(None, [], searched, why="no title shares a word with "
                           + (" ".join(searched) or repr(text)))

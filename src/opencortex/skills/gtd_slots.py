@@ -30,7 +30,8 @@ from .gtd_dates import (
     resolve_day,
 )
 
-__all__ = ["Slots", "base_verbs", "parse_clause", "past_verb", "resolve_day", "stem", "words"]
+__all__ = ["PLACE_WORDS", "Slots", "base_verbs", "parse_clause", "past_verb", "place_tag",
+           "resolve_day", "stem", "words"]
 
 
 @dataclass
@@ -64,6 +65,8 @@ class Slots:
     """The clause reports something finished in the past tense (watered, sent…)."""
     wants_deadline: bool = False
     """The clause names the deadline ("push the deadline", "due date")."""
+    subject: str | None = None
+    """The subject of a state report ("the X task is waiting on …"): the entry it names."""
     ref_text: str = ""
     """The words naming the item (the title minus request/ref verbs)."""
     arrived: bool = False
@@ -97,7 +100,7 @@ def stem(w: str) -> str:
         if len(w) <= 3 or w.isdigit():
             return w
         before = w
-        for suf in ("ations", "ation", "ates", "ated", "ate", "ings", "ing", "ions", "ion",
+        for suf in ("ments", "ment", "ations", "ation", "ates", "ated", "ate", "ings", "ing", "ions", "ion",
                     "ers", "er", "ed", "es", "s", "e", "y", "ly"):
             if w.endswith(suf) and len(w) - len(suf) >= 3:
                 w = w[: -len(suf)]
@@ -125,11 +128,33 @@ def words(text: str, *, keep_stop: bool = False) -> list[str]:
 
 _PARTICLES = frozenset("up out off over down in".split())
 
+PLACE_WORDS = {"house": ("home",), "flat": ("home",), "apartment": ("home",),
+               "household": ("home",), "garden": ("home", "garden"), "office": ("work",),
+               "job": ("work",), "shop": ("errand", "errands"), "shops": ("errand", "errands"),
+               "store": ("errand", "errands"), "town": ("errand", "errands"),
+               "computer": ("@computer", "computer"), "laptop": ("@computer", "computer"),
+               "phone": ("@phone", "phone", "calls"), "calls": ("@phone", "phone", "calls")}
+"""Everyday place words and the context tags a GTD memex names them by ("around the house"
+-> home, "in town" -> errand): used only when the memex has that tag."""
+
+
+def place_tag(word: str, known: frozenset[str] | set[str] | dict[str, str]) -> str | None:
+    """The memex tag a place word stands for, or None (``known``: its tags, or stem -> tag)."""
+    for t in PLACE_WORDS.get(word.lower(), ()):
+        if isinstance(known, dict):
+            if (hit := known.get(stem(t.lstrip("@")))) and hit.lstrip("@") == t.lstrip("@"):
+                return hit
+        elif t in known:
+            return t
+    return None
+
 
 # -- the other slots ---------------------------------------------------------------------
 _REPEAT_RE = re.compile(
     r"\b(?:every\s+other\s+(?P<other>day|week|month|year)"
     rf"|(?:every|each)\s+(?P<n>{_NUM_RE})\s+(?P<nu>day|week|month|year)s"
+    r"|(?:every|each)\s+(?P<wk>weekday|work\s*day|working\s+day|business\s+day)"
+    r"(?:\s+(?:morning|afternoon|evening|night)s?)?"
     r"|(?:every|each)\s+(?P<one>day|week|month|year|morning|evening|night|fortnight)"
     r"|(?P<ly>daily|nightly|weekly|fortnightly|biweekly|monthly|yearly|annually)"
     r"(?=\s*(?:$|[,.;!?]|(?:on|at|from|starting|until|in|for|and|then)\b))"
@@ -138,7 +163,10 @@ _REPEAT_RE = re.compile(
     rf"|(?:on\s+)?(?P<wdq>{_WD_RE})\s+(?:morning|afternoon|evening|night)s"
     r"|(?:on\s+)?the\s+(?P<ord>first|second|third|fourth|fifth|last|\d{1,2}(?:st|nd|rd|th))"
     r"\s+(?:day\s+)?of\s+(?:every|each|the)\s+month"
-    r"|(?:every|each)\s+month\s+on\s+the\s+(?P<ord2>\d{1,2}(?:st|nd|rd|th)|first|last))\b",
+    r"|(?:every|each)\s+month\s+on\s+the\s+(?P<ord2>\d{1,2}(?:st|nd|rd|th)|first|last)"
+    r"|(?:every|each)\s+(?P<ord3>first|last|\d{1,2}(?:st|nd|rd|th))\s+(?:day\s+)?of\s+(?:the|each|"
+    r"every)\s+month"
+    r"|(?:every|each)\s+(?P<nth>other|2nd|second|3rd|third|4th|fourth)\s+(?P<nu2>day|week|month|year))\b",
     re.I)
 _EFFORT_RE = re.compile(
     r"(?:\b(?:should|will|would|might|may|could|it'?ll|it\s+will|going\s+to|gonna)\s+)?"
@@ -149,6 +177,19 @@ _EFFORT_RE = re.compile(
     rf"{_NUM_RE}\s*(?:and\s+a\s+half\s+)?(?:hours?|hrs?|h)(?:\s+(?:and\s+)?{_NUM_RE}\s*"
     rf"(?:minutes?|mins?|m))?|{_NUM_RE}\s*(?:minutes?|mins?|m)\b|\d+:\d\d\s*(?:hours?|h)?))"
     r"(?:\s+(?:or\s+so|tops|max|of\s+work))?", re.I)
+_DUR = (r"(?:half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|"
+        rf"{_NUM_RE}\s*(?:and\s+a\s+half\s+)?(?:hours?|hrs?|h)(?:\s+(?:and\s+)?{_NUM_RE}\s*"
+        rf"(?:minutes?|mins?|m))?|{_NUM_RE}\s*(?:minutes?|mins?|m)\b)")
+_EFFORT_BARE = re.compile(
+    r"(?:^|\s*[,;(\u2014\u2013]|\s+-)\s*(?:(?:about|around|roughly|approx(?:imately)?|maybe|~|"
+    rf"say|est\.?)\s*)?(?P<dur>{_DUR})\s*(?:tops|max|or\s+so|of\s+work|each)?\s*\)?\s*[.!]?$"
+    r"|(?:,\s*|\b)(?:(?:it'?s|it\s+is|that'?s|should\s+be|will\s+be|would\s+be|is|"
+    r"probably|maybe|just)\s+)*"
+    rf"(?:an?\s+|one\s+)?(?P<dur2>{_NUM_RE}[- ](?:minute|min|hour|hr))s?\s+"
+    r"(?:job|task|thing|chore|errand)\b", re.I)
+"""A duration that stands alone in the clause ("descale the kettle, twenty minutes",
+"fix the gate (~2h)", "a ten-minute job"): the effort — never a day offset, which says
+"in" ("in twenty minutes")."""
 _EFFORT_FOR = re.compile(
     r"(?:\b(?:set|put|make|change)\s+)?(?:the\s+|an?\s+)?\b(?:effort|estimate|time\s+estimate)\s+"
     r"(?:for|on|of)\s+(?P<ref>.+?)\s+(?:to|at|as|is|=)\s+(?:about\s+|around\s+)?"
@@ -166,11 +207,18 @@ _PRIO_RE = re.compile(
     r"|\b(?:(?:as|at|to|an?)\s+)?(?P<lvl3>a|b|c)[- ]priority\b"
     r"|\[#(?P<lvl4>[abc])\]"
     r"|\b(?P<none>no|remove\s+the|drop\s+the|clear\s+the)\s+priority\b"
-    r"|(?:,\s*|\b(?:it'?s|this\s+is|that'?s)\s+)(?P<urg>urgent|top\s+priority)\b"
+    r"|(?:,\s*|\b(?:it'?s|this\s+is|that'?s|is|are)\s+(?:now\s+|really\s+|very\s+)?)"
+    r"(?P<urg>urgent|top\s+priority|important|critical)\b"
     r"|^(?P<urg2>urgent)\s*[:,-]?", re.I)
+_PRIO_COMPLEMENT = re.compile(
+    r"\s(?:as\s+|to\s+)?(?:(?:more|very|really|super)\s+)?(?P<w>urgent|important|critical|"
+    r"high(?:er)?|top|(?:less\s+)(?:urgent|important)|low(?:er)?|medium|normal)\s*[.!]?$", re.I)
+""""make X urgent", "mark X as important", "set X to low": the level is the verb's
+complement (only after a verb that acts on an item)."""
 _PRIO_MAP = {"high": "A", "highest": "A", "top": "A", "urgent": "A", "important": "A",
              "critical": "A", "medium": "B", "normal": "B", "mid": "B", "low": "C",
-             "lowest": "C", "a": "A", "b": "B", "c": "C"}
+             "lowest": "C", "a": "A", "b": "B", "c": "C", "higher": "A", "lower": "C",
+             "less": "C"}
 _TAG_RE = re.compile(
     r"(?:(?<=\s)|^)#(?P<hash>[A-Za-z][\w-]*)"
     r"|(?:(?<=\s)|^)(?P<at>@[A-Za-z][\w-]*)"
@@ -180,6 +228,9 @@ _TAG_RE = re.compile(
 _NOTE_RE = re.compile(
     r"^(?:please\s+)?(?:add|append|put|attach|write|jot)\s+(?:a\s+|this\s+|the\s+)?"
     r"(?:note|comment|remark)s?\s+(?:to|on|under|for)\s+(?P<ref>.+?)\s*(?::|—|–|\s-\s|,\s*(?:saying|that))\s*(?P<note>.+)$"
+    r"|^(?:please\s+)?(?:add|append|put|attach|write|jot|leave)\s+(?:a\s+|this\s+|the\s+)?"
+    r"(?:note|comment|remark)s?\s+(?:to|on|under|for)\s+(?P<ref4>.+?\b(?:task|one|item|entry|"
+    r"thing|todo))\s+(?:that|saying|to\s+say)\s+(?P<note4>.+)$"
     r"|^(?:note|comment)\s+(?:on|for)\s+(?P<ref2>.+?)\s*[:—–]\s*(?P<note2>.+)$"
     r"|^(?:please\s+)?(?:add|append)\s+to\s+(?P<ref3>.+?)\s*(?::|\bthat\b)\s*(?P<note3>.+)$",
     re.I | re.S)
@@ -189,7 +240,7 @@ _SHIFT_RE = re.compile(
     rf"|\b(?P<n2>{_NUM_RE})\s+(?P<u2>day|week|month)s?\s+(?P<dir3>later|earlier)\b", re.I)
 
 _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("WAITING", re.compile(r"\bwaiting\s+(?:on|for|to\s+hear)\b|\bwaiting\s*[.!]?$|\b(?:as|to|on)\s+waiting\b|"
+    ("WAITING", re.compile(r"\bwaiting\s+(?:on|for|to\s+hear)\b|\bon\s+hold\b|\bwaiting\s*[.!]?$|\b(?:as|to|on)\s+waiting\b|"
                            r"\bblocked\s+(?:on|by)\b|\bdelegated\s+(?:it\s+)?to\b|"
                            r"\bhanded\s+(?:it\s+|this\s+|that\s+)?(?:off|over)\s+to\b", re.I)),
     ("CANCELLED", re.compile(
@@ -201,8 +252,13 @@ _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
         r"\b(?:isn'?t|is\s+not|aren'?t|are\s+not|won'?t|will\s+not)\s+(?:going\s+to\s+|gonna\s+)?"
         r"happen(?:ing)?\b(?!\s*(?:,\s*)?(?:before|until|till|this|next|today|tomorrow|in|on|"
         r"by|yet|now|any\s*time|soon)\b)|"
-        r"\bnot\s+(?:doing|worth\s+doing)\b(?!\s+(?:it\s+)?(?:until|before|till))", re.I)),
+        r"\bnot\s+(?:doing|worth\s+doing)\b(?!\s+(?:it\s+)?(?:until|before|till))|"
+        r"^(?:i'?m|i\s+am|we'?re|we\s+are)\s+not\s+(?:going\s+to|gonna)\s+.+?\b(?:after\s+all|"
+        r"any\s*more|at\s+all)\s*[.!]?$|^(?:i|we)\s+(?:won'?t|will\s+not|don'?t\s+need\s+to)\s+"
+        r".+?\b(?:after\s+all|any\s*more|at\s+all)\s*[.!]?$", re.I)),
     ("NEXT", re.compile(r"\b(?:as|to)\s+(?:a\s+|the\s+|my\s+)?next(?:\s+action)?\s*$|"
+                        r"\b(?:is|'s|are)\s+(?:now\s+)?(?:my\s+|the\s+|a\s+)?next\s+(?:action|"
+                        r"step|thing)s?\b|\b(?:is|'s|are)\s+(?:now\s+)?up\s+next\b|"
                         r"\bmake\s+.+?\s+(?:a|the|my)\s+next\s+action\b", re.I)),
     ("TODO", re.compile(r"\breopen\b|\bnot\s+(?:actually\s+)?done\b|\bmark\s+.+?\s+(?:as\s+)?"
                         r"(?:todo|open|undone|not\s+done)\b", re.I)),
@@ -228,6 +284,13 @@ _STRONG_CAPTURE = re.compile(
     r"|(?:jot|write|note|put)\s+(?:this\s+|it\s+)?down\s*[:,-]?|capture(?:\s+this)?\s*[:,-]?"
     r"|(?:add|create|new)\s+(?:a\s+)?(?:task|todo|reminder|to-do)\s*(?:to|for|:)?"
     r"|todo\s*[:,-]|inbox\s*[:,-]|task\s*[:,-])\s*", re.I)
+_ADD_CUE = re.compile(
+    r"^(?:please\s+)?(?:can\s+you\s+|could\s+you\s+)?(?:add|capture|new)\s*[:,-]?\s+"
+    r"(?!(?:(?:a|an|the|my|this|some|another)\s+)?(?:note|comment|tag|label|effort|estimate|"
+    r"priority|deadline|due\s+date|date|time|repeater|reminder\s+to\s+the)s?\b|to\b|"
+    rf"{_NUM_RE}\s+(?:minutes?|mins?|hours?|hrs?|days?|weeks?)\b|\d)", re.I)
+""""add draft the agenda, tag it work": a new entry (a slot word after "add" acts on an
+existing one: "add a note to X", "add an hour to X")."""
 _LIST_WRAP = re.compile(
     r"^(?:please\s+)?(?:put|add|stick|throw|pop)\s+(?P<x>.+?)\s+(?:on|to|in|onto|into)\s+"
     r"(?:my|the)\s+(?:todo\s+|to-do\s+|task\s+)?(?:list|inbox|todos?|tasks|agenda)\b", re.I)
@@ -244,6 +307,28 @@ _ARRIVED = re.compile(
     r"turned\s+up|landed|sent|returned|refunded|reimbursed|(?:gave|brought|paid)\s+"
     r"(?:it|them|me|us)\s+back|paid\s+(?:me|us)|came\s+through|finally\s+here|is\s+here|"
     r"are\s+here)\b", re.I)
+_IN_TIME = re.compile(
+    rf"\bin\s+(?P<d>half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|{_NUM_RE}\s*(?:and\s+a\s+half\s+)?"
+    r"(?:hours?|hrs?|minutes?|mins?))\b(?:\s+(?:from\s+now|time))?", re.I)
+"""A time counted from now ("remind me in an hour"): today's date with that time."""
+
+
+def _in_minutes(d: str) -> int:
+    e = _effort(d) or "0:00"
+    h, m = e.split(":")
+    return int(h) * 60 + int(m)
+
+
+_SUBJECT_WAITS = re.compile(
+    r"^(?:and\s+|so\s+|now\s+)?(?P<ref>(?:the|my|that|this|our)\s+.+?)\s+(?:is|are|'s|has\s+been|"
+    r"have\s+been)\s+(?:still\s+|now\s+|currently\s+)?(?:waiting|blocked|stuck|on\s+hold)"
+    r"(?:\s+(?:on|for|by|until)\s+(?P<who>.+?))?\s*[.!]?$", re.I)
+""""the error handling task is waiting on Marco": the subject names an existing entry."""
+_WAIT_LEAD = re.compile(r"^(?:i'?m\s+|i\s+am\s+|still\s+|now\s+)?(?:waiting|wait)\s+(?:on|for)\s+"
+                        r"(?P<who>[A-Z][\w'-]*|the\s+[\w'-]+|my\s+[\w'-]+)"
+                        r"(?:\s+(?P<link>to|for)\s+(?P<what>.+))?$", re.I)
+""""waiting for the plumber to send the quote" -> "The plumber to send the quote";
+"waiting on Sam for the logs" -> "Sam: the logs"."""
 _ON_WEEKDAY = re.compile(rf"\b(?:on\s+)?(?P<wd>{_WD_RE})s?\b", re.I)
 _CAN_WAIT = re.compile(r"\b(?:can|could|will|'ll|should|may|might)\s+wait\b", re.I)
 """"X can wait until monday": a new start date, not a deadline."""
@@ -322,6 +407,12 @@ def _effort(dur: str) -> str | None:
 
 def _repeater(m: re.Match[str], today: dt.date) -> tuple[str, dt.date | None]:
     g = m.groupdict()
+    if g["nth"]:
+        n = {"other": 2, "2nd": 2, "second": 2, "3rd": 3, "third": 3, "4th": 4,
+             "fourth": 4}[g["nth"].lower()]
+        return f"+{n}{_UNIT[g['nu2'].lower()]}", None
+    if g["wk"]:  # daily, from the next working day (Org repeats by interval only)
+        return "+1d", today + dt.timedelta(days={5: 2, 6: 1}.get(today.weekday(), 0))
     if g["other"]:
         return f"+2{_UNIT[g['other'].lower()]}", None
     if g["n"]:
@@ -338,7 +429,7 @@ def _repeater(m: re.Match[str], today: dt.date) -> tuple[str, dt.date | None]:
     wd = g["wd"] or g["wdp"] or g["wdq"]
     if wd:
         return "+1w", coming(today, [w[:3] for w in WD].index(wd.lower()[:3]), strict=False)
-    o = (g["ord"] or g["ord2"] or "").lower()
+    o = (g["ord"] or g["ord2"] or g["ord3"] or "").lower()
     day = _ORD.get(o) or int(re.sub(r"\D", "", o) or 1)
     for k in (0, 1, 2):
         base = add_months(today.replace(day=1), k)
@@ -349,6 +440,16 @@ def _repeater(m: re.Match[str], today: dt.date) -> tuple[str, dt.date | None]:
     return "+1m", None
 
 
+def _next_occurrence(today: dt.date, repeater: str, *, weekdays: bool) -> dt.date:
+    """The repeat after today's (whose time has passed): the next working day, a week on
+    for a weekly one, else tomorrow."""
+    if weekdays:
+        return today + dt.timedelta(days={4: 3, 5: 2}.get(today.weekday(), 1))
+    if repeater.endswith("w"):
+        return today + dt.timedelta(days=7 * int(re.sub(r"\D", "", repeater) or 1))
+    return today + dt.timedelta(days=1)
+
+
 def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = frozenset(),
                  week_start: int = 0) -> Slots:
     """Every slot of ``text`` (one clause), relative to ``now``."""
@@ -356,14 +457,18 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     t = " ".join(text.replace("’", "'").split())
     today = now.date()
     if m := _NOTE_RE.match(t):
-        s.note = (m.group("note") or m.group("note2") or m.group("note3")).strip()
-        ref = (m.group("ref") or m.group("ref2") or m.group("ref3")).strip()
+        s.note = (m.group("note") or m.group("note2") or m.group("note3")
+                  or m.group("note4")).strip()
+        ref = (m.group("ref") or m.group("ref2") or m.group("ref3") or m.group("ref4")).strip()
         s.ref_verb = "note"
         s.ref_text = ref
         s.title = ref
         return s
     mk = _Marks(t)
     if m := _STRONG_CAPTURE.match(t):
+        s.capture_cue = True
+        mk.take(*m.span())
+    if not s.capture_cue and (m := _ADD_CUE.match(t)):
         s.capture_cue = True
         mk.take(*m.span())
     if m := _LIST_WRAP.match(t):
@@ -382,6 +487,8 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
             s.state = name
             said_state = m.group(0).strip()
             break
+    if s.state == "WAITING" and (m := _SUBJECT_WAITS.match(t)):
+        s.subject = m.group("ref").strip()
     if m := _REF_VERB.match(t):
         s.ref_verb = m.group("v").lower()
     elif m := re.search(r"\b(?:moved|pushed|postponed|rescheduled|bumped|shifted|delayed)\b",
@@ -390,7 +497,8 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     s.wants_deadline = bool(re.search(r"\b(?:deadline|due\s+date)\b", t, re.I))
     s.arrived = bool(_ARRIVED.search(t))
     # repeaters first: "every tuesday" is not a one-off "tuesday"
-    if m := mk.search(_REPEAT_RE):
+    rep_m = mk.search(_REPEAT_RE)
+    if m := rep_m:
         s.repeater, first = _repeater(m, today)
         mk.take(*m.span())
         if first is None and s.repeater == "+1w" and (d := mk.search(_ON_WEEKDAY)):
@@ -415,6 +523,10 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         if e := _effort(m.group("dur")):
             s.effort = e
             mk.take(*m.span())
+    if s.effort is None and (m := mk.search(_EFFORT_BARE)):
+        if e := _effort((m.group("dur") or m.group("dur2")).replace("-", " ")):
+            s.effort = e
+            mk.take(*m.span())
     if m := mk.search(_SHIFT_RE):
         n = int(_num(m.group("n") or m.group("n2")))
         u = _UNIT[(m.group("u") or m.group("u2")).lower()]
@@ -425,6 +537,10 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     tm = None
     sched_cue = False
     until = False  # a date said with "until": a deadline, unless the verb defers
+    if m := mk.search(_IN_TIME):  # "in an hour", "in 20 minutes": a time from now
+        s.scheduled = (now + dt.timedelta(minutes=_in_minutes(m.group("d")))).replace(
+            second=0, microsecond=0)
+        mk.take(*m.span())
     m_t = parse_time(mk.rest())
     if m_t:
         tm, span = m_t
@@ -466,6 +582,8 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         day0 = base if base is not None and not isinstance(base, dt.datetime) else today
         if base is None and dt.datetime.combine(today, tm) < now:
             day0 = today + dt.timedelta(days=1)
+        elif s.repeater and day0 == today and dt.datetime.combine(today, tm) < now:
+            day0 = _next_occurrence(today, s.repeater, weekdays=bool(rep_m and rep_m["wk"]))
         s.scheduled = dt.datetime.combine(day0, tm)
     elif s.scheduled is None and s.deadline is None and re.search(r"\btonight\b", t, re.I):
         s.scheduled = today
@@ -484,6 +602,10 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
                    or "").lower()
             s.priority = _PRIO_MAP.get(lvl.split()[0] if lvl else "", "A")
         mk.take(*m.span())
+    elif s.ref_verb in ("make", "mark", "set", "flag", "bump", "change") and (
+            m := mk.search(_PRIO_COMPLEMENT)):
+        s.priority = _PRIO_MAP.get(m.group("w").lower().split()[0], "A")
+        mk.take(*m.span())
     if m := re.search(r"\btag(?:ged)?\b.*?\s(?P<span>(?:as|with)\s+(?P<tags>[\w@-]+"
                       r"(?:\s*(?:,|and)\s*[\w@-]+)*))\s*[.!]?$", t, re.I):
         if mk.free(m.start("span"), m.end("span")):
@@ -499,6 +621,7 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
             s.tags += [n.replace("-", "_") if not n.startswith("@") else n for n in names]
             mk.take(*m.span())
     # "it's an errand" / "for work" / "at home": a context that is one of the memex's tags
+    filed = False
     if known_tags:
         rx = re.compile(r"(?:[,.;]\s*|\b)(?:(?:it'?s|its|it\s+is|this\s+is|that'?s)\s+)?"
                         r"(?:(?:an?|for|at|@|on|to|into|in|under|as)\s+)(?:the\s+)?(?P<w>[\w-]+)"
@@ -507,12 +630,19 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
             if not mk.free(*m.span()):
                 continue
             w = m.group("w").lower()
-            hit = next((k for k in known_tags if stem(k) == stem(w) and len(w) > 2), None)
+            hit = next((k for k in known_tags if stem(k) == stem(w) and len(w) > 2),
+                       None) or place_tag(w, known_tags)
             if hit and (m.group(0).lower().lstrip(",.; ").startswith(("it", "this", "that"))
                         or m.end() >= len(t.rstrip(" .!"))):
                 if hit not in s.tags:
                     s.tags.append(hit)
                 mk.take(*m.span())
+                filed = filed or bool(re.match(r"[,.;\s]*(?:under|in|into|to|as)\b", m.group(0),
+                                               re.I))
+        if filed and (m := re.match(r"\s*(?:please\s+)?(?:put|file|stick|pop|throw)\s+",
+                                    mk.rest(), re.I)) and mk.free(*m.span()):
+            s.capture_cue = True  # "put bleed the radiators under home": the verb files it
+            mk.take(*m.span())
     if m := _PAST_TIME.search(mk.rest()):
         mk.take(*m.span())
     rest = mk.rest()
@@ -533,17 +663,30 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     if verb and past_verb(verb.group(1)):
         s.past = True
     s.title = _tidy(rest)
+    if s.state == "WAITING" and (m := _WAIT_LEAD.match(s.title)):
+        who = m.group("who")
+        what = m.group("what")
+        title = (f"{who} {m.group('link')} {what}" if m.group("link") == "to" else
+                 f"{who}: {what}") if what else f"{who}"
+        s.title = title[:1].upper() + title[1:]
+    if s.deadline is not None and (m := re.match(r"(?:the\s+)?(?:deadline|due\s+date)\s+"
+                                                 r"(?:for|of|on)\s+(?=\S)", s.title, re.I)):
+        s.title = s.title[m.end():][:1].upper() + s.title[m.end() + 1:]
     s.ref_text = _ref_words(s.title)
+    if s.arrived:  # "the refund from Hetzner came through": the arrival names nothing
+        s.ref_text = " ".join(_ARRIVED.sub(" ", s.ref_text).split()) or s.ref_text
     if len(said_state.split()) > 1:  # "… isn't going to happen" names no item
         s.ref_text = " ".join(re.sub(re.escape(said_state), " ", s.ref_text,
                                      flags=re.I).split()) or s.ref_text
     return s
 
 
-_LEAD = re.compile(r"^(?:(?:and|then|so|also|but|oh|ok|okay|please|that|it'?s|its|it\s+is|"
+_LEAD = re.compile(r"^(?:(?:first\s+thing(?:\s+in\s+the\s+morning)?|and|then|so|also|but|oh|ok|okay|please|that|it'?s|its|it\s+is|"
                    r"is|are|to|about|on|at|by|for|in|the\s+whole\s+thing\s+is|the\s+first\s+one"
                    r"\s+is|first\s+one\s+is|starting|start(?:ing)?\s+from)\b[\s,:;-]*)+", re.I)
-_TRAIL = re.compile(r"(?:[\s,:;-]+(?:and|then|so|also|but|please|it'?s|its|it\s+is|is|are|"
+_TRAIL = re.compile(r"(?:[\s,:;-]+(?:(?:has|have|needs?|must|ought)\s+to\s+be(?:\s+(?:in|done|"
+                    r"ready|finished|sent|submitted|handed\s+in))?|must\s+be(?:\s+(?:in|done|ready))?|"
+                    r"first\s+thing(?:\s+in\s+the\s+morning)?|and|then|so|also|but|please|it'?s|its|it\s+is|is|are|has|have|"
                     r"to|on|at|by|for|in|from|the|a|an|of|with|the\s+whole\s+thing\s+is|"
                     r"first\s+one\s+is|the\s+first\s+one\s+is|starting)\b)+[\s,:;.!-]*$", re.I)
 
@@ -576,6 +719,7 @@ def _ref_words(title: str) -> str:
                r"\b(?:after\s+all)\b|"
                r"\b(?:an?|the|my)\s+next\s+(?:action|step)s?\b|\b(?:can|could|will|may)\s+"
                r"wait\b|\b(?:put|move|file|stick)\s+(?:it|them|this|that)\b", " ", t, flags=re.I)
+    t = re.sub(r"\bon\s+hold\b", " ", t, flags=re.I)
     t = re.sub(r"\b(?:as\s+)?(?:done|finished|complete|completed|cancell?ed|waiting(?:\s+on|"
                r"\s+for)?|next)\b", " ", t, flags=re.I)
     t = re.sub(r"\b(?:the\s+)?deadline\s+(?:for|of|on)\b|\bthe\s+due\s+date\s+(?:for|of)\b|"
