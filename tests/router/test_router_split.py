@@ -114,3 +114,17 @@ def test_every_training_file_is_in_the_cache_key(tmp_path):
     assert {"train_multi.jsonl", "train_hand3.jsonl"} <= names
     on_disk = {p.name for p in classifier.DATA_DIR.glob("*.jsonl")}
     assert on_disk == names
+
+
+def test_text_carried_by_an_instruction_does_not_route_it():
+    """The words of a text to translate or rewrite are data: "send me the file" inside it is
+    no capture; an instruction that is itself a request ("remind me: …") or names a URL keeps
+    its routing."""
+    from opencortex.router import decompose
+
+    for text in ("make this sound less harsh: remind the team the deadline is friday",
+                 "proofread this: I will call the plumber tomorow and schedule the repair",
+                 "turn this into French: add milk to the shopping list"):
+        assert [i.target for i in decompose(text)] == ["chat"], text
+    assert [i.target for i in decompose("capture this: phone the garage")] == ["gtd"]
+    assert [i.target for i in decompose("summarise this for me: https://example.org/post")] == ["web"]

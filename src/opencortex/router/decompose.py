@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TARGETS", "WRITE_TARGETS", "EmbedFn", "Hint", "Intent", "Verdict", "classify",
            "decompose", "is_back_reference", "is_bare_directive", "is_imperative", "is_question",
-           "is_source_directive",
+           "is_source_directive", "is_text_operation",
            "verdict",
            "warm"]
 
@@ -349,6 +349,31 @@ def _split_by_meaning(clause: str, embed: EmbedFn | None) -> list[str]:
     return [clause]
 
 
+_PAYLOAD = re.compile(r"^(?P<instr>[^:'\"“”‘’`]+?)\s*:\s+(?P<payload>\S.*)$"
+                      r"|^(?P<before>[^'\"“”‘’`]*)(?P<quote>['\"“‘][^'\"“”‘’]+['\"”’])(?P<after>.*)$")
+"""An instruction followed by its text ("rewrite this politely: …", "how do you say '…' in
+German"): the part after the colon, or inside the quotes, is what the instruction acts on."""
+
+
+def is_text_operation(sentence: str, embed: EmbedFn | None) -> bool:
+    """Is ``sentence`` one request about a text it carries (translate, rewrite, spell-check,
+    shorten), so that the words of that text must not route it?  Only when the instruction
+    alone, with the text masked, is a chat request of at least two words, and no URL is
+    given: "remind me: …", "add 'milk' to my list", "idea: …" or "read this: URL" keep their
+    own routing."""
+    m = _PAYLOAD.match(sentence.strip())
+    if m is None or re.search(r"https?://|www\.", sentence):  # a URL is a page to open
+        return False
+    if m.group("instr") is not None:
+        instr = m.group("instr")
+    else:
+        instr = f"{m.group('before')}'…'{m.group('after')}"
+    body = strip_greeting(instr).strip()
+    if len(re.findall(r"\w+", body)) < 2:
+        return False
+    return _classify_many([body], embed)[0] == "chat"
+
+
 def decompose(text: str, *, embed: EmbedFn | None = None,
               hint: Hint | None = None) -> list[Intent]:
     """Split ``text`` into ordered atomic intents (empty list for blank text).
@@ -363,7 +388,13 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
         return []
     clauses: list[str] = []
     sentence_of: list[int] = []
+    text_ops: set[str] = set()
     for n, sentence in enumerate(split_sentences(text)):
+        if is_text_operation(sentence, embed):
+            text_ops.add(sentence)  # the quoted or pasted text is data, not a request
+            clauses.append(sentence)
+            sentence_of.append(n)
+            continue
         for clause in split_clauses(sentence):
             # "fetch URL. Summarize it." / "remember when X? how did we do it?": one intent
             if clauses and is_follow_up(clause) and not is_pleasantry(clauses[-1]):
@@ -375,6 +406,7 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
     clauses, sentence_of, forced = _join_directives(clauses, sentence_of)
     bodies = [strip_greeting(c) for c in clauses]
     targets = _classify_many(bodies, embed, hint)
+    targets = ["chat" if c in text_ops else t for t, c in zip(targets, clauses, strict=True)]
     if forced:
         directive_targets = _classify_many(list(forced.values()), embed)
         for i, t in zip(forced, directive_targets, strict=True):
