@@ -36,7 +36,8 @@ _STRUCTURAL = re.compile(
     r"""(?:\#\+                                   # keyword, block, affiliated, call, dynamic
          | :[\w-]*:(?:\s|$)                       # drawer start/end, node property
          | (?:SCHEDULED|DEADLINE|CLOSED|CLOCK):   # planning, clock line
-         | %%\(                                   # diary sexp (evaluated by the agenda)
+         | &?%%\(                                 # diary sexp, also &%%( (the agenda
+                                                  # evaluates ^&?%%( lines)
          )""", re.I | re.X)
 _HEADLINE = re.compile(r"\*+(?:\s|$)")
 _FOOTNOTE_DEF = re.compile(r"\[fn:", re.I)
