@@ -262,6 +262,26 @@ def test_a_repository_config_that_names_programs_asks(memex: Path, key: str,
 
 
 @needs_sandbox
+@pytest.mark.parametrize("text", [
+    "[diff] external = sh -c id\n",  # git reads a key on its section's own line
+    "[diff]\r\texternal = sh -c id\n",  # a bare CR is whitespace to git, not a line end
+    '[diff "evil"] textconv = sh -c id\n',
+    "[filter \"x\"] process = sh -c id\n",
+])
+def test_a_key_on_its_section_line_is_read_as_git_reads_it(memex: Path, text: str) -> None:
+    """The config check read the text line by line; git ran `[diff] external = cmd` while
+    the guard said allow. It now lists the keys with git's own parser."""
+    _git(memex, "init", "-q")
+    with (memex / ".git" / "config").open("a", encoding="utf-8", newline="") as f:
+        f.write(text)
+    for cmd in ("git diff", "git log -p"):
+        d = _check(memex, cmd)
+        assert d.verdict == "ask", (cmd, d.reason)
+    d = _check(memex, "git diff")
+    assert any(k in d.reason for k in ("external", "textconv", "process")), d.reason
+
+
+@needs_sandbox
 def test_a_config_planted_between_check_and_run_is_refused(memex: Path) -> None:
     _git(memex, "init", "-q")
     g = Guard(_policy(), memex_root=memex)

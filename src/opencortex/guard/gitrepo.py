@@ -7,12 +7,18 @@ The environment pins what it can (core.fsmonitor, core.pager, gpg.program, ... i
 ``core.worktree`` (which makes ``git diff`` read files from anywhere).  A
 synced ``.git/config`` with any of them makes ``git diff`` / ``git log -p`` / ``git status``
 run that program, so such a command is not known to be read-only: it asks.
+
+The config is read by git's own parser (``git config --file F --list``): git accepts a key
+on its section's line (``[diff] external = cmd``, or after a bare CR), which no line-based
+reading of the text sees.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+import shutil
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -86,11 +92,36 @@ def configured_programs(starts: Iterable[Path], root: Path | None = None) -> lis
                     found.append(f"{cfg} (unreadable)")
                     continue
                 found += _risky(text, cfg)
+                found += _risky_names(cfg)
     return list(dict.fromkeys(found))
 
 
 def _inside(p: Path, root: Path) -> bool:
     return p == root or root in p.parents
+
+
+def _risky_names(cfg: Path) -> list[str]:
+    """The risky keys as git itself reads ``cfg`` (a config git cannot read is risky)."""
+    git = shutil.which("git")
+    if git is None:
+        return []  # no git: no git command can run either
+    try:
+        p = subprocess.run([git, "config", "--file", str(cfg), "--no-includes", "--list",
+                            "--name-only", "-z"], capture_output=True, timeout=5,
+                           stdin=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin",
+                                                          "GIT_CONFIG_NOSYSTEM": "1",
+                                                          "HOME": "/nonexistent"})
+    except (OSError, subprocess.SubprocessError):
+        return [f"{cfg} (git could not read it)"]
+    if p.returncode != 0:
+        return [f"{cfg} (git could not parse it)"]
+    out = []
+    for name in p.stdout.decode("utf-8", "replace").split("\0"):
+        if not name:
+            continue
+        sec, _, key = name.lower().rpartition(".")
+        out += _risky(f"[{sec}]\n{key} =", cfg)
+    return out
 
 
 def _risky(text: str, cfg: Path) -> list[str]:

@@ -16,7 +16,7 @@ from ..atomic import atomic_write, read_snapshot
 from ..org.model import Heading
 from ..org.parser import parse
 from ..org.timestamps import format_timestamp
-from ..write.neutralise import neutralise_title, normalise_lines
+from ..write.neutralise import escape_block_content, neutralise_title, normalise_lines
 from ..write.verify import Intent, verify_write
 from .ids import validate_session_id
 
@@ -27,9 +27,8 @@ _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def escape_block(text: str) -> str:
-    """Org's escaping for text inside a block: a comma before lines that start with
-    ``*`` or ``#+`` (or already with such a comma)."""
-    return re.sub(r"^([ \t]*)(,*(?:\*|#\+))", r"\1,\2", text, flags=re.M)
+    """Org's escaping for text inside a block (the neutraliser's one definition)."""
+    return escape_block_content(text)
 
 
 class SessionRecorder:

@@ -36,7 +36,8 @@ _STRUCTURAL = re.compile(
     r"""(?:\#\+                                   # keyword, block, affiliated, call, dynamic
          | :[\w-]*:(?:\s|$)                       # drawer start/end, node property
          | (?:SCHEDULED|DEADLINE|CLOSED|CLOCK):   # planning, clock line
-         | %%\(                                   # diary sexp (evaluated by the agenda)
+         | &?%%\(                                 # diary sexp, also &%%( (the agenda
+                                                  # evaluates ^&?%%( lines)
          )""", re.I | re.X)
 _HEADLINE = re.compile(r"\*+(?:\s|$)")
 _FOOTNOTE_DEF = re.compile(r"\[fn:", re.I)
@@ -62,8 +63,9 @@ _INLINE_BABEL = re.compile(r"(src|call)(_)(?=[^ \t\n\[{(]+[\[{(])", re.I)
 _SNIPPET = re.compile(r"@@(?=[\w-]+:)")
 _MACRO = re.compile(r"\{\{\{")
 _MODE_LINE = re.compile(r"-\*-")
-_ESC = re.compile(r"^([ \t]*)(,*(?:\*|#\+))", re.M)
-_UNESC = re.compile(r"^([ \t]*),(,*(?:\*|#\+))", re.M)
+# ``&?%%(`` too: the agenda evaluates a diary sexp even inside an example block
+_ESC = re.compile(r"^([ \t]*)(,*(?:\*|#\+|&?%%\())", re.M)
+_UNESC = re.compile(r"^([ \t]*),(,*(?:\*|#\+|&?%%\())", re.M)
 ZWSP = "\u200b"
 
 
@@ -74,7 +76,8 @@ def normalise_lines(text: str) -> str:
 
 def escape_block_content(text: str) -> str:
     """Org's escaping inside src/example blocks: a comma before lines starting with ``*``
-    or ``#+`` (or already with commas before them)."""
+    or ``#+`` (or already with commas before them), and before diary sexps (``%%(``,
+    ``&%%(``), which the agenda evaluates inside example blocks too."""
     return _ESC.sub(r"\1,\2", text)
 
 

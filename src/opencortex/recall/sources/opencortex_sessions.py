@@ -24,8 +24,9 @@ _ORIGIN: dict[str, Origin] = {"person": "person", "assistant": "assistant", "too
 
 
 def unescape_block(text: str) -> str:
-    """Undo ``escape_block``: drop one comma before ``*`` or ``#+`` at a line's start."""
-    return re.sub(r"^([ \t]*),(,*(?:\*|#\+))", r"\1\2", text, flags=re.M)
+    """Undo ``escape_block`` (the neutraliser's one definition)."""
+    from ...write.neutralise import unescape_block_content
+    return unescape_block_content(text)
 
 
 def default_roots() -> list[Path]:
