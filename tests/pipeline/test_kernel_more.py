@@ -42,6 +42,7 @@ def test_heartbeat_embeds_reloads_skills_and_reminds(mx: Memex) -> None:
     TrustStore().trust(mx.root, "skills/wave.org", "wave",
                        (mx.root / "skills" / "wave.org").read_bytes(), by="test")
     k.submit({"sensor": "heartbeat", "embed": 7}).result(30)
+    assert k.embedding is not None and k.embedding.result(30) == 7  # in the pool
     assert retriever_for(mx).vectors.status().embedded == 7
     assert k.registry.get("wave") is not None
     assert any("reminder:" in x and "Call the dentist" in x for x in k.ring.tail(20))
