@@ -1,6 +1,11 @@
 """Pipeline throughput and robustness: 1,000 mixed signals through one Kernel.
 
     .venv/bin/python bench/pipeline.py [--signals 1000]
+    .venv/bin/python bench/pipeline.py --signals 300 --base ../wt-s3/src [--head src] [--rounds 3]
+
+With ``--base``: each side (a checkout's ``src``) runs as its own process, the sides
+alternating round by round so machine load hits both alike; prints each side's median
+figures, head/base ratios and the load average.
 
 Mix: questions answered from notes, agenda requests, captures, commands (some denied),
 heartbeats, point and buffer updates, unknown sensors, a skill that raises, a skill that
@@ -14,8 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -28,7 +36,13 @@ REPO = Path(__file__).resolve().parent.parent
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--signals", type=int, default=1000)
+    ap.add_argument("--base", default=None, help="a checkout's src: compare against it")
+    ap.add_argument("--head", default=str(REPO / "src"))
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    if args.base:
+        compare(args)
+        return
     from opencortex.memex import Memex
     from opencortex.pipeline.kernel import Kernel
     from opencortex.skills.base import Action, Skill
@@ -125,7 +139,10 @@ def main() -> None:
     m.sync()
     captured = len(m.query("heading:\"bench item\""))
     from opencortex.retrieval.hybrid import retriever_for
-    from opencortex.signal import SYNC_SENSORS
+    try:
+        from opencortex.signal import SYNC_SENSORS
+    except ImportError:  # a checkout from before signal.py left the pipeline (801060f)
+        from opencortex.pipeline.signal import SYNC_SENSORS  # type: ignore[no-redef]
 
     sync_lat = [t for sensor, t in k.stats.latencies if sensor in SYNC_SENSORS]
     req_lat = [t for sensor, t in k.stats.latencies if sensor not in SYNC_SENSORS]
@@ -157,6 +174,48 @@ def main() -> None:
     shutil.rmtree(work, ignore_errors=True)
     if answered != expected_answers or captured != captures or not alive:
         sys.exit(1)
+
+
+def compare(args: argparse.Namespace) -> None:
+    """Base and head interleaved, ``--rounds`` runs each: median figures and ratios."""
+    sides = {"base": args.base, "head": args.head}
+    runs: dict[str, list[dict]] = {k: [] for k in sides}
+    load0 = os.getloadavg()[0]
+    for _ in range(args.rounds):
+        for name, src in sides.items():
+            env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCORTEX_")}
+            env["PYTHONPATH"] = src
+            p = subprocess.run([sys.executable, __file__, "--signals", str(args.signals)],
+                               env=env, capture_output=True, text=True, timeout=1800)
+            out = p.stdout[p.stdout.find("{"):]
+            got = json.loads(out) if out else {"failed": p.stderr[-400:]}
+            got["ok"] = p.returncode == 0
+            runs[name].append(got)
+
+    def med(name: str, *path: str) -> float:
+        vals = []
+        for r in runs[name]:
+            v: object = r
+            for key in path:
+                v = v.get(key) if isinstance(v, dict) else None
+            if isinstance(v, (int, float)):
+                vals.append(float(v))
+        return round(statistics.median(vals), 2) if vals else float("nan")
+
+    figures = {"signals_per_s": ("signals_per_s",),
+               "sync_p50_ms": ("sync_signal_latency_ms", "p50"),
+               "sync_p95_ms": ("sync_signal_latency_ms", "p95"),
+               "request_p50_ms": ("request_latency_ms", "p50"),
+               "request_p95_ms": ("request_latency_ms", "p95"),
+               "captures_in_memex": ("captures_in_memex",),
+               "captures_requested": ("captures_requested",)}
+    table = {name: {f: med(name, *path) for f, path in figures.items()} for name in sides}
+    ratios = {f: round(table["head"][f] / table["base"][f], 2) if table["base"][f] else None
+              for f in figures}
+    print(json.dumps({"bench": "pipeline", "signals": args.signals, "rounds": args.rounds,
+                      "median": table, "head_over_base": ratios,
+                      "all_checks_passed": {k: [r["ok"] for r in v] for k, v in runs.items()},
+                      "load": [round(load0, 2), round(os.getloadavg()[0], 2)]}, indent=1))
 
 
 if __name__ == "__main__":

@@ -42,10 +42,54 @@ def test_heartbeat_embeds_reloads_skills_and_reminds(mx: Memex) -> None:
     TrustStore().trust(mx.root, "skills/wave.org", "wave",
                        (mx.root / "skills" / "wave.org").read_bytes(), by="test")
     k.submit({"sensor": "heartbeat", "embed": 7}).result(30)
+    assert k.embedding is not None and k.embedding.result(30) == 7  # in the pool
     assert retriever_for(mx).vectors.status().embedded == 7
     assert k.registry.get("wave") is not None
     assert any("reminder:" in x and "Call the dentist" in x for x in k.ring.tail(20))
     k.shutdown()
+
+
+class _GatedEmbedder(HashingEmbedder):
+    """Embeds only once ``go`` is set, noting whether another thread could take the memex
+    lock meanwhile."""
+
+    def __init__(self, lock: threading.RLock) -> None:
+        super().__init__()
+        self.lock, self.go, self.lock_free = lock, threading.Event(), []
+
+    def embed(self, texts, batch_size: int = 32):
+        def probe() -> None:
+            ok = self.lock.acquire(timeout=2)
+            if ok:
+                self.lock.release()
+            self.lock_free.append(ok)
+
+        t = threading.Thread(target=probe)
+        t.start()
+        t.join()
+        assert self.go.wait(10)
+        return super().embed(texts, batch_size)
+
+
+def test_heartbeat_embedding_waits_for_neither_sync_signals_nor_the_lock(
+        memex: Path, tmp_path: Path) -> None:
+    m = Memex(memex, index=tmp_path / "i.sqlite3")
+    m.sync()
+    emb = _GatedEmbedder(m.lock)
+    m.derived("retriever", lambda: Retriever(m, embedder=emb))
+    k = Kernel(m, record_sessions=False)
+    try:
+        k.submit({"sensor": "heartbeat", "embed": 5}).result(5)  # done, model still held
+        k.submit({"sensor": "point-update", "file": "gtd.org", "line": 1}).result(5)
+        assert k.embedding is not None and not k.embedding.done()
+        emb.go.set()
+        assert k.embedding.result(10) == 5
+        assert emb.lock_free and all(emb.lock_free)
+        assert retriever_for(m).vectors.status().embedded == 5
+    finally:
+        emb.go.set()
+        k.shutdown()
+        m.close()
 
 
 ROUTE_NOTES = Reply(body=completion(json.dumps(

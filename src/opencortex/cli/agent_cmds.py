@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import click
 
 from ..sessions.ids import click_session
@@ -17,6 +19,10 @@ from .output import answer_jsonl, common_options, emit, open_runtime
 def ask(text: tuple[str, ...], session: str | None, timeout: float, memex: str | None,
         index: str | None, json_: bool) -> None:
     """Ask the agent (offline reasoner unless a model is configured)."""
+    # the router's model (onnxruntime session, classifier) loads on a thread while this one
+    # imports the kernel and syncs the index: a fresh `ask` is ~0.2 s sooner (issue 16)
+    warm = threading.Thread(target=_warm_router, name="oc-warm", daemon=True)
+    warm.start()
     with open_runtime(memex, index) as rt:
         rt.memex.sync()
         k = rt.kernel(approval_timeout=0)  # nobody to approve here: "ask" actions are reported
@@ -25,6 +31,7 @@ def ask(text: tuple[str, ...], session: str | None, timeout: float, memex: str |
         finally:
             k.shutdown(timeout=5)
         via = rt.via
+    warm.join(timeout=5)  # never exit inside onnxruntime's start-up
     final = next((d for _, d in reversed(replies) if isinstance(d, dict) and "intents" in d),
                  {})
     out = {"intents": final.get("intents", []), "results": final.get("results", []),
@@ -32,6 +39,17 @@ def ask(text: tuple[str, ...], session: str | None, timeout: float, memex: str |
            "citations": final.get("citations", []), "replies": [t for t, _ in replies],
            "via": via}
     emit(out, json_, lambda: click.echo("\n\n".join(t for t, _ in replies) or "(no reply)"))
+
+
+def _warm_router() -> None:
+    """Build the default embedder and load the router's classifier (what a worded request
+    needs first); a failure here is the request's to report, not this thread's."""
+    try:
+        from ..router.decompose import warm
+
+        warm()
+    except Exception:  # no model installed: the request answers without it
+        pass
 
 
 @click.command()

@@ -97,6 +97,8 @@ class Kernel:
         self._sync_thread.start()
         self._inflight: set[Future[Signal]] = set()
         self._lock = threading.Lock()
+        self.embedding: Future[int] | None = None
+        """The heartbeat's background embedding pass, while one runs (its node count)."""
         # through the kernel's attributes at call time (a test or gateway may wrap reply)
         self.act_env = ActEnv(memex, self.memex_lock, self.guard, self.registry,
                               self.registry.actuators, self._reply_late, self._batch_late)
@@ -337,21 +339,53 @@ class Kernel:
             self.registry.load_literate(self.memex.root / "skills")
             budget = int(sig.payload.get("embed", self.heartbeat_embed))
             if budget > 0:
-                from ..retrieval.hybrid import retriever_for
-
-                r = retriever_for(self.memex)
-                try:
-                    n = r.vectors.embed_pending(lambda t: r.embedder.embed(t), limit=budget)
-                    if n:
-                        self.log.info("heartbeat: embedded %d node(s)", n)
-                except Exception as e:  # no model here: sparse search still works
-                    self.log.warning("heartbeat: embedding skipped: %s", e)
+                self._embed_in_background(budget)
             self.archive_upkeep.maybe_run(self._pool.submit, self.log)
             for n in self._due_soon():
                 if n.key not in self._reminded:
                     self._reminded.add(n.key)
                     self.log.info("reminder: %s %s at %s (%s:%d)", n.todo or "", n.title,
                                   n.scheduled or n.deadline, n.file, n.line)
+
+    def _embed_in_background(self, budget: int) -> None:
+        """Queue up to ``budget`` node embeddings in the pool (one pass at a time): the
+        model runs for seconds, so neither the sync thread nor the memex lock waits on it."""
+        with self._lock:
+            if self.embedding is not None and not self.embedding.done():
+                return
+            try:
+                self.embedding = self._pool.submit(self._embed_pending, budget)
+            except RuntimeError:  # the pool is shut down: nothing to do any more
+                self.embedding = None
+
+    def _embed_pending(self, budget: int) -> int:
+        """Embed pending nodes: the store is read and written under the memex lock, the
+        model runs with the lock released (vectors are keyed by text hash, so one computed
+        while a file changed is still right for that text)."""
+        from ..retrieval.hybrid import retriever_for
+
+        lock = self.memex_lock
+
+        def unlocked(texts: list[str]) -> Any:
+            if not self._accepting:  # shutting down: keep the batches done, stop here
+                raise RuntimeError("the kernel is shutting down")
+            lock.release()
+            try:
+                return embedder.embed(texts)
+            finally:
+                lock.acquire()
+
+        try:
+            with lock:  # held once by this pool thread: `unlocked` may release it
+                r = retriever_for(self.memex)
+                embedder = r.embedder
+                n = r.vectors.embed_pending(unlocked, batch=16, limit=budget)
+        except Exception as e:  # no model here: sparse search still works
+            self.log.warning("heartbeat: embedding skipped: %s", e)
+            return 0
+        if n:
+            self.log.info("heartbeat: embedded %d node(s)", n)
+        return n
 
     def _due_soon(self, minutes: int = 15) -> list[Any]:
         """Open items whose timed SCHEDULED/DEADLINE falls in the next ``minutes``."""
@@ -485,6 +519,11 @@ class Kernel:
                 pass
         self._sync_q.put(None)
         self._sync_thread.join(timeout=max(0.1, deadline - time.monotonic()))
+        if self.embedding is not None:  # stops after its current batch
+            try:
+                self.embedding.result(timeout=max(0.1, deadline - time.monotonic()))
+            except Exception:
+                pass
         self._pool.shutdown(wait=False, cancel_futures=True)
         with self._lock:
             return not self._inflight

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -158,6 +159,35 @@ def is_imperative(clause: str) -> bool:
     return False
 
 
+_rows: OrderedDict[str, Any] = OrderedDict()
+_ROWS_KEPT = 512
+
+
+def _default_rows(fn: EmbedFn, clauses: Sequence[str]) -> np.ndarray:
+    """The default embedder's rows for ``clauses``, each text embedded once (kept by text,
+    the last 512): one request reads its clauses several times (the split by meaning, the
+    classification, the router's support check of a model's proposal)."""
+    import numpy as np
+
+    with _lock:
+        missing = list(dict.fromkeys(c for c in clauses if c not in _rows))
+    if missing:
+        fresh = fn(missing)
+        with _lock:
+            for c, row in zip(missing, fresh, strict=True):
+                _rows[c] = row
+            while len(_rows) > _ROWS_KEPT:
+                _rows.popitem(last=False)
+    with _lock:
+        got = [_rows[c] for c in clauses if c in _rows]
+        for c in dict.fromkeys(clauses):
+            if c in _rows:
+                _rows.move_to_end(c)
+    if len(got) < len(clauses):  # evicted meanwhile by another thread
+        return fn(list(clauses))
+    return np.stack(got)
+
+
 def _verdicts(clauses: Sequence[str], embed: EmbedFn | None) -> list[Verdict]:
     """The classifier's reading of each clause (one batched embedding call)."""
     if not clauses:
@@ -166,7 +196,7 @@ def _verdicts(clauses: Sequence[str], embed: EmbedFn | None) -> list[Verdict]:
 
     fn = embed or _get_default_embed()
     clf = cached_classifier(fn, DEFAULT_MODEL_ID if embed is None else None)
-    emb = fn(list(clauses))
+    emb = fn(list(clauses)) if embed is not None else _default_rows(fn, clauses)
     probs, nears = clf.predict(features(emb, clauses), emb)
     out = []
     for row, near in zip(probs, nears, strict=True):
