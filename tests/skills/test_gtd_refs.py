@@ -208,3 +208,21 @@ def test_on_hold_waits_the_named_task(mx: Memex) -> None:
     _apply(mx, "put the failing disk replacement on hold")
     assert mx.query("heading:\"failing disk\"")[0].todo == "WAITING"
     assert not mx.query("heading:hold")
+
+
+def test_a_different_number_names_another_item() -> None:
+    """'item 17' never resolves to 'item 3': the numbers disagree, so the title is no match;
+    a title with the same number, or with no number, still matches."""
+    from opencortex.memory.nodes import Node
+    from opencortex.skills.gtd_refs import score_nodes
+
+    def node(key: str, title: str) -> Node:
+        return Node(key=key, file="gtd.org", line=1, level=2, title=title, todo="TODO",
+                    todo_type="todo")
+
+    pool = [node("a", "Renew parking permit 3"), node("b", "Renew parking permit 17"),
+            node("c", "Renew the library card")]
+    assert [s.node.key for s in score_nodes(pool, "parking permit 17")][:1] == ["b"]
+    assert "a" not in {s.node.key for s in score_nodes(pool, "parking permit 17")}
+    assert "a" not in {s.node.key for s in score_nodes(pool, "renew permit 9")}
+    assert {s.node.key for s in score_nodes(pool, "renew")} == {"a", "b", "c"}

@@ -119,12 +119,15 @@ def score_nodes(nodes: list[Node], query: str, *, among: list[Node] | None = Non
         return math.log(1 + total / (1 + df.get(w, 0)))
 
     q_mass = sum(idf(w) for w in q)
+    q_nums = {w for w in q if w.isdigit()}
     out: list[Scored] = []
     for n in nodes:
         t = titles[n.key]
         hit = q & t
         if not hit:
             continue
+        if q_nums and not q_nums & t and any(w.isdigit() for w in t):
+            continue  # "invoice 17" is not "invoice 3": a different number names another item
         h = sum(idf(w) for w in hit)
         qc, tc = h / q_mass, h / max(sum(idf(w) for w in t), 1e-9)
         f = 2 * qc * tc / (qc + tc)
