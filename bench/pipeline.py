@@ -95,7 +95,11 @@ def main() -> None:
         kind = rng.choice(kinds)
         replies[i] = []
         ch = (lambda box: lambda t, d=None: box.append(t))(replies[i])
-        meta = {"source": "bench", "session": "internal", "reply": ch}
+        # captures come from their own conversation (as Emacs's capture command's do): in the
+        # shared one, a capture after a question the router sent to recall would be read as
+        # the person's reply to that recall — which it is, in one conversation
+        meta = {"source": "bench", "session": "capture" if kind == "capture" else "internal",
+                "reply": ch}
         if kind == "question":
             raw = {"sensor": "user-input", "text": rng.choice(questions)}
         elif kind == "agenda":
@@ -137,7 +141,8 @@ def main() -> None:
     answered = sum(1 for kind, i, _ in futures if replies[i] and kind in (
         "question", "agenda", "capture", "shell_ok", "shell_bad", "explode", "hostile"))
     m.sync()
-    captured = len(m.query("heading:\"bench item\""))
+    captured = len([n for n in m.query("heading:\"bench item\"")  # not the session records
+                    if not n.file.startswith("sessions/")])
     from opencortex.retrieval.hybrid import retriever_for
     try:
         from opencortex.signal import SYNC_SENSORS
