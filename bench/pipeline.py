@@ -39,6 +39,10 @@ def main() -> None:
     ap.add_argument("--base", default=None, help="a checkout's src: compare against it")
     ap.add_argument("--head", default=str(REPO / "src"))
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--warm", action="store_true",
+                    help="answer one request of each question kind before the clock starts "
+                         "(derived indexes — recall's, the searcher — are built then, not "
+                         "inside the timed signals)")
     args = ap.parse_args()
     if args.base:
         compare(args)
@@ -90,6 +94,9 @@ def main() -> None:
     expected_answers = 0
     captures = 0
     gtd = (work / "memex" / "gtd.org").read_text()
+    if args.warm:
+        for q in [*questions, "what's next on my agenda"]:
+            k.ask(q, session="warm-up")
     t0 = time.perf_counter()
     for i in range(args.signals):
         kind = rng.choice(kinds)
@@ -190,7 +197,8 @@ def compare(args: argparse.Namespace) -> None:
         for name, src in sides.items():
             env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCORTEX_")}
             env["PYTHONPATH"] = src
-            p = subprocess.run([sys.executable, __file__, "--signals", str(args.signals)],
+            p = subprocess.run([sys.executable, __file__, "--signals", str(args.signals)]
+                               + (["--warm"] if args.warm else []),
                                env=env, capture_output=True, text=True, timeout=1800)
             out = p.stdout[p.stdout.find("{"):]
             got = json.loads(out) if out else {"failed": p.stderr[-400:]}
