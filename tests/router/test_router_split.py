@@ -127,4 +127,7 @@ def test_text_carried_by_an_instruction_does_not_route_it():
                  "turn this into French: add milk to the shopping list"):
         assert [i.target for i in decompose(text)] == ["chat"], text
     assert [i.target for i in decompose("capture this: phone the garage")] == ["gtd"]
+    # an apostrophe inside a word opens no quote: the quoted phrase is still found
+    assert [i.target for i in decompose("what's the Dutch for 'to-do list'")] == ["chat"]
+    assert [i.target for i in decompose("I'm adding 'oat milk' to my shopping list")] == ["gtd"]
     assert [i.target for i in decompose("summarise this for me: https://example.org/post")] == ["web"]

@@ -379,8 +379,10 @@ def _split_by_meaning(clause: str, embed: EmbedFn | None) -> list[str]:
     return [clause]
 
 
-_PAYLOAD = re.compile(r"^(?P<instr>[^:'\"“”‘’`]+?)\s*:\s+(?P<payload>\S.*)$"
-                      r"|^(?P<before>[^'\"“”‘’`]*)(?P<quote>['\"“‘][^'\"“”‘’]+['\"”’])(?P<after>.*)$")
+_WORDCHAR = r"(?:[^:'\"“”‘’`]|(?<=\w)['’](?=\w))"  # an apostrophe inside a word is no quote
+_PAYLOAD = re.compile(rf"^(?P<instr>{_WORDCHAR}+?)\s*:\s+(?P<payload>\S.*)$"
+                      rf"|^(?P<before>{_WORDCHAR}*?)"
+                      r"(?P<quote>(?<!\w)['\"“‘][^'\"“”‘’]+['\"”’](?!\w))(?P<after>.*)$")
 """An instruction followed by its text ("rewrite this politely: …", "how do you say '…' in
 German"): the part after the colon, or inside the quotes, is what the instruction acts on."""
 
