@@ -22,7 +22,9 @@ PAYLOADS = ["&%%(progn (shell-command \"touch {m}\") t)",
             "note <%%(progn (shell-command \"touch {m}\") t)>",
             # the agenda evaluates a sexp line inside an example block too
             "#+begin_example\n%%(progn (shell-command \"touch {m}\") t)\n#+end_example",
-            "#+begin_example\n,%%(progn (shell-command \"touch {m}\") t)\n#+end_example"]
+            "#+begin_example\n,%%(progn (shell-command \"touch {m}\") t)\n#+end_example",
+            # an inline diary timestamp inside a block is left verbatim: the agenda skips it
+            "#+begin_example\nnote <%%(progn (shell-command \"touch {m}\") t)>\n#+end_example"]
 
 
 def test_ampersand_diary_sexp_is_escaped() -> None:
