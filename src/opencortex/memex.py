@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from .config import Settings, load_settings
 from .errors import NodeNotFoundError
+from .locking import MemexLock
 from .memory import views
 from .memory.incremental import Progress, SyncSummary, sync
 from .memory.nodes import Node
@@ -48,9 +48,10 @@ class Memex:
         self._writer: MemexWriter | None = None
         self._local: SqliteStore | None = None
         self._derived: dict[str, Any] = {}
-        self.lock = threading.RLock()
+        self.lock = MemexLock()
         """The one lock policy: the index is one connection, so every gateway, worker and
-        heartbeat holds this around memex calls (the kernel's ``memex_lock`` is it)."""
+        heartbeat holds this around memex calls (the kernel's ``memex_lock`` is it); slow
+        pure work (a model's forward pass or answer) runs with it released (``locking``)."""
 
     def derived(self, name: str, build: Callable[[], T]) -> T:
         """The one ``name`` object derived from this memex (e.g. its hybrid Retriever,

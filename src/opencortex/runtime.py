@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import Settings, config_path, load_settings
 from .errors import ConfigError
+from .locking import MemexLock
 
 if TYPE_CHECKING:
     from .access import Access
@@ -101,7 +102,7 @@ class Runtime:
         return self.memex.store
 
     @property
-    def lock(self) -> threading.RLock:
+    def lock(self) -> MemexLock:
         """The one lock every gateway holds around memex calls (the memex's own)."""
         return self.memex.lock
 

@@ -16,8 +16,20 @@ from typing import Any
 
 from .errors import SignalError
 
-__all__ = ["ASYNC_SENSORS", "SIGNAL_TYPES", "SYNC_SENSORS", "Delegation", "Intent", "Signal",
-           "SignalError", "inject"]
+__all__ = ["ASYNC_SENSORS", "NO_CONVERSATION", "SIGNAL_TYPES", "SYNC_SENSORS", "Delegation",
+           "Intent", "Signal", "SignalError", "conversation", "inject"]
+
+NO_CONVERSATION = "internal"
+"""The session of a signal that is part of no conversation (a heartbeat, an ``@agent``
+headline, a gateway that named none): nothing is recorded for it and no turn carries over to
+the next such request — an open recall, a last answer to save."""
+
+
+def conversation(meta: dict[str, Any]) -> str | None:
+    """The conversation a signal belongs to, or None when it belongs to none."""
+    s = meta.get("session")
+    return None if s in (None, "", NO_CONVERSATION) else str(s)
+
 
 SIGNAL_TYPES = ("event", "request", "response", "log")
 ASYNC_SENSORS = frozenset({"user-input", "chat-message", "user-command", "delegation"})
@@ -117,5 +129,5 @@ def inject(raw: dict[str, Any] | Signal) -> Signal:
                      depth=depth if isinstance(depth, int) and depth >= 0 else 0,
                      foveal_focus=raw.get("foveal_focus"))
     sig.meta.setdefault("source", "system")
-    sig.meta.setdefault("session", "internal")
+    sig.meta.setdefault("session", NO_CONVERSATION)
     return sig

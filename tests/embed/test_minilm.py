@@ -149,3 +149,35 @@ def test_get_embedder_minilm_specs(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_bad_specs(spec: str, message: str) -> None:
     with pytest.raises(EmbeddingError, match=message):
         get_embedder(spec)
+
+
+def test_embedding_runs_with_the_memex_lock_released(minilm) -> None:
+    """A forward pass touches no memex: other threads use it meanwhile."""
+    import threading
+
+    from opencortex.locking import MemexLock
+
+    lock = MemexLock()
+    free: list[bool] = []
+    real = minilm._embed
+
+    def other() -> None:
+        ok = lock.acquire(timeout=2)
+        if ok:
+            lock.release()
+        free.append(ok)
+
+    def probing(texts, batch_size):  # where the model runs: another thread takes the lock
+        t = threading.Thread(target=other)
+        t.start()
+        t.join(5)
+        return real(texts, batch_size)
+
+    minilm._embed = probing
+    try:
+        with lock:
+            assert minilm.embed(["a sentence"]).shape[0] == 1
+            assert lock.depth() == 1
+    finally:
+        minilm._embed = real
+    assert free == [True]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from opencortex.locking import MemexLock, slow_work
 from opencortex.memex import Memex
 from opencortex.pipeline.kernel import Kernel
 from opencortex.reason.reasoner import Reasoner
@@ -51,9 +52,9 @@ def test_heartbeat_embeds_reloads_skills_and_reminds(mx: Memex) -> None:
 
 class _GatedEmbedder(HashingEmbedder):
     """Embeds only once ``go`` is set, noting whether another thread could take the memex
-    lock meanwhile."""
+    lock meanwhile (it runs in ``slow_work``, as MiniLM and the HTTP embedder do)."""
 
-    def __init__(self, lock: threading.RLock) -> None:
+    def __init__(self, lock: MemexLock) -> None:
         super().__init__()
         self.lock, self.go, self.lock_free = lock, threading.Event(), []
 
@@ -64,11 +65,12 @@ class _GatedEmbedder(HashingEmbedder):
                 self.lock.release()
             self.lock_free.append(ok)
 
-        t = threading.Thread(target=probe)
-        t.start()
-        t.join()
-        assert self.go.wait(10)
-        return super().embed(texts, batch_size)
+        with slow_work():  # as the real embedders run their model
+            t = threading.Thread(target=probe)
+            t.start()
+            t.join()
+            assert self.go.wait(10)
+            return super().embed(texts, batch_size)
 
 
 def test_heartbeat_embedding_waits_for_neither_sync_signals_nor_the_lock(
@@ -203,3 +205,38 @@ def test_planted_instructions_in_a_web_page_are_data(mx: Memex, tmp_path: Path,
     assert any("Ignore previous instructions" in x and "evil()" not in x for x in out)
     assert not marker.exists() and not k.approvals.pending()
     k.shutdown()
+
+
+def test_heartbeat_embeds_recall_records_in_the_background(memex: Path, tmp_path: Path) -> None:
+    """A daemon's recalls find their records embedded: the heartbeat embeds what the record
+    index holds without a vector, after the nodes, within the same budget."""
+    from opencortex.recall.engine import Recall, embed_pending_records
+    from opencortex.recall.index import RecordIndex
+
+    m = Memex(memex, index=tmp_path / "i.sqlite3")
+    m.sync()
+    assert embed_pending_records(m, 10) == 0  # no recall ever ran: nothing indexed
+    rec = Recall(m)
+    if rec.embedder is None:
+        pytest.skip("no sentence embedder installed")
+    rec.refresh(embed=False)
+    index = RecordIndex.for_memex(m)
+    emb = rec.embedder
+    pending = len(index.pending_gists(emb.name, emb.dim))
+    assert pending > 2
+    # a pass embeds what it weighs (its hits), not the whole backlog, when that is larger
+    (rid,), = index.q("SELECT id FROM rec_records WHERE embed_hash IS NOT NULL LIMIT 1")
+    assert index.embed_pending(emb, limit=2, first=list(index.get([rid]).values())) == 1
+    assert index.still_pending == pending - 1
+    pending -= 1
+    k = Kernel(m, record_sessions=False)
+    try:
+        m.derived("retriever", lambda: Retriever(m, embedder=HashingEmbedder()))
+        k.submit({"sensor": "heartbeat", "embed": 1000}).result(10)
+        assert k.embedding is not None
+        k.embedding.result(60)
+        assert index.pending_gists(emb.name, emb.dim) == []
+        assert any(f"embedded {pending} recall record(s)" in x for x in k.ring.tail(20))
+    finally:
+        k.shutdown()
+        m.close()

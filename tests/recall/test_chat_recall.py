@@ -39,6 +39,28 @@ def test_a_recall_runs_across_turns_of_one_conversation(memex: Path, tmp_path: P
         mx.close()
 
 
+def test_requests_in_no_conversation_stand_alone(memex: Path, tmp_path: Path) -> None:
+    """``@agent`` headlines and gateways that name no session share the session
+    "internal", which is no conversation: a recall one of them opened does not swallow the
+    next, unrelated request as its answer; it is continued by its own id."""
+    mx = Memex(memex, index=tmp_path / "i.sqlite3")
+    k = Kernel(mx, record_sessions=False)
+    try:
+        text, data = _last(k.ask_full("/recollect that note about cache invalidation "
+                                      "strategies", session="internal"))
+        rnd = data["results"][0]["data"]["recall"]
+        assert rnd["state"] == "presented", text
+        text, data = _last(k.ask_full("yes, that one", session="internal"))
+        assert "recall" not in str(data)  # not an identification of the recall above
+        from opencortex.recall.engine import Recall
+
+        done = Recall(mx).reply(rnd["session"], "yes, that one")
+        assert done.state == "identified"
+    finally:
+        k.shutdown()
+        mx.close()
+
+
 def test_planted_instructions_in_a_transcript_are_quoted_never_run(memex: Path, tmp_path: Path,
                                                                    monkeypatch) -> None:
     import json

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..locking import slow_work
 from .base import EmbeddingError
 
 if TYPE_CHECKING:
@@ -167,7 +168,12 @@ class MiniLMEmbedder:
         return [len(e.ids) for e in self._tok.encode_batch(list(texts))]
 
     def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
-        """Embed texts in input order; rows are float32 and unit length."""
+        """Embed texts in input order; rows are float32 and unit length.  Runs with the
+        memex lock released (``locking.slow_work``): the model touches no memex."""
+        with slow_work():
+            return self._embed(texts, batch_size)
+
+    def _embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         np = self._np
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one string: embed([text])")

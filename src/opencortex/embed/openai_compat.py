@@ -22,6 +22,7 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..locking import slow_work
 from .base import SPEC_ENV, EmbeddingError
 
 if TYPE_CHECKING:
@@ -66,7 +67,9 @@ class OpenAICompatEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         step = max(1, min(int(batch_size), self.max_batch))
-        parts = [self._request(list(texts[i:i + step])) for i in range(0, len(texts), step)]
+        with slow_work():  # the server's answer touches no memex: let others use it meanwhile
+            parts = [self._request(list(texts[i:i + step]))
+                     for i in range(0, len(texts), step)]
         out = np.concatenate(parts) if len(parts) > 1 else parts[0]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         out /= np.maximum(norms, np.float32(1e-12))

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any, cast
 
+from ..locking import slow_work
 from . import _http
 from .errors import (
     BadModelOutput,
@@ -124,7 +125,9 @@ class Gateway:
         failures: list[tuple[str, GatewayError]] = []
         for p in self._providers:
             try:
-                done = self._on_provider(p, msgs, tier, schema, tools, temperature, max_tokens)
+                with slow_work():  # waiting for a model touches no memex: release its lock
+                    done = self._on_provider(p, msgs, tier, schema, tools, temperature,
+                                             max_tokens)
             except GatewayError as e:
                 self._note_failure(p, e, failures)
                 continue
@@ -145,8 +148,9 @@ class Gateway:
         failures: list[tuple[str, GatewayError]] = []
         for p in self._providers:
             try:
-                first, rest = self._on_provider(p, msgs, tier, schema, tools, temperature,
-                                                max_tokens, stream=True)
+                with slow_work():  # until the first event (later ones come as they are read)
+                    first, rest = self._on_provider(p, msgs, tier, schema, tools, temperature,
+                                                    max_tokens, stream=True)
             except GatewayError as e:
                 self._note_failure(p, e, failures)
                 continue

@@ -24,7 +24,16 @@ from ..guard import GuardContext
 from ..memex import Memex
 from ..org.timestamps import parse_timestamp
 from ..sessions.ids import new_session_id, validate_session_id
-from ..signal import ASYNC_SENSORS, SYNC_SENSORS, Delegation, Signal, SignalError, inject
+from ..signal import (
+    ASYNC_SENSORS,
+    NO_CONVERSATION,
+    SYNC_SENSORS,
+    Delegation,
+    Signal,
+    SignalError,
+    conversation,
+    inject,
+)
 from ..skills.base import Action, Context
 from ..skills.registry import SkillRegistry
 from ..skills.save import remember
@@ -296,7 +305,7 @@ class Kernel:
                 continue
             self._agent_inflight.add(req.key)
             got: list[str] = []
-            meta: dict[str, Any] = {"source": "org", "session": "internal",
+            meta: dict[str, Any] = {"source": "org", "session": NO_CONVERSATION,
                                     "reply": lambda t, d=None, got=got: got.append(t)}
             if not self._private_entry(req.key):
                 meta["gateway"] = "org"  # the answer is written where others may read it
@@ -359,32 +368,37 @@ class Kernel:
                 self.embedding = None
 
     def _embed_pending(self, budget: int) -> int:
-        """Embed pending nodes: the store is read and written under the memex lock, the
-        model runs with the lock released (vectors are keyed by text hash, so one computed
-        while a file changed is still right for that text)."""
+        """Embed pending nodes, then pending recall records (so a recall's pass finds its
+        records embedded): the store is read and written under the memex lock, the model
+        runs with the lock released (the embedders' ``slow_work``; vectors are keyed by
+        text hash, so one computed while a file changed is still right for that text)."""
+        from ..recall.engine import embed_pending_records
         from ..retrieval.hybrid import retriever_for
 
-        lock = self.memex_lock
-
-        def unlocked(texts: list[str]) -> Any:
+        def embed(texts: list[str]) -> Any:
             if not self._accepting:  # shutting down: keep the batches done, stop here
                 raise RuntimeError("the kernel is shutting down")
-            lock.release()
-            try:
-                return embedder.embed(texts)
-            finally:
-                lock.acquire()
+            return embedder.embed(texts)
 
         try:
-            with lock:  # held once by this pool thread: `unlocked` may release it
+            with self.memex_lock:
                 r = retriever_for(self.memex)
                 embedder = r.embedder
-                n = r.vectors.embed_pending(unlocked, batch=16, limit=budget)
+                n = r.vectors.embed_pending(embed, batch=16, limit=budget)
         except Exception as e:  # no model here: sparse search still works
             self.log.warning("heartbeat: embedding skipped: %s", e)
             return 0
         if n:
             self.log.info("heartbeat: embedded %d node(s)", n)
+        if n < budget and self._accepting:
+            try:
+                with self.memex_lock:
+                    done = embed_pending_records(self.memex, budget - n)
+            except Exception as e:  # recall then embeds what a pass weighs itself
+                self.log.warning("heartbeat: recall's embedding skipped: %s", e)
+            else:
+                if done:
+                    self.log.info("heartbeat: embedded %d recall record(s)", done)
         return n
 
     def _due_soon(self, minutes: int = 15) -> list[Any]:
@@ -489,7 +503,7 @@ class Kernel:
         self._record(sig, "assistant", text)
 
     def _record(self, sig: Signal, origin: str, text: str) -> None:
-        if self.recorder is None or sig.meta.get("session") in (None, "internal") or \
+        if self.recorder is None or conversation(sig.meta) is None or \
                 sig.meta.get("record") is False:
             return
         try:

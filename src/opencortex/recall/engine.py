@@ -14,7 +14,9 @@ import functools
 import json
 import os
 import secrets
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,16 +41,30 @@ if TYPE_CHECKING:
     from .archive import Archive
     from .ground import Scorer
 
-__all__ = ["CAVEAT", "Recall", "RecallError", "Round", "parse_source"]
+__all__ = ["CAVEAT", "Recall", "RecallError", "Round", "embed_pending_records", "parse_source"]
 
 CAVEAT = ("Recall shows that this past took place as the records say; it does not show that "
           "it still holds.")
 QUESTION = ("What else do you remember about it — roughly when it was, who was involved, a "
             "file or command, or a word that was used?")
-PASS_EMBED_LIMIT = 64  # gists a pass embeds itself; `recall --index-only` does the rest
+PASS_EMBED_LIMIT = 64  # gists a pass embeds itself: its hits (all pending when they fit);
+# the heartbeat and `recall --index-only` embed the rest
 SEMANTIC_FLOOR = 0.2
 SEMANTIC_WEIGHT = 1.5
 SEMANTIC_CANDIDATE = 0.45  # a candidate no cue word reaches must be this near in meaning
+_TURN_LOCKS: weakref.WeakValueDictionary[Path, threading.Lock] = weakref.WeakValueDictionary()
+_TURN_LOCKS_GUARD = threading.Lock()
+
+
+def _turn_lock(path: Path) -> threading.Lock:
+    """The lock of one recall session (its state file), alive while someone holds it."""
+    with _TURN_LOCKS_GUARD:
+        lock = _TURN_LOCKS.get(path)
+        if lock is None:
+            lock = _TURN_LOCKS[path] = threading.Lock()
+        return lock
+
+
 _THROUGHPUT = 40e6  # bytes/s a deeper read or wider scan manages here (for cost estimates)
 
 
@@ -304,8 +320,14 @@ class Recall:
         return rnd
 
     def reply(self, session: str, text: str | None) -> Round:
-        """The person's next utterance in ``session`` (None or blank: the round holds)."""
+        """The person's next utterance in ``session`` (None or blank: the round holds).
+        Turns of one session run one at a time: a pass lets go of the memex lock while its
+        model runs (``locking.slow_work``), and its state is read, changed and saved whole."""
         _short(text or "")
+        with _turn_lock(self._path(session)):
+            return self._reply(session, text)
+
+    def _reply(self, session: str, text: str | None) -> Round:
         st = self.load(session)
         if st.closed:
             raise RecallError(f"recall {session} is closed ({st.state}); start a new one")
@@ -630,6 +652,17 @@ def _hidden_memex_records(index: RecordIndex, memex: Memex,
         if verdict[rel]:
             out.add(rid)
     return out
+
+
+def embed_pending_records(memex: Memex, limit: int) -> int:
+    """Embed up to ``limit`` record gists the record index holds without a vector — what a
+    daemon's heartbeat does in the background, so its recalls' passes find most of their
+    records embedded already.  0 when no record was ever indexed or no model loads."""
+    index = RecordIndex.for_memex(memex)
+    if limit <= 0 or not index.has_records():
+        return 0
+    emb = Recall(memex).embedder
+    return index.embed_pending(emb, limit=limit) if emb is not None else 0
 
 
 @functools.lru_cache(maxsize=4)

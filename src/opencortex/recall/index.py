@@ -414,6 +414,10 @@ class RecordIndex:
                                 (key, "notes", root.path, st[0], st[1]))
 
     # -- reading ---------------------------------------------------------------------------
+    def has_records(self) -> bool:
+        """Whether any refresh ever indexed a record (a recall ran here)."""
+        return self.q("SELECT 1 FROM rec_records LIMIT 1").fetchone() is not None
+
     def counts(self) -> dict[str, int]:
         return {k: n for k, n in self.q(
             "SELECT kind, count(*) FROM rec_records GROUP BY kind")}
@@ -514,22 +518,25 @@ class RecordIndex:
 
     def embed_pending(self, embedder: Embedder, limit: int | None = None, batch: int = 64,
                       progress: Callable[[int, int], None] | None = None,
-                      first: Sequence[IndexedRecord] = ()) -> int:
+                      first: Sequence[IndexedRecord] | None = None) -> int:
         """Embed record gists that have no vector yet (content-addressed: the shared
-        ``embeddings`` table, so a gist is never embedded twice); with a ``limit``, the
-        gists of ``first`` (this pass's keyword hits) before any other, so what a pass
-        weighs is never decided by which vectors happen to exist."""
+        ``embeddings`` table, so a gist is never embedded twice), at most ``limit``.
+        With ``first`` (a pass's keyword hits): their gists, so what a pass weighs is never
+        decided by which vectors happen to exist — and the others too only when all that
+        is pending fits the ``limit`` (a small history is finished in passing; a large one
+        is left to the heartbeat and ``recall --index-only``, not to a person's wait)."""
         import numpy as np
 
         rows = sorted(self.pending_gists(embedder.name, embedder.dim))
-        if first:
+        total = len(rows)
+        if first is not None and limit is not None and total > limit:
             want = {h for h, in self.q(
                 f"SELECT embed_hash FROM rec_records WHERE id IN "
-                f"({','.join('?' * len(first))})", [r.id for r in first])}
-            rows.sort(key=lambda r: r[0] not in want)
-        self.still_pending = max(0, len(rows) - limit) if limit else 0
-        rows = sorted(rows[:limit] if limit else rows,
-                      key=lambda r: len(r[1]))  # similar lengths batch with less padding
+                f"({','.join('?' * len(first))})", [r.id for r in first])} if first else set()
+            rows = [r for r in rows if r[0] in want]
+        rows = rows[:limit] if limit else rows
+        self.still_pending = total - len(rows)
+        rows = sorted(rows, key=lambda r: len(r[1]))  # similar lengths batch with less padding
         for i in range(0, len(rows), batch):
             chunk = rows[i:i + batch]
             vecs = np.asarray(embedder.embed([g for _, g in chunk]), dtype="<f4")

@@ -485,10 +485,24 @@ def _cache_dir() -> Path:
     return default_cache_dir().parent / "router"
 
 
+_digests: dict[Path, tuple[int, int, bytes]] = {}
+
+
+def _file_digest(path: Path) -> bytes:
+    """A training file's sha256, hashed again only when its size or mtime changed (every
+    routed request looks its classifier up by this key)."""
+    st = path.stat()
+    got = _digests.get(path)
+    if got is None or got[:2] != (st.st_mtime_ns, st.st_size):
+        got = _digests[path] = (st.st_mtime_ns, st.st_size,
+                                hashlib.sha256(path.read_bytes()).digest())
+    return got[2]
+
+
 def _key(sources: tuple[Source, ...], model_id: str) -> str:
     h = hashlib.sha256()
     for src in sources:
-        h.update(src.path.read_bytes())
+        h.update(_file_digest(src.path))
         h.update(f"\0{src.weight}\0{src.per_group}\0".encode())
     h.update(f"\0{model_id}\0{L2}\0{ITERS}\0{LEARNING_RATE}\0{NGRAM_DIM}\0{NGRAM_WEIGHT}"
              f"\0{KNN_K}\0{KNN_WEIGHT}\0{KNN_TEMPERATURE}\0{FRAME_GRAMS}\0{CHAR_GRAMS}"

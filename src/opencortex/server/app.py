@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
 from ..memex import Memex
+from ..signal import conversation
 from .edge import allowed_host, host_refusal, in_thread
 
 if TYPE_CHECKING:
@@ -319,7 +320,7 @@ async def events(request: Request) -> Response:
         await in_thread(validate)
     except (ValidationError, NodeNotFoundError) as e:
         raise HTTPException(422, str(e)) from None
-    if sig.meta.get("session") not in (None, "internal"):
+    if conversation(sig.meta) is not None:
         from ..sessions.ids import SessionIdError, validate_session_id
 
         try:

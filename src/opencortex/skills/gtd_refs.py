@@ -47,8 +47,15 @@ def cite(n: Node) -> str:
 
 
 def all_nodes(memex: Memex) -> list[Node]:
-    """Every headline in the index (session records aside)."""
-    return [n for n in memex.store.find([]) if not n.file.startswith("sessions/")]
+    """Every headline in the index (session records aside), read once per index generation
+    (every GTD-shaped request looks through them all)."""
+    held: dict[str, tuple[str, list[Node]]] = memex.derived("gtd-all-nodes", dict)
+    gen = memex.store.generation()
+    got = held.get("v")
+    if got is None or got[0] != gen:
+        got = held["v"] = (gen, [n for n in memex.store.find([])
+                                 if not n.file.startswith("sessions/")])
+    return list(got[1])
 
 
 @dataclass

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -91,6 +92,7 @@ him her his she he we us our you your yours was were been being am are
 """.split())
 
 
+@functools.lru_cache(maxsize=1 << 16)  # every request stems every title: words repeat
 def stem(w: str) -> str:
     """A crude English stem: enough that iterators/iterator, watered/water, one-pager/
     one-page and migration/migrate meet."""

@@ -2,7 +2,9 @@
 
 ``/recollect …`` or the router's ``recollect`` intent starts a recall; while it is open
 (a candidate presented, a question asked, a wider search offered) the next request in the
-same conversation goes to it — an identification, a stop, or more cue. The recall engine
+same conversation goes to it — an identification, a stop, or more cue.  A request in no
+conversation (an ``@agent`` headline, a gateway that names none) stands alone: its recall is
+continued by its session id (``opencortex recall --session ID``). The recall engine
 (``opencortex.recall``) is deterministic; this skill only carries rounds in and out."""
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from ..signal import conversation
 from .base import Action, Context, Proposal, Rejection, Skill
 
 __all__ = ["open_recall", "skill"]
@@ -24,18 +27,21 @@ def _engine(ctx: Context) -> Any:
     return Access.for_signal(ctx.memex, ctx.signal.meta).recall()  # the sender's privacy
 
 
-def _conversation_file(ctx: Context) -> Path:
-    conv = str(ctx.signal.meta.get("session") or "internal")
+def _conversation_file(ctx: Context) -> Path | None:
+    conv = conversation(ctx.signal.meta)
+    if conv is None:
+        return None
     digest = hashlib.sha256(conv.encode()).hexdigest()[:20]
     return Path(ctx.memex.settings.state_dir) / "recall" / f"conversation-{digest}"
 
 
 def open_recall(ctx: Context) -> str | None:
     """The recall session still open in this conversation, if any."""
-    if ctx.signal.type != "request":
+    conv = _conversation_file(ctx)
+    if ctx.signal.type != "request" or conv is None:
         return None
     try:
-        return _conversation_file(ctx).read_text(encoding="utf-8").strip() or None
+        return conv.read_text(encoding="utf-8").strip() or None
     except OSError:
         return None
 
@@ -88,11 +94,14 @@ def _offline(ctx: Context) -> Proposal:
             slash = ctx.text.lstrip().lower().startswith(("/recollect", "/recall"))
             cue = ctx.text if slash else str(ctx.signal.payload.get("cue") or ctx.text)
             rnd = engine.start(cue, invoked=True,
-                               conversation=str(ctx.signal.meta.get("session") or ""))
+                               conversation=conversation(ctx.signal.meta) or "")
     except RecallError as e:
-        conv.unlink(missing_ok=True)
+        if conv is not None:
+            conv.unlink(missing_ok=True)
         return {"action": "reply", "text": f"Recall: {e}"}
-    if rnd.state in _OPEN_STATES:
+    if conv is None:
+        pass
+    elif rnd.state in _OPEN_STATES:
         conv.parent.mkdir(parents=True, exist_ok=True)
         conv.write_text(rnd.session, encoding="utf-8")
     elif rnd.state != "holding":

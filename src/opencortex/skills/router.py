@@ -64,7 +64,18 @@ def _gtd_hint(ctx: Context | None) -> Any:
 
 
 def _intents(text: str, ctx: Context | None) -> list[dict[str, Any]]:
-    """The deterministic reading of ``text``, with the memex's GTD hint when there is one."""
+    """The deterministic reading of ``text``, with the memex's GTD hint when there is one;
+    read once per request (the offline proposal and the verifier's check of what the
+    words ask for are the same reading)."""
+    if ctx is None:
+        return _read(text, None)
+    done = ctx.extra.setdefault("router_readings", {})
+    if text not in done:
+        done[text] = _read(text, ctx)
+    return [dict(i) for i in done[text]]
+
+
+def _read(text: str, ctx: Context | None) -> list[dict[str, Any]]:
     h = _gtd_hint(ctx)
     if h is None:
         return [dict(i) for i in _reading(text)]

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..signal import conversation
 from .base import Action, Context, Proposal, Rejection, Skill
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ _MAX = 256
 
 def remember(root: Path | str, session: str | None, question: str, text: str, data: Any) -> None:
     """The kernel's record of a conversation's last answer (what ``/save`` files)."""
-    if not session or session == "internal" or not text.strip():
+    if conversation({"session": session}) is None or not text.strip():
         return
     if (isinstance(data, dict) and data.get("saved") is not None) or \
             parse_request(question) is not None:
