@@ -1,6 +1,7 @@
 """Index benchmark: cold index and no-op re-index of generated memexes.
 
     .venv/bin/python bench/index.py [--sizes 10000,100000] [--rounds 3]
+    .venv/bin/python bench/index.py --sizes 20000 --base ../wt-base/src [--head src]
 
 For each size N it generates N nodes in N/50 files, then (each run in a fresh
 subprocess, so peak memory is that run's own) measures, median of ``rounds``:
@@ -8,12 +9,17 @@ subprocess, so peak memory is that run's own) measures, median of ``rounds``:
   - no-op index:  the same again with nothing changed;
 and two baselines in the same script: reading + hashing every file (the floor of any
 indexer that verifies content) and a stat walk (the floor of change detection).
+
+With ``--base``: a second checkout's ``src`` is measured over the same generated memex,
+the two sides alternating within each round (who goes first alternates too), so machine
+load hits both alike; prints both sides' medians and head/base ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -53,10 +59,17 @@ print(json.dumps({"seconds": dt, "peak_mb": kb / 1024, **extra}))
 """
 
 
-def run(mode: str, root: Path, index: Path) -> dict:
+def run(mode: str, root: Path, index: Path, src: str | None = None) -> dict:
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = src  # that checkout's package, ahead of the installed one
     out = subprocess.run([sys.executable, "-c", CHILD, mode, str(root), str(index)],
-                         check=True, capture_output=True, text=True)
+                         check=True, capture_output=True, text=True, env=env)
     return json.loads(out.stdout)
+
+
+def _median(xs: list[float]) -> float:
+    return round(statistics.median(xs), 3)
 
 
 def main() -> None:
@@ -66,6 +79,9 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workdir", default=None)
+    ap.add_argument("--base", default=None, help="a checkout's src: compare against it")
+    ap.add_argument("--head", default=None, help="the src measured as head (default: the "
+                    "installed package)")
     args = ap.parse_args()
     work = Path(args.workdir or tempfile.mkdtemp(prefix="oc-bench-"))
     results = []
@@ -77,31 +93,45 @@ def main() -> None:
         info = generate(root, n)
         print(f"N={n}: generated {info['files']} files, {info['bytes'] / 1e6:.1f} MB "
               f"in {time.perf_counter() - t:.1f}s", file=sys.stderr)
-        cold, noop, hashb, statb, peak = [], [], [], [], []
+        sides = {"head": args.head, **({"base": args.base} if args.base else {})}
+        cold: dict[str, list[float]] = {k: [] for k in sides}
+        noop: dict[str, list[float]] = {k: [] for k in sides}
+        hashb, statb, peak = [], [], []
         for r in range(args.rounds):
-            idx = work / f"index-{n}-{r}.sqlite3"
-            for suf in ("", "-wal", "-shm"):
-                Path(str(idx) + suf).unlink(missing_ok=True)
-            statb.append(run("stat", root, idx)["seconds"])
-            hashb.append(run("hash", root, idx)["seconds"])
-            c = run("index", root, idx)
-            cold.append(c["seconds"])
-            peak.append(c["peak_mb"])
-            assert c["nodes"] == info["nodes"], c
-            z = run("index", root, idx)
-            assert z["added"] == z["changed"] == 0, z
-            noop.append(z["seconds"])
+            statb.append(run("stat", root, work / "unused")["seconds"])
+            hashb.append(run("hash", root, work / "unused")["seconds"])
+            order = list(sides) if r % 2 == 0 else list(reversed(sides))
+            for side in order:
+                idx = work / f"index-{n}-{r}-{side}.sqlite3"
+                for suf in ("", "-wal", "-shm"):
+                    Path(str(idx) + suf).unlink(missing_ok=True)
+                c = run("index", root, idx, sides[side])
+                cold[side].append(c["seconds"])
+                if side == "head":
+                    peak.append(c["peak_mb"])
+                assert c["nodes"] == info["nodes"], (side, c)
+                z = run("index", root, idx, sides[side])
+                assert z["added"] == z["changed"] == 0, (side, z)
+                noop[side].append(z["seconds"])
         row = {
             "nodes": n, "files": info["files"], "mb": round(info["bytes"] / 1e6, 1),
-            "cold_s": round(statistics.median(cold), 3),
-            "noop_s": round(statistics.median(noop), 3),
-            "baseline_hash_all_s": round(statistics.median(hashb), 3),
-            "baseline_stat_walk_s": round(statistics.median(statb), 3),
-            "cold_vs_hash_all": round(statistics.median(cold) / statistics.median(hashb), 1),
-            "noop_vs_stat_walk": round(statistics.median(noop) / statistics.median(statb), 1),
+            "cold_s": _median(cold["head"]),
+            "noop_s": _median(noop["head"]),
+            "baseline_hash_all_s": _median(hashb),
+            "baseline_stat_walk_s": _median(statb),
+            "cold_vs_hash_all": round(_median(cold["head"]) / _median(hashb), 1),
+            "noop_vs_stat_walk": round(_median(noop["head"]) / _median(statb), 1),
             "peak_mb_cold": round(max(peak), 1),
-            "runs": {"cold": [round(x, 3) for x in cold], "noop": [round(x, 3) for x in noop]},
+            "runs": {"cold": [round(x, 3) for x in cold["head"]],
+                     "noop": [round(x, 3) for x in noop["head"]]},
         }
+        if args.base:
+            row["base"] = {"cold_s": _median(cold["base"]), "noop_s": _median(noop["base"]),
+                           "runs": {"cold": [round(x, 3) for x in cold["base"]],
+                                    "noop": [round(x, 3) for x in noop["base"]]}}
+            row["head_over_base"] = {
+                "cold": round(_median(cold["head"]) / _median(cold["base"]), 2),
+                "noop": round(_median(noop["head"]) / _median(noop["base"]), 2)}
         results.append(row)
         print(json.dumps(row), flush=True)
     print("\n| nodes | files | MB | cold index (s) | no-op re-index (s) | read+hash baseline (s) "
@@ -111,6 +141,14 @@ def main() -> None:
         print(f"| {r['nodes']:,} | {r['files']:,} | {r['mb']} | {r['cold_s']} | {r['noop_s']} | "
               f"{r['baseline_hash_all_s']} | {r['baseline_stat_walk_s']} | "
               f"{r['cold_vs_hash_all']}x | {r['noop_vs_stat_walk']}x | {r['peak_mb_cold']} |")
+    if args.base:
+        print(f"\nbase {args.base}; load average {os.getloadavg()[0]:.2f}")
+        print("| nodes | cold head / base (s) | ratio | no-op head / base (s) | ratio |")
+        print("|---|---|---|---|---|")
+        for r in results:
+            b, q = r["base"], r["head_over_base"]
+            print(f"| {r['nodes']:,} | {r['cold_s']} / {b['cold_s']} | {q['cold']} | "
+                  f"{r['noop_s']} / {b['noop_s']} | {q['noop']} |")
     if not args.workdir:
         shutil.rmtree(work, ignore_errors=True)
 

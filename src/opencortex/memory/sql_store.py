@@ -66,6 +66,11 @@ class SqlStore:
         """Run one statement written with ``?`` placeholders; returns the cursor."""
         return self.db.execute(self.dialect.sql(sql), list(params))
 
+    def insert_id(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run one INSERT into a table with an ``id`` key; the new row's id (PostgreSQL:
+        ``RETURNING id``; SQLite overrides with the cheaper ``lastrowid``)."""
+        return int(self.q(f"{sql} RETURNING id", params).fetchone()[0])
+
     def _query_errors(self) -> tuple[type[BaseException], ...]:
         """The driver's errors that mean "this query cannot run" (a user's bad query)."""
         return ()
@@ -129,10 +134,10 @@ class SqlStore:
                    "todo_keywords=?, done_keywords=?, errors=?, node_count=?, indexed_at=? "
                    "WHERE id=?", (*meta, file_id))
             return file_id
-        return self.q(
+        return self.insert_id(
             "INSERT INTO files (path, mtime_ns, size, hash, title, filetags, todo_keywords, "
-            "done_keywords, errors, node_count, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
-            "RETURNING id", (relpath, *meta)).fetchone()[0]
+            "done_keywords, errors, node_count, indexed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (relpath, *meta))
 
     def _next_node_id(self) -> int:
         return self.q("SELECT coalesce(max(id), 0) + 1 FROM nodes").fetchone()[0]
@@ -364,11 +369,11 @@ class SqlStore:
     def journal_add(self, op: str, description: str, path: str, before_hash: str | None,
                     after_hash: str, before_data: bytes | None, before_mode: int | None,
                     batch: str | None = None) -> int:
-        return self.q(
+        return self.insert_id(
             "INSERT INTO journal (at, op, description, path, before_hash, after_hash, "
-            "before_data, before_mode, batch) VALUES (?,?,?,?,?,?,?,?,?) RETURNING id",
+            "before_data, before_mode, batch) VALUES (?,?,?,?,?,?,?,?,?)",
             (time.time(), op, description, os.fspath(path), before_hash, after_hash,
-             before_data, before_mode, batch)).fetchone()[0]
+             before_data, before_mode, batch))
 
     def journal(self, limit: int = 20, include_undone: bool = False) -> list[JournalRow]:
         cond = "" if include_undone else "WHERE undone_at IS NULL "

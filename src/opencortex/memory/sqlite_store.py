@@ -57,6 +57,13 @@ class SqliteStore(SqlStore):
     def close(self) -> None:
         self.db.close()
 
+    def insert_id(self, sql: str, params: Sequence[Any] = ()) -> int:
+        # RETURNING costs SQLite ~0.15 ms a row more than lastrowid (2000 files: 0.3 s)
+        rid = self.q(sql, params).lastrowid
+        if rid is None:
+            raise IndexStoreError(f"an INSERT inserted no row: {sql[:60]}")
+        return int(rid)
+
     def ensure_migrations(self, mset: MigrationSet) -> None:
         """Apply another owner's migration set to this database."""
         self.migrations_applied += apply_migrations(self.db, [mset])
