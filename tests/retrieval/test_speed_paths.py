@@ -139,3 +139,4 @@ def test_keyword_hits_resolve_row_ids_checked_by_key_hash(kw_mx: Memex,
     db.execute("UPDATE nodes SET key = 'x' || key")  # ids point at other keys now
     db.execute("UPDATE nodes SET id = id - 1000")
     assert [h.key for h in r.keyword.search("caching", 10)] == keys
+
