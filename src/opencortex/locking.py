@@ -12,7 +12,12 @@ back, in the order first taken, before returning.
 What the caller sees afterwards is the memex as other threads left it, as after any wait: no
 transaction may be open across slow work (the stores run in autocommit mode and open
 transactions only inside ``transaction()`` blocks, which call no model), and writes verify
-the file on disk before they replace it."""
+the file on disk before they replace it.
+
+Any other lock a thread holds across slow work must be an ``OuterLock``: ordered outside the
+memex lock, waited for with the memex locks released.  A plain lock there deadlocks: its
+holder, back from slow work, waits for the memex lock, held by a thread that waits for the
+plain lock."""
 
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
 
-__all__ = ["MemexLock", "slow_work"]
+__all__ = ["MemexLock", "OuterLock", "slow_work"]
 
 _held = threading.local()
 """Per thread: the MemexLocks it holds, in the order it first took them."""
@@ -87,3 +92,32 @@ def slow_work() -> Iterator[None]:
         for lock, n in held:
             for _ in range(n):
                 lock.acquire()
+
+
+class OuterLock:
+    """A lock that may be held across ``slow_work`` (one recall session's turn, say):
+    taken at once when free, else waited for with this thread's memex locks released — so
+    no thread ever holds a memex lock while it waits for this one (see the module's
+    docstring), and the memex is served meanwhile.  Not re-entrant."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        if not self._lock.acquire(blocking=False):
+            with slow_work():
+                self._lock.acquire()
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def locked(self) -> bool:
+        return self._lock.locked()
+
+    def __enter__(self) -> OuterLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.release()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +84,65 @@ def test_another_thread_uses_the_memex_while_a_model_answers() -> None:
         assert waited < 0.3, waited  # not until the answer came
     finally:
         server.close()
+
+
+def _run(*targets) -> list[threading.Thread]:
+    ts = [threading.Thread(target=t, daemon=True) for t in targets]  # a deadlock must not
+    for t in ts:                                                      # hang the test run
+        t.start()
+    for t in ts:
+        t.join(5)
+    return ts
+
+
+def test_a_lock_held_across_slow_work_is_waited_for_with_the_memex_lock_released() -> None:
+    """The deadlock a plain lock makes: A holds the memex lock and a turn lock, lets go of
+    the memex lock for slow work; B takes the memex lock, waits for the turn lock; A, done,
+    waits for the memex lock. With an OuterLock, B waits with the memex lock released."""
+    from opencortex.recall.engine import _turn_lock
+
+    memex = MemexLock()
+    in_slow, b_waiting = threading.Event(), threading.Event()
+    done: list[str] = []
+    turn = _turn_lock(Path("/nonexistent/recall/session-x"))
+
+    def first() -> None:
+        with memex, turn:
+            with slow_work():
+                in_slow.set()
+                assert b_waiting.wait(5)
+                time.sleep(0.1)  # B is now blocked on the turn lock
+            done.append("first")
+
+    def second() -> None:
+        assert in_slow.wait(5)
+        with memex:
+            b_waiting.set()
+            with turn:
+                assert memex.depth() == 1  # the memex lock is held again inside
+                done.append("second")
+        assert memex.depth() == 0
+
+    ts = _run(first, second)
+    assert not any(t.is_alive() for t in ts), "deadlock"
+    assert done == ["first", "second"]
+    assert not turn.locked()
+
+
+def test_outer_lock_is_taken_at_once_when_free_keeping_the_memex_lock() -> None:
+    from opencortex.locking import OuterLock
+
+    memex, outer = MemexLock(), OuterLock()
+    seen: list[bool] = []
+
+    def probe() -> None:  # the memex lock is not let go of when nobody waits
+        seen.append(memex.acquire(timeout=0.05))
+        if seen[-1]:
+            memex.release()
+
+    with memex, outer:
+        t = threading.Thread(target=probe)
+        t.start()
+        t.join(5)
+        assert memex.depth() == 1
+    assert seen == [False]

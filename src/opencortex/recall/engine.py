@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import RecallError, UnknownRecallSession
+from ..locking import OuterLock
 from .answer import read_answer
 from .state import RecallState
 
@@ -52,16 +53,18 @@ PASS_EMBED_LIMIT = 64  # gists a pass embeds itself: its hits (all pending when 
 SEMANTIC_FLOOR = 0.2
 SEMANTIC_WEIGHT = 1.5
 SEMANTIC_CANDIDATE = 0.45  # a candidate no cue word reaches must be this near in meaning
-_TURN_LOCKS: weakref.WeakValueDictionary[Path, threading.Lock] = weakref.WeakValueDictionary()
+_TURN_LOCKS: weakref.WeakValueDictionary[Path, OuterLock] = weakref.WeakValueDictionary()
 _TURN_LOCKS_GUARD = threading.Lock()
 
 
-def _turn_lock(path: Path) -> threading.Lock:
-    """The lock of one recall session (its state file), alive while someone holds it."""
+def _turn_lock(path: Path) -> OuterLock:
+    """The lock of one recall session (its state file), alive while someone holds it.  An
+    ``OuterLock``: a turn holds it while its pass embeds with the memex lock released, so a
+    second turn waits for it with the memex lock released too (a plain lock deadlocked)."""
     with _TURN_LOCKS_GUARD:
         lock = _TURN_LOCKS.get(path)
         if lock is None:
-            lock = _TURN_LOCKS[path] = threading.Lock()
+            lock = _TURN_LOCKS[path] = OuterLock()
         return lock
 
 
