@@ -16,13 +16,21 @@ passages pooled, their 1,587 queries, approximate path forced): with 5% candidat
 (877 rows there) recall of the exact top-10 is 0.9992 and of the exact top-50 0.9925; at
 100k rows 5% is 5,000 candidates, so the tail searched is deeper still.
 
-Matrix products are ``np.vecdot`` (one dot product per row, on the calling thread).
-Measured on a 20k × 384 matrix out of cache, on a worker thread of this 2-core machine
-(medians): ``vecdot`` 1.7 ms idle / 2.2 ms with both cores busy; ``einsum``'s own loop
-2.9 / 2.6 ms (no prefetching: the dense search was 1.4x slower than a BLAS product in
-``bench/retrieval_speed.py``); OpenBLAS's matrix-vector product 0.7 ms idle but 7.8 ms
-busy (its second thread waits for a core), and a thread cannot limit it to one thread
-(``openblas_set_num_threads`` from a worker thread does not reach its products).
+The exact path's product is BLAS's matrix-vector product (``np.dot``, threaded, as
+before the three stages existed); the stages' products are ``np.vecdot`` (one dot product a
+row, on the calling thread).  On a 20k × 384 matrix, from a worker thread of this 2-core
+machine, median / p95 ms:
+
+    machine            BLAS (2 threads)   vecdot (1 thread)
+    idle               0.69 / 0.79        1.30 / 1.43
+    one core busy      0.70 / 6.86        1.34 / 5.53
+    both cores busy    4.80 / 8.58        1.41 / 5.37
+
+BLAS wins whenever a core is free, and stays the exact path's; the stages' products are
+small (5% of the rows) and follow a Hamming pass, where a thread waiting for a core
+cost tens of ms under load.  (``einsum``'s own loop, used before, took 2.9 ms out of
+cache: it does not prefetch.  A worker thread cannot limit BLAS to one thread:
+``openblas_set_num_threads`` from it does not reach its products.)
 """
 
 from __future__ import annotations
@@ -88,7 +96,7 @@ class RowRanker:
         buf = self._buf
         if buf is None or buf.shape[0] != n:  # reused: no allocation per query
             buf = self._buf = np.empty(n, dtype=np.float32)
-        np.vecdot(self.m, q, out=buf)
+        np.dot(self.m, q, out=buf)
         top = np.argpartition(buf, n - want)[n - want:] if want < n else np.arange(n)
         top = top[np.argsort(-buf[top], kind="stable")]
         return top, buf[top].copy()
