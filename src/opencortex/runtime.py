@@ -71,7 +71,7 @@ class Runtime:
         """The validated model cascade; empty: no model, the offline reasoner answers."""
         self._memex = memex
         self._owns_memex = memex is None
-        self._build = threading.Lock()
+        self._build = threading.RLock()  # the registry reads self.memex while built
         self._registry: SkillRegistry | None = None
         self._gateway: Gateway | None = None
         self._reasoner: Reasoner | None = None

@@ -53,19 +53,34 @@ PASS_EMBED_LIMIT = 64  # gists a pass embeds itself: its hits (all pending when 
 SEMANTIC_FLOOR = 0.2
 SEMANTIC_WEIGHT = 1.5
 SEMANTIC_CANDIDATE = 0.45  # a candidate no cue word reaches must be this near in meaning
-_TURN_LOCKS: weakref.WeakValueDictionary[Path, OuterLock] = weakref.WeakValueDictionary()
-_TURN_LOCKS_GUARD = threading.Lock()
+_LOCKS: weakref.WeakValueDictionary[tuple[str, str], OuterLock] = weakref.WeakValueDictionary()
+_LOCKS_GUARD = threading.Lock()
+
+
+def _outer_lock(kind: str, key: str) -> OuterLock:
+    """One process-wide lock per (kind, key), alive while someone holds it.  ``OuterLock``s:
+    they are held while a model runs with the memex lock released, so they are waited for
+    with the memex lock released too (a plain lock deadlocked)."""
+    with _LOCKS_GUARD:
+        lock = _LOCKS.get((kind, key))
+        if lock is None:
+            lock = _LOCKS[(kind, key)] = OuterLock()
+        return lock
 
 
 def _turn_lock(path: Path) -> OuterLock:
-    """The lock of one recall session (its state file), alive while someone holds it.  An
-    ``OuterLock``: a turn holds it while its pass embeds with the memex lock released, so a
-    second turn waits for it with the memex lock released too (a plain lock deadlocked)."""
-    with _TURN_LOCKS_GUARD:
-        lock = _TURN_LOCKS.get(path)
-        if lock is None:
-            lock = _TURN_LOCKS[path] = OuterLock()
-        return lock
+    """The lock of one recall session (its state file): its turns run one at a time."""
+    return _outer_lock("turn", str(path))
+
+
+def _records_lock(memex: Memex) -> OuterLock:
+    """The lock of a memex's record index while a pass or a refresh uses it.  A pass reads
+    record ids (its scope: what is private, what is the present conversation), lets go of the
+    memex lock while its model embeds, then uses those ids; a refresh meanwhile deletes and
+    inserts records, and SQLite gives a deleted row's id to the next — a private note's
+    record could take the id the scope allowed.  So passes and refreshes of one record
+    index run one at a time (other requests are still served while a pass embeds)."""
+    return _outer_lock("records", str(Path(memex.root).resolve()))
 
 
 _THROUGHPUT = 40e6  # bytes/s a deeper read or wider scan manages here (for cost estimates)
@@ -245,8 +260,9 @@ class Recall:
         including the vectors of every record gist."""
         self.memex.sync()
         index = RecordIndex.for_memex(self.memex)
-        summary = index.refresh(self.base_roots, self.memex, self.progress,
-                                archive_of(self.memex))
+        with _records_lock(self.memex):
+            summary = index.refresh(self.base_roots, self.memex, self.progress,
+                                    archive_of(self.memex))
         emb = self.embedder if embed else None
         if emb is not None:
             summary.embedded = index.embed_pending(emb, progress=self.progress)
@@ -318,7 +334,8 @@ class Recall:
             noted=noted, activation=reason, conversation=conversation)
         if bound:
             st.turns.append({"origin": "person", "text": bound, "role": "cue"})
-        rnd = self._pass(st)
+        with _records_lock(self.memex):
+            rnd = self._pass(st)
         self._save(st)
         return rnd
 
@@ -355,7 +372,8 @@ class Recall:
             if reading == "admitted" and st.offered is not None:
                 st.admitted.append(st.offered)
             st.added_to_cue = True
-            rnd = self._pass(st)
+            with _records_lock(self.memex):
+                rnd = self._pass(st)
         self._save(st)
         return rnd
 

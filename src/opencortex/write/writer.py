@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
+import threading
 import uuid
 import zlib
 from collections.abc import Callable
@@ -76,8 +77,18 @@ class MemexWriter:
         self.store = store
         self.settings = settings
         self.clock: Clock = clock or (lambda: dt.datetime.now().replace(second=0, microsecond=0))
-        self.batch: str | None = None
-        """Set by callers (a pipeline signal) to group writes for rollback."""
+        self._batch = threading.local()
+
+    @property
+    def batch(self) -> str | None:
+        """Set by callers (a pipeline signal) to group writes for rollback.  Per thread:
+        a write op may let go of the memex lock for slow work (``locking.slow_work``), and
+        another worker's write meanwhile must neither take nor clear this one's batch."""
+        return getattr(self._batch, "v", None)
+
+    @batch.setter
+    def batch(self, value: str | None) -> None:
+        self._batch.v = value
 
     # -- plumbing ------------------------------------------------------------------
     def _path(self, rel: str) -> Path:
