@@ -32,7 +32,7 @@ def test_every_owner_has_one_set_for_both_dialects() -> None:
     assert len(names) == len(set(names))  # one _migrations table: names unique across owners
     for m in owners.values():
         assert m.sqlite and m.postgresql, m.owner
-    assert [n for n, _ in RECALL.sqlite] == ["m004_recall"]
+    assert [n for n, _ in RECALL.sqlite] == ["m004_recall", "m006_recall_ids"]
     assert [n for n, _ in RECALL.postgresql] == ["pg004_recall"]
 
 
@@ -58,7 +58,7 @@ def test_sqlite_blank_and_previous_schema_end_the_same(tmp_path: Path) -> None:
     st = SqliteStore(blank)
     RecordIndex(st.db)  # recall applies its own set where it opens its tables
     st.close()
-    assert _sqlite_names(blank) == sorted(_OLD_SQLITE)
+    assert _sqlite_names(blank) == sorted([*_OLD_SQLITE, "m006_recall_ids"])
 
     old = tmp_path / "old.sqlite3"  # the previous release: one list, m001..m005
     db = sqlite3.connect(old, isolation_level=None)
@@ -69,12 +69,44 @@ def test_sqlite_blank_and_previous_schema_end_the_same(tmp_path: Path) -> None:
                          "COMMIT;")
     db.close()
     st = SqliteStore(old)
-    assert st.migrations_applied == []
+    assert st.migrations_applied == ["m006_recall_ids"]  # every known set, on opening
     RecordIndex(st.db)
     assert apply_migrations(st.db, migration_sets()) == []
     assert st.status()["migrations"]["pending"] == []
     st.close()
     assert _sqlite_schema(old) == _sqlite_schema(blank)
+
+
+def test_sqlite_record_ids_are_never_reused_and_m006_keeps_the_records(tmp_path: Path) -> None:
+    """A pass holds record ids across its model's work; a refresh in another process could
+    give a deleted record's id to a private note's record.  m006 rebuilds rec_records with
+    AUTOINCREMENT, keeping every row and id."""
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    steps = _steps("sqlite")
+    for name in _OLD_SQLITE:
+        db.executescript(f"BEGIN;{steps[name]};INSERT INTO _migrations VALUES ('{name}', 0);"
+                         "COMMIT;")
+    cols = "(file, boundary, source, kind, root, session_id, locator, handle)"
+    for i in (1, 2, 3):
+        db.execute(f"INSERT INTO rec_records {cols} VALUES ('f', 'b', 's', 'note', 'r', "
+                   f"'k{i}', 'l{i}', 'h{i}')")
+    db.execute("DELETE FROM rec_records WHERE id = 3")
+    db.execute(f"INSERT INTO rec_records {cols} VALUES ('f', 'b', 's', 'note', 'r', 'k4', "
+               "'l4', 'h4')")
+    assert db.execute("SELECT max(id) FROM rec_records").fetchone()[0] == 3  # reused
+    db.close()
+
+    st = SqliteStore(path)
+    RecordIndex(st.db)  # applies m006
+    rows = st.db.execute("SELECT id, session_id FROM rec_records ORDER BY id").fetchall()
+    assert rows == [(1, "k1"), (2, "k2"), (3, "k4")]
+    st.db.execute("DELETE FROM rec_records WHERE id = 3")
+    st.db.execute(f"INSERT INTO rec_records {cols} VALUES ('f', 'b', 's', 'note', 'r', 'k5', "
+                  "'l5', 'h5')")
+    assert st.db.execute("SELECT id FROM rec_records WHERE session_id = 'k5'").fetchone()[0] == 4
+    st.close()
 
 
 def test_sqlite_recall_tables_come_with_the_record_index(tmp_path: Path,

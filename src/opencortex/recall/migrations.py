@@ -97,5 +97,23 @@ _PG004 = """
     CREATE INDEX rec_records_fts_other ON rec_records USING gin(fts_other);
 """
 
-RECALL = register(MigrationSet("recall", sqlite=(("m004_recall", _M004),),
+def _m006_ids() -> str:
+    """rec_records again with ``AUTOINCREMENT``: SQLite then never gives a deleted record's id
+    to a new one.  A pass holds record ids across its model's work (its scope: which ids
+    this client may see); were an id reused meanwhile by a refresh — in another process,
+    ``opencortex recall --index-only`` — it could name a private note's record.  (In
+    PostgreSQL an identity column never reuses one.)  Same columns and rows, built from
+    m004's own text; the indexes come back by name."""
+    table = _M004[_M004.index("    CREATE TABLE rec_records "):_M004.index(");", _M004.index(
+        "    CREATE TABLE rec_records ")) + 2]
+    indexes = [line for line in _M004.splitlines() if "ON rec_records(" in line]
+    new = table.replace("CREATE TABLE rec_records ", "CREATE TABLE rec_records_m006 ", 1) \
+        .replace("id INTEGER PRIMARY KEY,", "id INTEGER PRIMARY KEY AUTOINCREMENT,", 1)
+    return "\n".join([new, "INSERT INTO rec_records_m006 SELECT * FROM rec_records;",
+                      "DROP TABLE rec_records;",
+                      "ALTER TABLE rec_records_m006 RENAME TO rec_records;", *indexes])
+
+
+RECALL = register(MigrationSet("recall",
+                               sqlite=(("m004_recall", _M004), ("m006_recall_ids", _m006_ids())),
                                postgresql=(("pg004_recall", _PG004),)))
