@@ -220,6 +220,10 @@ def apply_migrations(db: sqlite3.Connection, sets: Sequence[MigrationSet] | None
         except sqlite3.Error:
             if db.in_transaction:
                 db.execute("ROLLBACK")
+            # another process applied it between our read and our write lock (a daemon
+            # and `recall --index-only` opening one database after an upgrade)
+            if db.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
+                continue
             raise
         applied.append(name)
     return applied

@@ -331,7 +331,8 @@ class Recall:
             roots=[str(r) for r in self.base_roots],
             # the boundary travels with the session: a reply needs no flags again
             memex=str(self.memex.root), index=_index_location(self.memex),
-            noted=noted, activation=reason, conversation=conversation)
+            noted=noted, activation=reason, conversation=conversation,
+            withheld=self.hide is not None)
         if bound:
             st.turns.append({"origin": "person", "text": bound, "role": "cue"})
         with _records_lock(self.memex):
@@ -349,6 +350,11 @@ class Recall:
 
     def _reply(self, session: str, text: str | None) -> Round:
         st = self.load(session)
+        if self.hide is not None and st.withheld is not True:
+            # its saved rounds (presented story, searched) may hold private notes; a reply
+            # replays them without a pass, so this client is told no such session exists
+            raise UnknownRecallSession(f"no recall session {session!r} (start one with "
+                                       "`opencortex recall CUE`)")
         if st.closed:
             raise RecallError(f"recall {session} is closed ({st.state}); start a new one")
         # sources named again (or newly) on a reply widen the stored boundary, never narrow it
@@ -519,7 +525,7 @@ class Recall:
                       default=0.0)
             if len(cand.matched) < need and sem < SEMANTIC_CANDIDATE:
                 continue
-            ops = open_candidate(cand, cue, self.memex, scorer=scorer)
+            ops = open_candidate(cand, cue, self.memex, scorer=scorer, hide=self.hide)
             covered = {t for o in ops for c in o.claims for t in c.terms}
             tried.append({"candidate": cand.describe(),
                           "claims": sum(len(o.claims) for o in ops),

@@ -235,16 +235,61 @@ def open_session(m: IndexedRecord, archive: Archive | None = None) -> Record | N
     return recs[0] if len(recs) == 1 and not recs[0].turns else None
 
 
-def _open_note(m: IndexedRecord, memex: Memex) -> Record | None:
+# columns of ``memory.nodes.FileRows.nodes`` (the index's node rows)
+_KEY, _LINE, _TAGS, _START, _END = 1, 4, 10, 21, 22
+
+
+def _rows_on_disk(data: bytes | None, path: Path, relpath: str) -> list[tuple[Any, ...]]:
+    """The index rows of a file's bytes as read now (tags inherited as Org does)."""
+    from ..memory.nodes import file_rows
+    from ..org.parser import parse_bytes
+
+    return file_rows(parse_bytes(data or b"", str(path)), relpath).nodes
+
+
+def _memex_file_withheld(file: str, memex: Memex, hide: Callable[[Any], bool]) -> bool:
+    """Whether a record file inside the memex (the agent's own session records) holds an
+    entry ``hide`` withholds, as the file is on disk now.  Read after the record was opened:
+    a session record only grows, so an entry private now was private when it was read."""
+    if memex is None:
+        return False
+    root = Path(memex.root).resolve()
+    try:
+        path = Path(file).resolve()
+        rel = path.relative_to(root).as_posix()
+    except (ValueError, OSError):
+        return False  # outside the memex: no Org tags to honour
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return True  # cannot tell: withhold
+    return any(hide(r[_TAGS].split()) for r in _rows_on_disk(data, path, rel))
+
+
+def _open_note(m: IndexedRecord, memex: Memex,
+               hide: Callable[[Any], bool] | None = None) -> Record | None:
+    """The note as its file says now.  With ``hide`` (a client that may not see private
+    notes): the file read is parsed and the note's heading found by its key in *those*
+    bytes, so neither a tag added since the pass chose its scope nor an edit that moved the
+    indexed byte range (a private heading saved above it) reaches the client."""
     if memex is None:
         return None
     node = memex.store.nodes_by_keys([m.session_id]).get(m.session_id)
     if node is None:
         return None
+    if hide is not None and hide(node.tags):
+        return None
     path = Path(memex.root) / node.file
     snap = snapshot(path)
-    text = snap.data[node.byte_start:node.byte_end].decode("utf-8", "replace")
-    loc = f"{path}:{node.line}"
+    start, end, line = node.byte_start, node.byte_end, node.line
+    if hide is not None:
+        row = next((r for r in _rows_on_disk(snap.data, path, node.file)
+                    if r[_KEY] == m.session_id), None)
+        if row is None or hide(row[_TAGS].split()):
+            return None
+        start, end, line = row[_START], row[_END], row[_LINE]
+    text = snap.data[start:end].decode("utf-8", "replace")
+    loc = f"{path}:{line}"
     receipt = Receipt("notes", str(memex.root), m.session_id, loc, snap.revision, snap.sha256,
                       "opencortex.recall.notes@1", "succeeded" if text.strip() else "empty",
                       skipped_lines=0, unverified_person_turns=None, omitted_chars=0)
@@ -265,7 +310,8 @@ def archive_of(memex: Memex) -> Any:
 
 
 def open_member(m: IndexedRecord, cue: Cue, memex: Memex, budget: int,
-                scorer: Scorer | None = None) -> Opened:
+                scorer: Scorer | None = None,
+                hide: Callable[[Any], bool] | None = None) -> Opened:
     """Re-read one member from its own record and take the claims it carries."""
     settled = cue.whole == "concept" and m.kind != "note"
     rec: Record | None
@@ -274,9 +320,12 @@ def open_member(m: IndexedRecord, cue: Cue, memex: Memex, budget: int,
         if m.kind == "commit":
             rec = gitsrc.commit_record(m.root, m.session_id)
         elif m.kind == "note":
-            rec = _open_note(m, memex)
+            rec = _open_note(m, memex, hide)
         else:
             rec = open_session(m, archive_of(memex))
+            if rec is not None and hide is not None and _memex_file_withheld(m.file, memex,
+                                                                             hide):
+                rec = None  # a private entry was added since the pass chose its scope
     except OSError as e:
         rec, why = None, f"could not be read: {e}"
     else:
@@ -356,12 +405,13 @@ def _history_members(cand: Candidate, cue: Cue, budget: int) -> list[Opened]:
 
 
 def open_candidate(cand: Candidate, cue: Cue, memex: Memex, max_claims: int = 8,
-                   scorer: Scorer | None = None) -> list[Opened]:
+                   scorer: Scorer | None = None,
+                   hide: Callable[[Any], bool] | None = None) -> list[Opened]:
     """Open every member (and the span history an artifact cue reaches)."""
     opened: list[Opened] = []
     per = max(2, max_claims // max(1, len(cand.members)))
     for i, m in enumerate(cand.members):
-        opened.append(open_member(m, cue, memex, per + (2 if i == 0 else 0), scorer))
+        opened.append(open_member(m, cue, memex, per + (2 if i == 0 else 0), scorer, hide))
     opened.extend(_history_members(cand, cue, 3))
     for o in opened:  # every claim shows where it is relative to its root
         root = o.record.root if o.record is not None else (o.member.root if o.member else None)

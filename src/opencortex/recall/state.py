@@ -50,6 +50,10 @@ class RecallState:
     activation: str | None = None
     conversation: str | None = None
     """The OpenCortex conversation this recall runs in (its own record is never searched)."""
+    withheld: bool | None = None
+    """True when it was started by a client that may not see private notes (its passes
+    left them out); a session without it (or older) may hold private notes in what it
+    saved, and such a client does not continue it."""
     version: int = STATE_VERSION
 
     @classmethod
