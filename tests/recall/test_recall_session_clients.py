@@ -10,20 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from opencortex.access import Access
 from opencortex.errors import RecallError
 from opencortex.memex import Memex
-from opencortex.recall.index import Root
+
+from .test_recall_concurrency import _engine
 
 SECRET = "#+FILETAGS: :private:\n* Zebra vault\nThe zebra vault code is 4711-SECRET.\n"
-
-
-def _engine(m: Memex, client: str):
-    engine = Access(m, client).recall()
-    engine.base_roots = [Root("notes", str(m.root))]
-    engine._embedder = False
-    engine._gateway = False
-    return engine
 
 
 @pytest.mark.parametrize("reply", ["yes, that's it", "stop"])

@@ -53,6 +53,17 @@ def _sqlite_names(path: Path) -> list[str]:
         db.close()
 
 
+def _previous_release(path: Path) -> sqlite3.Connection:
+    """A database as the previous release left it: m001..m005, in one list."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    steps = _steps("sqlite")
+    for name in _OLD_SQLITE:
+        db.executescript(f"BEGIN;{steps[name]};INSERT INTO _migrations VALUES ('{name}', 0);"
+                         "COMMIT;")
+    return db
+
+
 def test_sqlite_blank_and_previous_schema_end_the_same(tmp_path: Path) -> None:
     blank = tmp_path / "blank.sqlite3"
     st = SqliteStore(blank)
@@ -61,13 +72,7 @@ def test_sqlite_blank_and_previous_schema_end_the_same(tmp_path: Path) -> None:
     assert _sqlite_names(blank) == sorted([*_OLD_SQLITE, "m006_recall_ids"])
 
     old = tmp_path / "old.sqlite3"  # the previous release: one list, m001..m005
-    db = sqlite3.connect(old, isolation_level=None)
-    db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
-    steps = _steps("sqlite")
-    for name in _OLD_SQLITE:
-        db.executescript(f"BEGIN;{steps[name]};INSERT INTO _migrations VALUES ('{name}', 0);"
-                         "COMMIT;")
-    db.close()
+    _previous_release(old).close()
     st = SqliteStore(old)
     assert st.migrations_applied == ["m006_recall_ids"]  # every known set, on opening
     RecordIndex(st.db)
@@ -82,12 +87,7 @@ def test_sqlite_record_ids_are_never_reused_and_m006_keeps_the_records(tmp_path:
     give a deleted record's id to a private note's record.  m006 rebuilds rec_records with
     AUTOINCREMENT, keeping every row and id."""
     path = tmp_path / "old.sqlite3"
-    db = sqlite3.connect(path, isolation_level=None)
-    db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
-    steps = _steps("sqlite")
-    for name in _OLD_SQLITE:
-        db.executescript(f"BEGIN;{steps[name]};INSERT INTO _migrations VALUES ('{name}', 0);"
-                         "COMMIT;")
+    db = _previous_release(path)
     cols = "(file, boundary, source, kind, root, session_id, locator, handle)"
     for i in (1, 2, 3):
         db.execute(f"INSERT INTO rec_records {cols} VALUES ('f', 'b', 's', 'note', 'r', "
