@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..config import RecallSettings
 from .cue import Cue, activation, bind, read_cue
 from .find import Candidate, group
-from .ground import Opened, archive_of, open_candidate, qualifications_of
+from .ground import Opened, archive_of, memex_relpath, open_candidate, qualifications_of
 from .index import Hit, RecordIndex, Root
 from .sources import SOURCES
 from .sources import git as gitsrc
@@ -669,9 +669,8 @@ def _hidden_memex_records(index: RecordIndex, memex: Memex,
     out: set[int] = set()
     verdict: dict[str, bool] = {}
     for rid, file in rows:
-        try:
-            rel = Path(file).resolve().relative_to(root).as_posix()
-        except (ValueError, OSError):
+        rel = memex_relpath(file, root)
+        if rel is None:
             continue  # a transcript outside the memex: no Org tags to honour
         if rel not in verdict:
             nodes = memex.store.find([Predicate("file", (rel,))])

@@ -247,18 +247,22 @@ def _rows_on_disk(data: bytes | None, path: Path, relpath: str) -> list[tuple[An
     return file_rows(parse_bytes(data or b"", str(path)), relpath).nodes
 
 
+def memex_relpath(file: str, root: Path) -> str | None:
+    """A record file's path inside the memex at ``root`` (resolved), or None outside it."""
+    try:
+        return Path(file).resolve().relative_to(root).as_posix()
+    except (ValueError, OSError):
+        return None
+
+
 def _memex_file_withheld(file: str, memex: Memex, hide: Callable[[Any], bool]) -> bool:
     """Whether a record file inside the memex (the agent's own session records) holds an
     entry ``hide`` withholds, as the file is on disk now.  Read after the record was opened:
     a session record only grows, so an entry private now was private when it was read."""
-    if memex is None:
-        return False
-    root = Path(memex.root).resolve()
-    try:
-        path = Path(file).resolve()
-        rel = path.relative_to(root).as_posix()
-    except (ValueError, OSError):
+    rel = memex_relpath(file, Path(memex.root).resolve()) if memex is not None else None
+    if rel is None:
         return False  # outside the memex: no Org tags to honour
+    path = Path(memex.root) / rel
     try:
         data = path.read_bytes()
     except OSError:

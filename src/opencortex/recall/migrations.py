@@ -104,8 +104,8 @@ def _m006_ids() -> str:
     ``opencortex recall --index-only`` — it could name a private note's record.  (In
     PostgreSQL an identity column never reuses one.)  Same columns and rows, built from
     m004's own text; the indexes come back by name."""
-    table = _M004[_M004.index("    CREATE TABLE rec_records "):_M004.index(");", _M004.index(
-        "    CREATE TABLE rec_records ")) + 2]
+    start = _M004.index("    CREATE TABLE rec_records ")
+    table = _M004[start:_M004.index(");", start) + 2]
     indexes = [line for line in _M004.splitlines() if "ON rec_records(" in line]
     new = table.replace("CREATE TABLE rec_records ", "CREATE TABLE rec_records_m006 ", 1) \
         .replace("id INTEGER PRIMARY KEY,", "id INTEGER PRIMARY KEY AUTOINCREMENT,", 1)
