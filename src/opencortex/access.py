@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .errors import AccessDenied, NeedsApproval, NodeNotFoundError
@@ -98,7 +98,9 @@ class Access:
         return [n for n in nodes if not self.hidden(n.tags)]
 
     @property
-    def _hide(self) -> Any:
+    def hide(self) -> Callable[[Iterable[str]], bool] | None:
+        """None when this client sees private notes, else its test of what is withheld
+        (what recall, deep reads and the skills that read the memex are handed)."""
         return None if self.sees_private else self.hidden
 
     @contextlib.contextmanager
@@ -140,7 +142,7 @@ class Access:
         for r in refs:
             node_ref(r)
         with self._lock:
-            res = deep_read(self.memex, refs, depth, budget, hide=self._hide)
+            res = deep_read(self.memex, refs, depth, budget, hide=self.hide)
         if refs and not res.nodes and all("ref" in o or str(o.get("reason")).startswith(
                 "private") for o in res.omitted):
             raise NodeNotFoundError(_withheld(refs[0]))
@@ -186,7 +188,7 @@ class Access:
         from .recall.engine import Recall
 
         engine = Recall(self.memex, roots, gateway=self._gateway)
-        engine.hide = self._hide
+        engine.hide = self.hide
         return engine
 
     def view(self) -> MemexView:
@@ -258,6 +260,12 @@ class _StoreView:
         got = self._a.memex.store.nodes_by_keys(keys, with_body=with_body)
         return {k: n for k, n in got.items() if not self._a.hidden(n.tags)}
 
+    def find(self, *args: Any, **kwargs: Any) -> list[Node]:
+        return self._a._visible(self._a.memex.store.find(*args, **kwargs))
+
+    def all_nodes(self, *args: Any, **kwargs: Any) -> list[Node]:
+        return self._a._visible(self._a.memex.store.all_nodes(*args, **kwargs))
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._a.memex.store, name)
 
@@ -273,6 +281,24 @@ class MemexView:
 
     def resolve(self, ref: str) -> Node:
         return self._a.resolve(ref)
+
+    @property
+    def sees_private(self) -> bool:
+        return self._a.sees_private
+
+    def hidden(self, tags: Iterable[str]) -> bool:
+        return self._a.hidden(tags)
+
+    @property
+    def clock(self) -> Any:
+        """The writer's clock (reading the time is not a write)."""
+        return self._a.memex.writer.clock
+
+    def derived(self, name: str, build: Any) -> Any:
+        """The memex's derived objects; what is built from this view's (filtered) reads is
+        kept apart from what the unfiltered memex built under the same name."""
+        return self._a.memex.derived(name if self._a.sees_private else f"{name}#withheld",
+                                     build)
 
     def query(self, expr: str, limit: int | None = None, order: str = "file",
               today: dt.date | None = None, with_body: bool = False) -> list[Node]:

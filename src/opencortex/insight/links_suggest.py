@@ -84,13 +84,19 @@ def _line_of(memex: Memex, node: Node, passage: str) -> int:
     return node.line
 
 
-def suggest(memex: Memex, ref: str, k: int = 5, embedder: Any = None) -> tuple[Node, list[Suggestion]]:
-    """(the node, up to ``k`` suggestions, nearest first)."""
+def suggest(memex: Memex, ref: str, k: int = 5, embedder: Any = None,
+            hide: Any = None) -> tuple[Node, list[Suggestion]]:
+    """(the node, up to ``k`` suggestions, nearest first).  ``hide(tags)``: True for a
+    node the asking client may not see (it is neither the node asked about nor listed)."""
     import numpy as np
 
+    from ..errors import NodeNotFoundError
     from ..retrieval.hybrid import retriever_for
 
     node = memex.resolve(ref)
+    if hide is not None and hide(node.tags):
+        raise NodeNotFoundError(f"no node matches {ref!r} that this client may see "
+                                "(private notes are withheld from it)")
     r = retriever_for(memex)
     if embedder is not None:
         r._embedder = embedder
@@ -103,6 +109,9 @@ def suggest(memex: Memex, ref: str, k: int = 5, embedder: Any = None) -> tuple[N
     for v in by_file.values():
         v.sort(key=lambda n: n.line)
     by_key = {n.key: n for n in nodes}
+    # what the client may not see is never a suggestion (the outline above keeps it, so
+    # roots and links are still judged on the whole file)
+    offer = {key for key, n in by_key.items() if hide is None or not hide(n.tags)}
     me = _root_of(by_key.get(node.key, node), by_file)
     mine = _subtree(me, by_file)
     linked_roots = {me.key}
@@ -121,7 +130,7 @@ def suggest(memex: Memex, ref: str, k: int = 5, embedder: Any = None) -> tuple[N
     seen_roots: set[str] = set()
     for key, score in r.vectors.search(qv, 200):
         c = by_key.get(key)
-        if c is None:
+        if c is None or key not in offer:
             continue
         root = _root_of(c, by_file)
         if root.key in linked_roots or root.key in seen_roots:
@@ -162,25 +171,31 @@ def _remember(memex: Memex, key: str, out: list[Suggestion]) -> None:
     tmp.replace(p)
 
 
-def apply(memex: Memex, ref: str, n: int, k: int = 5) -> dict[str, Any]:
+def apply(memex: Memex, ref: str, n: int, k: int = 5, hide: Any = None) -> dict[str, Any]:
     """Link suggestion ``n`` (1-based, as last listed for this node) from the node: the
-    target gets an ID if it has none, the node a "See also" link. Returns what was written."""
-    from ..errors import OpenCortexError
+    target gets an ID if it has none, the node a "See also" link. Returns what was written.
+    ``hide``: as for :func:`suggest` (the last listing may be another client's)."""
+    from ..errors import NodeNotFoundError, OpenCortexError
 
     node = memex.resolve(ref)
+    if hide is not None and hide(node.tags):
+        raise NodeNotFoundError(f"no node matches {ref!r} that this client may see")
     try:
         last = json.loads(_state(memex).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         last = {}
-    if last.get("node") == node.key and last.get("root") == str(memex.root):
+    if last.get("node") == node.key and last.get("root") == str(memex.root) and \
+            hide is None:
         cands = [Suggestion(**d) for d in last["suggestions"]]
     else:
-        cands = suggest(memex, ref, k)[1]
+        cands = suggest(memex, ref, k, hide=hide)[1]
     if not 1 <= n <= len(cands):
         raise OpenCortexError(f"--apply {n}: there are {len(cands)} suggestions; list them "
                               f"with `opencortex links suggest {ref}` and pick one")
     c = cands[n - 1]
     target = memex.resolve(c.key)
+    if hide is not None and hide(target.tags):  # tagged private since it was listed
+        raise NodeNotFoundError(f"suggestion {n} is no longer one this client may see")
     prev = memex.writer.batch  # inside the pipeline: the signal's batch (undone together)
     batch = prev or f"links-{uuid.uuid4().hex[:8]}"
     memex.writer.batch = batch

@@ -326,8 +326,10 @@ def _split_days(a: dt.datetime, b: dt.datetime) -> dict[str, int]:
     return out
 
 
-def review(memex: Memex, start: dt.date, end: dt.date, phrase: str = "") -> Review:
-    """Everything the memex holds for the days ``start`` ≤ day < ``end``."""
+def review(memex: Memex, start: dt.date, end: dt.date, phrase: str = "",
+           hide: Any = None) -> Review:
+    """Everything the memex holds for the days ``start`` ≤ day < ``end``.  ``hide(tags)``:
+    True for an entry the asking client may not see (left out, its clocks too)."""
     lo = dt.datetime.combine(start, dt.time())
     hi = dt.datetime.combine(end, dt.time())
     rv = Review(start, end, phrase)
@@ -358,6 +360,8 @@ def review(memex: Memex, start: dt.date, end: dt.date, phrase: str = "") -> Revi
 
         session = rel.startswith("sessions/")
         for n in ns:
+            if hide is not None and hide(n.tags):
+                continue
             anc = ancestors[n.key]
             closed = _ts(n.closed)
             if inside(closed) and n.todo:
@@ -393,7 +397,7 @@ def review(memex: Memex, start: dt.date, end: dt.date, phrase: str = "") -> Revi
                 if inside(t):
                     rv.meetings.append(Item("meeting", n.title, rel, n.line, t.isoformat(),
                                             None, list(n.tags)))
-        _clocks(memex, rel, ns, ancestors, project_of, lo, hi, rv)
+        _clocks(memex, rel, ns, ancestors, project_of, lo, hi, rv, hide)
     # the agent's own sessions: one item per session file (its first turn)
     firsts: dict[str, Item] = {}
     for i in sorted(rv.sessions, key=lambda i: (i.file, i.line)):
@@ -406,7 +410,8 @@ def review(memex: Memex, start: dt.date, end: dt.date, phrase: str = "") -> Revi
 
 
 def _clocks(memex: Memex, rel: str, ns: list[Node], ancestors: dict[str, list[Node]],
-            project_of: Any, lo: dt.datetime, hi: dt.datetime, rv: Review) -> None:
+            project_of: Any, lo: dt.datetime, hi: dt.datetime, rv: Review,
+            hide: Any = None) -> None:
     """The CLOCK lines of one file, each under the headline whose section holds it."""
     from ..atomic import read_snapshot
 
@@ -418,6 +423,8 @@ def _clocks(memex: Memex, rel: str, ns: list[Node], ancestors: dict[str, list[No
         return
     lines = text.split("\n")
     for k, n in enumerate(ns):
+        if hide is not None and hide(n.tags):
+            continue
         stop = ns[k + 1].line - 1 if k + 1 < len(ns) else len(lines)
         for i in range(n.line, stop):  # n.line is 1-based: lines[n.line] is the next one
             m = _CLOCK.match(lines[i])

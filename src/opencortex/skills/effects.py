@@ -37,6 +37,20 @@ def register(r: Any) -> None:
 
 # -- write ops (run by memex.write under the lock, in the signal's batch) ---------------
 def _gtd(action: Action, signal: Signal, env: ActEnv) -> tuple[str, Any]:
+    hide = _hide_for(signal, env)
+    if hide is not None:  # a client not trusted with private notes never changes one
+        from ..errors import NodeNotFoundError
+
+        a = action.args
+        refs = [a.get("ref")] + [st.get("ref") for st in a.get("steps") or []
+                                 if isinstance(st, dict)]
+        for ref in refs:
+            if isinstance(ref, str) and ref and ref != "@new":
+                with env.memex_lock:
+                    n = env.memex.resolve(ref)
+                if hide(n.tags):
+                    raise NodeNotFoundError(f"no node matches {ref!r} that this client "
+                                            "may see")
     return gtd.apply_memex_op(env.memex, action.args)
 
 
@@ -46,15 +60,22 @@ def _project(action: Action, signal: Signal, env: ActEnv) -> tuple[str, Any]:
 
 def _save(action: Action, signal: Signal, env: ActEnv) -> tuple[str, Any]:
     m = env.memex
-    text, data = save.apply_memex_op(m, action.args)
+    text, data = save.apply_memex_op(m, action.args, hide=_hide_for(signal, env))
     if action.args.get("op") == "save":
         save.note_saved(m.root, signal.meta.get("session"), m.writer.batch,
                         str(action.args["path"]))
     return text, data
 
 
+def _hide_for(signal: Signal, env: ActEnv) -> Any:
+    """The signal's sender's test of what is withheld (None: it sees private notes)."""
+    from ..access import Access
+
+    return Access.for_signal(env.memex, signal.meta).hide
+
+
 def _link(action: Action, signal: Signal, env: ActEnv) -> tuple[str, Any]:
-    return links.apply_memex_op(env.memex, action.args)
+    return links.apply_memex_op(env.memex, action.args, hide=_hide_for(signal, env))
 
 
 def _skill(action: Action, signal: Signal, env: ActEnv) -> tuple[str, Any]:

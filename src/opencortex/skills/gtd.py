@@ -442,18 +442,24 @@ def _view_request(text: str, now: dt.datetime) -> bool:
     return not (s.changes() or s.capture_cue or s.ref_verb or s.weak_cue)
 
 
+def _seen(ctx: Context) -> Any:
+    """The memex as the request's sender may see it: a client not trusted with private
+    notes neither reads nor names nor changes a private entry through GTD."""
+    from ..access import Access
+
+    return Access.for_signal(ctx.memex, ctx.signal.meta).view()
+
+
 def _offline(ctx: Context) -> Proposal:
     text = _clause(ctx)
     if text and not _view_request(text, now_of(ctx)):
         from .gtd_plan import plan
 
-        return plan(ctx.memex, text, now_of(ctx))
+        return plan(_seen(ctx), text, now_of(ctx))  # the sender's privacy, as below
     args = _args(ctx) or {"op": "agenda"}
     op = str(args.get("op") or "agenda").lower()
     now = now_of(ctx)
-    from ..access import Access
-
-    m: Any = Access.for_signal(ctx.memex, ctx.signal.meta).view()  # privacy of the sender
+    m: Any = _seen(ctx)  # privacy of the sender
     if op not in OPS:
         return {"action": "reply", "text": f"Unknown GTD operation {op!r}; one of "
                 f"{', '.join(OPS)}."}
@@ -525,7 +531,7 @@ def _symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
         return _verify_steps(p, ctx)
     if op not in WRITE_OPS:
         return Rejection(f"gtd can write ops {', '.join(WRITE_OPS)}, not {op!r}")
-    node, _, err = find_task(ctx.memex, str(p.get("ref") or p.get("task") or ""),
+    node, _, err = find_task(_seen(ctx), str(p.get("ref") or p.get("task") or ""),
                              prefer_open=p.get("state") != "TODO")
     if node is None:
         return Rejection(err)
@@ -588,7 +594,7 @@ def _verify_steps(p: Proposal, ctx: Context) -> Action | Rejection:
                     return Rejection("a step names the new entry before it is captured")
             else:
                 try:
-                    node = ctx.memex.resolve(ref)
+                    node = _seen(ctx).resolve(ref)  # a withheld entry is not found
                 except Exception as e:
                     return Rejection(str(e))
                 if node.file != path:

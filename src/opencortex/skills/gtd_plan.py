@@ -201,7 +201,8 @@ def _modify(memex: Memex, node: Node, s: Slots, *, state: str | None,
             return _reply(st)
         steps = [x for x in steps if x["op"] != st["op"]] + [st]
     if s.note:
-        stamp = memex.writer.clock().strftime("[%Y-%m-%d %a %H:%M]")
+        clock = getattr(memex, "clock", None) or memex.writer.clock
+        stamp = clock().strftime("[%Y-%m-%d %a %H:%M]")
         steps.append({"op": "append", "ref": ref, "text": f"- {stamp} {s.note}"})
     if state and state != node.todo:
         todo, done = file_keywords(memex, node.file)

@@ -38,7 +38,13 @@ def _offline(ctx: Context) -> Proposal:
             key = _LISTED.get(conv)
         if key is None:
             return {"action": "reply", "text": "List suggestions first: /links NODE."}
-        node = m.resolve(key)
+        try:
+            node = m.resolve(key)
+        except Exception as e:
+            return {"action": "reply", "text": f"Links: {e}"}
+        hide = _hide(ctx)
+        if hide is not None and hide(node.tags):
+            return {"action": "reply", "text": "List suggestions first: /links NODE."}
         return {"action": "memex", "op": "link", "path": node.file, "node": key,
                 "n": int(a.group("n"))}
     listed = _LIST.match(ctx.text)  # the trigger: /links or /link N (handled above)
@@ -48,7 +54,7 @@ def _offline(ctx: Context) -> Proposal:
         return {"action": "reply", "text": "Suggest links for which note? /links NODE "
                 "(an ID, FILE:LINE, or a title)."}
     try:
-        node, found = suggest(m, ref)
+        node, found = suggest(m, ref, hide=_hide(ctx))
     except Exception as e:  # NodeNotFoundError and friends: say what to fix
         return {"action": "reply", "text": f"Links: {e}"}
     with _LOCK:
@@ -65,10 +71,18 @@ def _offline(ctx: Context) -> Proposal:
                      "suggestions": [s.to_dict() for s in found]}}
 
 
-def apply_memex_op(memex: Memex, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def _hide(ctx: Context) -> Any:
+    """None for a sender who sees private notes, else the test of what is withheld."""
+    from ..access import Access
+
+    return Access.for_signal(ctx.memex, ctx.signal.meta).hide
+
+
+def apply_memex_op(memex: Memex, args: dict[str, Any],
+                   hide: Any = None) -> tuple[str, dict[str, Any]]:
     from ..insight.links_suggest import apply
 
-    out = apply(memex, str(args["node"]), int(args["n"]))
+    out = apply(memex, str(args["node"]), int(args["n"]), hide=hide)
     t = out["linked"]
     return (f"Linked to [[id:{t['id']}][{t['title']}]] ({len(out['writes'])} write(s); "
             "undo with `opencortex undo`).", {"linked": out, "saved": None})

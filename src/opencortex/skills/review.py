@@ -42,7 +42,10 @@ def _offline(ctx: Context) -> Proposal:
     text = " ".join(str(p.get(k) or "") for k in ("when", "query", "text")).strip() \
         or ctx.text.lstrip().removeprefix("/review")
     a, b, phrase = span_for(text, now_of(ctx))
-    rv = review(ctx.memex, a, b, phrase)
+    from ..access import Access
+
+    rv = review(ctx.memex, a, b, phrase,
+                hide=Access.for_signal(ctx.memex, ctx.signal.meta).hide)  # sender's privacy
     summarise(rv, ctx.memex.settings)
     cites = [i.where for i in rv.items] + [f"{c.file}:{c.line}" for c in rv.clocks]
     return {"action": "reply", "text": rv.render_text(),

@@ -57,10 +57,10 @@ def _gtd_hint(ctx: Context | None) -> Any:
     clause about an existing task that carries a GTD slot goes to gtd.  None without a memex."""
     if ctx is None or getattr(ctx, "memex", None) is None:
         return None
-    from .gtd import now_of
+    from .gtd import _seen, now_of
     from .gtd_route import hint
 
-    return hint(ctx.memex, now_of(ctx))
+    return hint(_seen(ctx), now_of(ctx))  # a private task's words route like any words
 
 
 def _intents(text: str, ctx: Context | None) -> list[dict[str, Any]]:

@@ -76,17 +76,18 @@ def _acronym(title: str) -> str:
     return "".join(w[0] for w in re.split(r"[\s\-/]+", title) if w and w[0].isalnum()).lower()
 
 
-def find_node(memex: Memex, ref: str) -> list[Any]:
+def find_node(memex: Memex, ref: str, hide: Any = None) -> list[Any]:
     """The nodes ``ref`` may name: an exact reference (ID, key, FILE:LINE, exact title);
     else a title containing it, its initials ("RAG"), or a ROAM_ALIASES entry. More than
-    one means the person must choose."""
-    exact = memex.store.nodes_by_ref(ref)
+    one means the person must choose.  ``hide(tags)``: True for a node the asking client
+    may not see (never named, never written under)."""
+    exact = [n for n in memex.store.nodes_by_ref(ref) if hide is None or not hide(n.tags)]
     if exact:
         return exact
     want = ref.casefold()
     hits = []
     for n in memex.store.all_nodes():
-        if n.file.startswith("sessions/"):
+        if n.file.startswith("sessions/") or (hide is not None and hide(n.tags)):
             continue
         title = n.title.casefold()
         aliases = n.properties.get("ROAM_ALIASES", "").casefold()
@@ -124,14 +125,19 @@ def _label(text: str) -> str:
     return re.sub(r"[\[\]]", "", " ".join(text.split()))[:120]
 
 
-def apply_memex_op(memex: Memex, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def apply_memex_op(memex: Memex, args: dict[str, Any],
+                   hide: Any = None) -> tuple[str, dict[str, Any]]:
     """Run the guarded write: ``op`` "save" (a child entry under args.node) or "unsave"
-    (undo args.batch)."""
+    (undo args.batch).  ``hide``: as for :func:`find_node` (the node is checked again)."""
     if args.get("op") == "unsave":
         undone = memex.undo_batch(str(args["batch"]))
         return (f"Undid the save ({len(undone)} write(s)) in {args.get('path')}.",
                 {"saved": False, "undone": [r.to_dict() for r in undone]})
     node = memex.resolve(str(args["node"]))
+    if hide is not None and hide(node.tags):
+        from ..errors import NodeNotFoundError
+
+        raise NodeNotFoundError(f"no node matches {args['node']!r} that this client may see")
     cites = [citation_link(memex, c, node.file) for c in args.get("citations") or []]
     q = " ".join(str(args.get("question") or "").split())[:70] or "the last answer"
     from ..write.markdown_org import model_text_to_org
@@ -175,7 +181,9 @@ def _offline(ctx: Context) -> Proposal:
     if last is None:
         return {"action": "reply", "text": "There is no answer in this conversation yet "
                 "to save."}
-    hits = find_node(m, ref)
+    from ..access import Access
+
+    hits = find_node(m, ref, hide=Access.for_signal(m, ctx.signal.meta).hide)
     if len(hits) != 1:
         if not hits:
             return {"action": "reply", "text": f"No note matches “{ref}”: use an ID, "
