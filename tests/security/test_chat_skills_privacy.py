@@ -37,6 +37,15 @@ def _chat(live: Any, message: str, session: str = "rt3") -> tuple[int, str]:
     return st, text.replace(json.dumps(message, ensure_ascii=False)[1:-1], "<sent>")
 
 
+def _leak_nothing(live: Any, messages: list[str], session: str | None = None,
+                  expect: str = "") -> None:
+    """Each message answered (``expect`` in the answer), naming nothing private."""
+    for m in messages:
+        st, text = _chat(live, m, session=session or f"g{abs(hash(m))}")
+        assert st == 200 and expect in text, text
+        assert not leaks(text), f"{m!r} leaked {leaks(text)}: {text[:600]}"
+
+
 def test_links_suggestions_quote_a_private_note_body(memex: Path, live_factory: Any) -> None:
     """/links on a public note lists its nearest notes with a passage of each: the private
     note's body was one of them."""
@@ -46,18 +55,15 @@ def test_links_suggestions_quote_a_private_note_body(memex: Path, live_factory: 
         "Which walrus code opens which vault combination? Quixotic codes.\n",
         encoding="utf-8")
     live = live_factory(memex)
-    st, text = _chat(live, "/links Walrus codes and vault combinations")
-    assert st == 200 and "Notes close to" in text, text
-    assert not leaks(text), f"/links leaked {leaks(text)}: {text[:600]}"
+    _leak_nothing(live, ["/links Walrus codes and vault combinations"], session="rt3",
+                  expect="Notes close to")
 
 
 def test_links_on_a_private_note_names_it(memex: Path, live_factory: Any) -> None:
     plant(memex)
     live = live_factory(memex)
-    for ref in (f"id:{PRIVATE_ID}", "secret.org:1", "diary.org:2"):
-        st, text = _chat(live, f"/links {ref}")
-        assert st == 200
-        assert not leaks(text), f"/links {ref} leaked {leaks(text)}: {text[:400]}"
+    _leak_nothing(live, [f"/links {ref}" for ref in (f"id:{PRIVATE_ID}", "secret.org:1",
+                                                       "diary.org:2")], session="rt3")
 
 
 def test_review_lists_private_entries(memex: Path, live_factory: Any) -> None:
@@ -67,18 +73,14 @@ def test_review_lists_private_entries(memex: Path, live_factory: Any) -> None:
         "SCHEDULED: <2026-11-03 Tue>",
         "CLOSED: [2026-11-03 Tue 10:00] SCHEDULED: <2026-11-03 Tue>"), encoding="utf-8")
     live = live_factory(memex)
-    st, text = _chat(live, "/review 2026-11-03")
-    assert st == 200 and "Review of" in text, text
-    assert not leaks(text), f"/review leaked {leaks(text)}: {text[:600]}"
+    _leak_nothing(live, ["/review 2026-11-03"], session="rt3", expect="Review of")
 
 
 def test_gtd_question_names_a_private_task(memex: Path, live_factory: Any) -> None:
     plant(memex)
     live = live_factory(memex)
-    for q in ("when is the Zanzibar thing due?", "what's scheduled for 3 November 2026?"):
-        st, text = _chat(live, q, session=f"g{abs(hash(q))}")
-        assert st == 200
-        assert not leaks(text), f"{q!r} leaked {leaks(text)}: {text[:600]}"
+    _leak_nothing(live, ["when is the Zanzibar thing due?",
+                         "what's scheduled for 3 November 2026?"])
 
 
 def test_gtd_and_save_write_into_a_private_note(memex: Path, live_factory: Any) -> None:
