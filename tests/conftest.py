@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
 EXAMPLE = REPO / "examples" / "memex"
-DUMP_EL = SHARED / "tools" / "orgfid" / "dump.el"
+DUMP_EL = REPO / "tests" / "org" / "org_element_dump.el"
+"""The project's own Emacs org-element dump (the reference the parser tests compare with)."""
 
 
 TEST_STORE = os.environ.get("OPENCORTEX_TEST_STORE", "sqlite").strip().lower() or "sqlite"
@@ -129,7 +129,7 @@ def memex(tmp_path: Path) -> Path:
 
 
 def emacs_dump(path: Path) -> list[dict]:
-    """What Emacs's org-element makes of a file (the orgfid schema)."""
+    """What Emacs's org-element makes of a file (headline records, orgfid schema)."""
     emacs = shutil.which("emacs")
     if emacs is None:
         pytest.skip("emacs not installed (scripts/setup.sh installs emacs-nox)")

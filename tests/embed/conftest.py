@@ -6,10 +6,6 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-REFERENCE = SHARED / "models" / "minilm-reference.json"
-
-
 @pytest.fixture(scope="session")
 def graph_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("embed-cache")

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-ORGFID = Path("/work/shared/tools/orgfid")
-CORPUS = Path("/work/shared/corpus/org/files")
-REFERENCE = Path("/work/shared/corpus/org/emacs-org-9.5.5.jsonl")
+from ..conftest import DUMP_EL
 
 
 def links_of(doc, i: int | None = None) -> list[tuple[str, str]]:
@@ -21,10 +18,10 @@ def links_of(doc, i: int | None = None) -> list[tuple[str, str]]:
 
 @pytest.fixture
 def emacs_dump(tmp_path):
-    """Run Emacs's org-element on an Org string; returns its orgfid records."""
+    """Run Emacs's org-element on an Org string; returns its records (org_element_dump.el)."""
     emacs = shutil.which("emacs")
-    if emacs is None or not (ORGFID / "dump.el").exists():
-        pytest.skip("emacs not available")
+    if emacs is None:
+        pytest.skip("emacs not installed (scripts/setup.sh installs emacs-nox)")
 
     def run(text: str) -> list[dict]:
         import json
@@ -32,7 +29,7 @@ def emacs_dump(tmp_path):
         f = tmp_path / "e.org"
         f.write_text(text, encoding="utf-8")
         out = tmp_path / "e.jsonl"
-        subprocess.run([emacs, "-Q", "--batch", "-l", str(ORGFID / "dump.el"), "--",
+        subprocess.run([emacs, "-Q", "--batch", "-l", str(DUMP_EL), "--",
                         "--root", str(tmp_path), "--out", str(out), str(f)],
                        check=True, capture_output=True, timeout=120)
         return [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]

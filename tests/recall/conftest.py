@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "transcripts"
-CLAUDE_SAMPLE = SHARED / "claude-code" / "sample_session.jsonl"
-CODEX_SAMPLE = SHARED / "codex" / "sample_codex_session.jsonl"
+CLAUDE_SAMPLE = FIXTURES / "samples" / "claude_session.jsonl"
+CODEX_SAMPLE = FIXTURES / "samples" / "codex_session.jsonl"
+"""Hand-written whole sessions in the Claude Code and Codex formats."""
 
 
 @pytest.fixture

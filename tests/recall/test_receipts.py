@@ -25,7 +25,6 @@ def _state(paths: list[Path]) -> dict[Path, tuple[str, int, int]]:
 def test_reading_never_changes_a_file(tmp_path):
     _opencode_db(tmp_path / "opencode.db")
     files = [p for p in FIXTURES.rglob("*") if p.is_file()]
-    files += [p for p in (CLAUDE_SAMPLE, CODEX_SAMPLE) if p.exists()]
     files.append(tmp_path / "opencode.db")
     before = _state(files)
     listing = sorted(os.listdir(tmp_path))
@@ -34,9 +33,7 @@ def test_reading_never_changes_a_file(tmp_path):
                        ("opencode", tmp_path)]:
         for p in SOURCES[kind].discover([root]):
             assert SOURCES[kind].read(p)
-    for p in (CLAUDE_SAMPLE, CODEX_SAMPLE):
-        if p.exists():
-            claude_code.read(p) if "claude" in str(p) else codex.read(p)
+    assert claude_code.read(CLAUDE_SAMPLE) and codex.read(CODEX_SAMPLE)
     assert _state(files) == before
     assert sorted(os.listdir(tmp_path)) == listing  # no -journal/-wal/-shm left behind
 
@@ -92,9 +89,7 @@ def test_empty_file_is_empty(module, name, tmp_path):
 
 
 def test_invalid_utf8_and_truncation_are_counted(tmp_path):
-    good = CLAUDE_SAMPLE.read_bytes() if CLAUDE_SAMPLE.exists() else (
-        FIXTURES / "claude" / "projects" / "-nonexistent-recall-proj"
-        / "11111111-2222-3333-4444-555555555555.jsonl").read_bytes()
+    good = CLAUDE_SAMPLE.read_bytes()
     lines = good.splitlines()
     data = b"\n".join([*lines[:3], b'{"type":"user","message":{"content":"\xff\xfe bad"}}',
                        *lines[3:], lines[1][: len(lines[1]) // 2]])

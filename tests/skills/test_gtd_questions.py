@@ -1,12 +1,14 @@
 """Questions over the lists are answered from the index and never write: the sentence-form
-classifier, list answers naming items with file:line, and every question of the shared dev
-sets run through `opencortex ask` leaves the memex unchanged (read from ../shared/eval at
-test time; skipped when absent — never copied here)."""
+classifier, list answers naming items with file:line, and questions run through
+`opencortex ask` leave the memex unchanged: the questions written here always; the dev sets
+outside the repository too when opted in with OPENCORTEX_TEST_DEV_EVAL=DIR (never copied
+here)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
@@ -19,7 +21,24 @@ from opencortex.skills.gtd_questions import answer, is_question
 
 from .conftest import NOW
 
-EVAL = Path(__file__).resolve().parents[3] / "shared" / "eval"
+_DEV = os.environ.get("OPENCORTEX_TEST_DEV_EVAL", "")
+"""Opt-in: a folder with gtd-dev.jsonl / router-dev*.jsonl (read at import: the autouse
+fixture strips OPENCORTEX_* from the environment)."""
+EVAL = Path(_DEV) if _DEV else None
+
+OWN_QUESTIONS = [
+    "which tasks are tagged money?", "what have I finished in the home server project",
+    "anything high priority still open?", "when is the restic backblaze setup due",
+    "what's the next action on learning rust", "what can I do at home?",
+    "have I finished the BM25 write-up?", "is the rent paid yet?", "which things are overdue",
+    "what deadlines come up in the next 10 days?", "what projects do I have going?",
+    "what did I get done last week?", "show me my A priorities", "do I have anything waiting",
+    "list my someday stuff", "how many errands are open", "what's on for tomorrow?",
+    "show the done items", "is the tap washer finished", "what's scheduled this week?",
+    "any errands I can run in town?", "who am I waiting on?", "what's due today",
+    "tell me what is stuck", "give me the inbox items",
+]
+"""Questions of every form the classifier takes (written for this test)."""
 
 
 @pytest.mark.parametrize("text", [
@@ -69,6 +88,7 @@ _FORM = re.compile(r"^(?:what|what's|whats|which|when|where|who|how|why|do|does|
 
 def _dev_questions() -> list[str]:
     out: list[str] = []
+    assert EVAL is not None
     gtd = EVAL / "gtd-dev.jsonl"
     if gtd.exists():
         out += [c["ask"] for c in map(json.loads, gtd.read_text().splitlines())
@@ -83,11 +103,8 @@ def _dev_questions() -> list[str]:
     return out
 
 
-def test_no_dev_question_writes_through_ask(memex: Path, tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    questions = _dev_questions()
-    if not questions:
-        pytest.skip("../shared/eval dev sets not present")
+def _assert_no_question_writes(questions: list[str], memex: Path, tmp_path: Path,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
     for k in ("CACHE", "STATE", "CONFIG", "DATA"):
         monkeypatch.setenv(f"XDG_{k}_HOME", str(tmp_path / k.lower()))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
@@ -107,6 +124,20 @@ def test_no_dev_question_writes_through_ask(memex: Path, tmp_path: Path,
     assert not wrote, f"questions that wrote to the memex: {wrote}"
     with Memex(memex, index=index) as m:
         assert not m.store.journal(), [j.description for j in m.store.journal()]
+
+
+def test_no_question_writes_through_ask(memex: Path, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert all(is_question(q) for q in OWN_QUESTIONS)
+    _assert_no_question_writes(OWN_QUESTIONS, memex, tmp_path, monkeypatch)
+
+
+@pytest.mark.skipif(EVAL is None, reason="opt-in: OPENCORTEX_TEST_DEV_EVAL=DIR of dev sets")
+def test_no_dev_question_writes_through_ask(memex: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    questions = _dev_questions()
+    assert questions, f"no dev questions found in {EVAL}"
+    _assert_no_question_writes(questions, memex, tmp_path, monkeypatch)
 
 
 def test_status_overdue_and_ranges(mx: Memex) -> None:
