@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from importlib.resources import files
 import shutil
 import subprocess
 import sys
+from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +14,6 @@ import pytest
 
 from opencortex.embed import Embedder, EmbeddingError, get_embedder
 from opencortex.embed.minilm import MiniLMEmbedder
-
 
 TEXTS = [
     "What did I write about spaced repetition?",

@@ -18,8 +18,8 @@ import pytest
 from opencortex.org import parse
 from opencortex.org.orgfid import dump, records
 
-from . import test_links
 from ..conftest import DUMP_EL, EXAMPLE
+from . import test_links
 
 EXTRA = [
     "- item\ncontinued at col 0 [[a]]\n  - deeper =x\n  y= [[b]]",
