@@ -111,3 +111,37 @@ def test_opencortex_variables_are_read_only_in_config_py() -> None:
                     node.args[0].value not in config.ENVIRONMENT:
                 undocumented.append(f"{path.relative_to(SRC)}: {node.args[0].value}")
     assert strays == [] and undocumented == []
+
+
+@pytest.mark.parametrize("text,message", [
+    ('[captur]\ntarget = "in.org"\n', "unknown section [captur]; did you mean [capture]?"),
+    ('[server]\nprot = 9000\n', "unknown key 'prot' in [server]; did you mean 'port'?"),
+    ('[todo]\nlog_into_drawers = false\n',
+     "unknown key 'log_into_drawers' in [todo]; did you mean 'log_into_drawer'?"),
+    ('memx = "~/notes"\n', "unknown setting 'memx'; did you mean 'memex'?"),
+    ('[archive]\nretention = 30\n', "unknown key 'retention' in [archive]"),
+    ('[zzz]\n', "unknown section [zzz] (known sections: [archive], [capture]"),
+])
+def test_unknown_sections_and_keys_are_errors(text: str, message: str) -> None:
+    """Issue 27: a typo was ignored without a word; now it is an error naming the close match."""
+    _write(text)
+    with pytest.raises(ConfigError) as e:
+        load_settings()
+    assert message in str(e.value) and "config.toml" in str(e.value)
+
+
+def test_every_documented_setting_is_known() -> None:
+    """The check knows every key the loader and the typed sections read (none refused)."""
+    _write('memex = "~/m"\nindex = "/tmp/i.sqlite3"\nnotes_dir = "n"\n'
+           '[capture]\ntarget = "inbox.org"\n'
+           '[todo]\nlog_into_drawer = true\nlog_states = false\npriorities = "A E C"\n'
+           '[retrieval]\nembedder = "minilm"\n[store]\nschema = "x"\n'
+           '[archive]\nenabled = true\nretention_days = 0\ninterval = 300\n'
+           '[server]\nhost = "127.0.0.1"\nport = 1\nheartbeat = 1\nrate = 1\nburst = 1\n'
+           'approval_timeout = 1\nmax_body = 1\nrequest_timeout = 1\nallowed_hosts = []\n'
+           '[telegram]\ntoken_env = "X"\nallow = []\npoll_timeout = 3\n'
+           '[web]\nsearch_endpoint = "http://s"\n[identity]\nname = "A"\nlocation = "B"\n'
+           'timezone = "UTC"\n[recall]\ndefaults = false\nsources = []\nindex = "local"\n'
+           '[llm.providers.local]\npreset = "ollama"\n[guard.tools]\nshell = "ask"\n')
+    s = load_settings()
+    assert s.capture_target == "inbox.org" and s.notes_dir == "n" and s.server.port == 1

@@ -276,6 +276,9 @@ class Settings:
     """Add a ``- State "DONE" from "TODO" [time]`` note on every state change
     (repeating tasks always get one, as in Org)."""
     notes_dir: str = "notes"
+    priorities: str = "A C B"
+    """The priority range where a file sets no ``#+PRIORITIES:`` ([todo] priorities, in that
+    keyword's form: highest, lowest, default — Org's own default is A to C, B)."""
     embedder: str = "minilm"
     """``minilm`` (in-process all-MiniLM-L6-v2) or ``openai:URL#MODEL`` (an
     OpenAI-compatible /v1/embeddings server)."""
@@ -357,6 +360,79 @@ def _bool(value: object, name: str) -> bool:
     return b
 
 
+_TOP_KEYS = ("memex", "index", "notes_dir")
+"""Settings written at the top of the file, outside any table."""
+_PLAIN_TABLES: dict[str, tuple[str, ...]] = {
+    "capture": ("target",),
+    "todo": ("log_into_drawer", "log_states", "priorities"),
+    "retrieval": ("embedder",),
+    "store": ("url", "schema"),
+    "archive": ("enabled", "dir", "retention_days", "interval"),
+}
+"""The tables ``load_settings`` reads key by key, with every key it reads."""
+
+
+def known_config() -> dict[str, tuple[str, ...] | None]:
+    """Every table a config file may have: its keys, or None where the table's own parser
+    checks them ([llm], [guard]).  The typed sections' keys are their dataclass fields."""
+    from dataclasses import fields
+
+    typed = {"server": ServerSettings, "telegram": TelegramSettings, "web": WebSettings,
+             "identity": IdentitySettings, "recall": RecallSettings}
+    out: dict[str, tuple[str, ...] | None] = dict(_PLAIN_TABLES)
+    out.update({name: tuple(f.name for f in fields(cls)) for name, cls in typed.items()})
+    out.update({"llm": None, "guard": None})
+    return out
+
+
+def _did_you_mean(name: str, known: list[str], fmt: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f"; did you mean {fmt.format(close[0])}?" if close else ""
+
+
+def check_config_names(data: Mapping[str, Any], where: object = "the config") -> None:
+    """Refuse unknown tables and keys (a typo like ``[captur]`` would otherwise be ignored
+    without a word), naming the closest known one."""
+    known = known_config()
+    for name, value in data.items():
+        if name in known and not isinstance(value, Mapping):
+            continue  # a known section that is not a table: its own parser says so
+        if isinstance(value, Mapping):
+            if name not in known:
+                raise ConfigError(
+                    f"{where}: unknown section [{name}]"
+                    f"{_did_you_mean(name, sorted(known), '[{}]')} (known sections: "
+                    f"{', '.join(f'[{k}]' for k in sorted(known))})")
+            keys = known[name]
+            if keys is None:
+                continue
+            for key in value:
+                if key not in keys:
+                    raise ConfigError(
+                        f"{where}: unknown key {key!r} in [{name}]"
+                        f"{_did_you_mean(key, list(keys), '{!r}')} (known: {', '.join(keys)})")
+        elif name not in _TOP_KEYS:
+            hint = _did_you_mean(name, list(_TOP_KEYS) + sorted(known), "{!r}")
+            raise ConfigError(f"{where}: unknown setting {name!r}{hint} (top-level settings: "
+                              f"{', '.join(_TOP_KEYS)}; everything else goes in a [section])")
+
+
+def priority_range(spec: str) -> list[str]:
+    """The priorities ``#+PRIORITIES:``-style ``spec`` allows, highest first ("A C B" ->
+    A, B, C; "1 10 5" -> 1..10); empty when the spec is not of that form."""
+    parts = spec.split()
+    if len(parts) not in (2, 3):
+        return []
+    hi, lo = parts[0], parts[1]
+    if hi.isdigit() and lo.isdigit() and int(hi) <= int(lo) <= 64:
+        return [str(i) for i in range(int(hi), int(lo) + 1)]
+    if len(hi) == 1 and len(lo) == 1 and hi.isalpha() == lo.isalpha() and hi <= lo:
+        return [chr(c) for c in range(ord(hi), ord(lo) + 1)]
+    return []
+
+
 def load_settings(memex: str | os.PathLike[str] | None = None,
                   index: str | os.PathLike[str] | None = None,
                   store: str | None = None) -> Settings:
@@ -371,6 +447,7 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise ConfigError(f"{path}: not valid TOML ({e}); fix or remove the file") from e
+    check_config_names(data, path)
     s.apply_config(data)
     if "memex" in data:
         s.memex, s.source["memex"] = Path(str(data["memex"])).expanduser(), "config"
@@ -384,6 +461,12 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
         s.log_into_drawer = _bool(todo["log_into_drawer"], "todo.log_into_drawer")
     if "log_states" in todo:
         s.log_states = _bool(todo["log_states"], "todo.log_states")
+    if "priorities" in todo:
+        pr = todo["priorities"]
+        if not isinstance(pr, str) or not priority_range(pr):
+            raise ConfigError(f'todo.priorities must be "HIGHEST LOWEST [DEFAULT]" as in '
+                              f'#+PRIORITIES:, e.g. "A E C" or "1 9 5"; got {pr!r}')
+        s.priorities = pr
     if "embedder" in data.get("retrieval", {}):
         s.embedder = str(data["retrieval"]["embedder"])
     if "notes_dir" in data:

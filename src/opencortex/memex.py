@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .config import Settings, load_settings
-from .errors import NodeNotFoundError
+from .errors import GuardError, NodeNotFoundError
 from .locking import MemexLock
 from .memory import views
 from .memory.incremental import Progress, SyncSummary, sync
@@ -121,6 +121,7 @@ class Memex:
 
     def resolve(self, ref: str) -> Node:
         """The one node ``ref`` names, or NodeNotFoundError listing the candidates."""
+        self._check_line(ref)
         hits = self.store.nodes_by_ref(ref)
         if len(hits) == 1:
             return hits[0]
@@ -131,6 +132,25 @@ class Memex:
         cands = "; ".join(f"{n.key} ({n.file}:{n.line})" for n in hits[:5])
         raise NodeNotFoundError(f"{ref!r} matches {len(hits)} nodes: {cands}; use the ID "
                                 "or FILE:LINE to pick one")
+
+    def _check_line(self, ref: str) -> None:
+        """``FILE:LINE`` past the file's end (or line 0) names no node: say so, instead of the
+        store's "the node containing that line" answering with the file's last entry."""
+        path, sep, line = ref.strip().rpartition(":")
+        if not sep or not path.endswith(".org") or not (line.isascii() and line.isdigit()):
+            return
+        from .guard.paths import confine
+        from .regular import read_regular
+
+        try:
+            data = read_regular(confine(path, self.root))
+        except (OSError, GuardError):
+            return  # not a file here: the lookup below says "no node matches"
+        n = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        if not 1 <= int(line) <= n:
+            raise NodeNotFoundError(
+                f"{ref!r}: line {int(line)} is past the end of {path} ({n} lines); use "
+                f"{path}:LINE with LINE from 1 to {n}, an ID or a title")
 
     def active_projects(self) -> list[Node]:
         return views.active_projects(self.store)

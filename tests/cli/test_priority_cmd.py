@@ -41,3 +41,30 @@ def test_priority_set_remove_and_undo(memex: Path, env: list[str]) -> None:
 def test_priority_rejects_a_bad_level(memex: Path, env: list[str]) -> None:
     r = CliRunner().invoke(cli, ["priority", "Fix the kitchen tap washer", "urgent", *env])
     assert r.exit_code != 0 and "use A, B, C" in r.output
+
+
+def test_priority_outside_the_files_range_is_refused(memex: Path, env: list[str],
+                                                     tmp_path: Path) -> None:
+    """Issue 27: `priority NODE Z` wrote [#Z]; Org allows A-C unless #+PRIORITIES (or here the
+    config's [todo] priorities) widens the range."""
+    run = CliRunner().invoke
+    before = (memex / "gtd.org").read_text()
+    r = run(cli, ["priority", "Fix the kitchen tap washer", "Z", *env, "--json"])
+    assert r.exit_code != 0 and before == (memex / "gtd.org").read_text()
+    assert "allows A to C" in r.output and "#+PRIORITIES" in r.output
+    r = run(cli, ["priority", "Fix the kitchen tap washer", "D", *env])
+    assert r.exit_code != 0 and "[#D]" not in (memex / "gtd.org").read_text()
+    # the file's own keyword widens it ...
+    (memex / "gtd.org").write_text("#+PRIORITIES: A E C\n" + before)
+    r = run(cli, ["priority", "Fix the kitchen tap washer", "E", *env])
+    assert r.exit_code == 0, r.output
+    assert "** TODO [#E] Fix the kitchen tap washer" in (memex / "gtd.org").read_text()
+    r = run(cli, ["priority", "Fix the kitchen tap washer", "F", *env])
+    assert r.exit_code != 0 and "#+PRIORITIES: A E C in gtd.org allows A to E" in r.output
+    # ... and so does the config, for files without one
+    cfg = tmp_path / "config" / "opencortex" / "config.toml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text('[todo]\npriorities = "A D B"\n')
+    (memex / "gtd.org").write_text(before)
+    r = run(cli, ["priority", "Fix the kitchen tap washer", "D", *env])
+    assert r.exit_code == 0, r.output

@@ -211,3 +211,30 @@ def test_the_heartbeat_archives_in_the_background(tmp_path: Path,
     assert not k.archive_upkeep.running.is_set()
     k.shutdown()
     m.close()
+
+
+def test_prune_never_deletes_the_only_copy(tmp_path: Path):
+    """Issue 27: past retention, a transcript whose original is gone is the archive's only
+    copy: kept (and readable), while an old one whose original exists is pruned."""
+    src = tmp_path / "codex" / "sessions" / "2025" / "01" / "01"
+    src.mkdir(parents=True)
+    gone, kept = src / "rollout-gone.jsonl", src / "rollout-here.jsonl"
+    gone.write_text('{"type":"session_meta","payload":{"id":"gone"}}\n')
+    kept.write_text('{"type":"session_meta","payload":{"id":"here"}}\n')
+    year_ago = time.time() - 400 * 86400
+    for f in (gone, kept):
+        os.utime(f, (year_ago, year_ago))
+    arc = Archive(tmp_path / "arc")
+    root = parse_source(f"codex:{tmp_path / 'codex'}")
+    assert arc.run([root]).archived == 2
+    data = gone.read_bytes()
+    gone.unlink()  # the tool cleaned it up: only the archive has it now
+    s = arc.run([root], retention_days=365)
+    assert (s.pruned, s.kept_only_copy) == (1, 1)
+    e = arc.entries()[str(gone)]
+    assert e.pruned is None and arc.data(e.sha256) == data
+    assert arc.entries()[str(kept)].pruned is not None
+    assert len(list((tmp_path / "arc" / "objects").rglob("*.zst"))) == 1
+    again = arc.run([root], retention_days=365)  # and on every later pass
+    assert (again.pruned, again.kept_only_copy) == (0, 1)
+    assert arc.data(arc.entries()[str(gone)].sha256) == data

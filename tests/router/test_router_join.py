@@ -97,6 +97,7 @@ def test_router_train_command_trains_once_then_reuses_the_cache(tmp_path, monkey
     monkeypatch.setattr(decompose_mod, "_get_default_embed", lambda: small_embed)
     monkeypatch.setattr(classifier, "_cache_dir", lambda: tmp_path / "router")
     monkeypatch.setattr(classifier, "_memo", {})
+    monkeypatch.setattr(classifier, "SHIPPED_FILE", tmp_path / "not-shipped.npz")
     runner = CliRunner()
     first = json.loads(runner.invoke(cli, ["router", "train", "--json"]).output)
     assert first["ok"] and first["trained"] and first["rows"] > 1000

@@ -90,3 +90,26 @@ def test_sigterm_finishes_in_flight_and_removes_pid(memex: Path, tmp_path: Path)
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+
+
+def test_busy_port_is_a_clear_usage_error(memex: Path, tmp_path: Path) -> None:
+    """Issue 27: uvicorn's traceback and exit 3 became one line naming --port, exit 2."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = subprocess.run(
+            [sys.executable, "-m", "opencortex.server", "serve", "--memex", str(memex),
+             "--index", str(tmp_path / "i.sqlite3"), "--port", str(port), "--heartbeat", "0"],
+            capture_output=True, text=True, timeout=120)
+        as_json = subprocess.run(
+            [sys.executable, "-m", "opencortex.server", "serve", "--memex", str(memex),
+             "--index", str(tmp_path / "i.sqlite3"), "--port", str(port), "--json"],
+            capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and "--port" in proc.stderr
+    assert f"port {port} on 127.0.0.1 is already in use" in proc.stderr
+    body = json.loads(as_json.stdout)
+    assert as_json.returncode == 2 and body["ok"] is False and body["type"] == "ServerError"
+    pid_file = Path(os.environ["XDG_STATE_HOME"]) / "opencortex" / "serve.pid"
+    assert not pid_file.exists()

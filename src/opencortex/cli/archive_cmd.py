@@ -86,6 +86,8 @@ def archive(sources: tuple[str, ...], no_defaults: bool, status: bool,
                    + (f", {s.deferred} left for the next pass" if s.deferred else "")
                    + (f", {s.gone} originals newly gone" if s.gone else "")
                    + (f", {s.pruned} pruned" if s.pruned else "")
+                   + (f", {s.kept_only_copy} past retention kept (the original is gone: "
+                      "the archive holds the only copy)" if s.kept_only_copy else "")
                    + f" in {s.seconds:.2f} s")
         for f in s.failed:
             click.echo(f"  failed: {f}", err=True)

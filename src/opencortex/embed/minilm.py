@@ -33,7 +33,8 @@ from .base import EmbeddingError
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["MODEL_PACKAGE", "MiniLMEmbedder", "default_cache_dir", "find_model_dir", "shared"]
+__all__ = ["MODEL_PACKAGE", "MiniLMEmbedder", "default_cache_dir", "find_model_dir", "graph_state",
+           "shared"]
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +133,9 @@ class MiniLMEmbedder:
         path = self.cache_dir / f"minilm-{GRAPH_VERSION}-{digest[:16]}.onnx"
         if path.is_file():
             return path, None, False
+        from ..progress import slow_step
+
+        slow_step("building the embedding model's graph from its weights (once, a few seconds)")
         data = self._build()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -238,6 +242,22 @@ def _sbert_max_len(model_dir: Path) -> int | None:
         return int(cfg["max_seq_length"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def graph_state(cache_dir: Path | None = None) -> dict[str, Any]:
+    """The derived embedding graph (for ``doctor``): ``built`` (cached for these weights) or
+    ``not built`` (the first embedding builds it, a few seconds), its file, size and the
+    weights' hash it is derived from."""
+    from ._bert_onnx import GRAPH_VERSION
+
+    cache = cache_dir or default_cache_dir()
+    weights = find_model_dir() / _WEIGHTS
+    digest = _weights_sha256(weights, cache)
+    path = cache / f"minilm-{GRAPH_VERSION}-{digest[:16]}.onnx"
+    built = path.is_file()
+    return {"name": "embedding graph", "state": "built" if built else "not built",
+            "file": str(path), "bytes": path.stat().st_size if built else 0,
+            "weights_sha256": digest}
 
 
 def _weights_sha256(weights: Path, cache_dir: Path) -> str:

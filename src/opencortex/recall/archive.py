@@ -76,6 +76,8 @@ class ArchiveSummary:
     gone: int = 0
     """Originals first noticed missing in this pass."""
     pruned: int = 0
+    kept_only_copy: int = 0
+    """Past retention but kept: the original is gone, so the archive holds the only copy."""
     bytes_read: int = 0
     bytes_written: int = 0
     failed: list[str] = field(default_factory=list)
@@ -291,7 +293,7 @@ class Archive:
                         s.gone += 1
                 self._append(lines)
             if retention_days > 0:
-                s.pruned = self._prune(retention_days, now)
+                s.pruned, s.kept_only_copy = self._prune(retention_days, now)
         s.seconds = time.perf_counter() - t0
         return s
 
@@ -335,21 +337,26 @@ class Archive:
                 "mtime_ns": fst.st_mtime_ns, "size": len(data), "sha256": sha,
                 "stored": stored, "at": _iso()}
 
-    def _prune(self, days: float, now: float | None) -> int:
+    def _prune(self, days: float, now: float | None) -> tuple[int, int]:
         """Drop originals whose last change is older than ``days`` (and every object no
-        remaining version refers to)."""
+        remaining version refers to) — but never one whose original is gone: retention
+        limits what the archive duplicates, it must not delete the only copy of a session.
+        Returns (pruned, kept because only the archive has them)."""
         cutoff = (time.time() if now is None else now) - days * 86400
         entries = self.entries()
         at = _iso(now)
-        lines = [{"op": "prune", "path": p, "at": at} for p, e in entries.items()
-                 if e.pruned is None and e.mtime_ns / 1e9 < cutoff]
-        self._append(lines)
-        live = {v for e in entries.values() if e.pruned is None for v in e.versions}
-        dead = {v for e in entries.values() if e.pruned is not None for v in e.versions}
+        old = {p for p, e in entries.items() if e.pruned is None and e.mtime_ns / 1e9 < cutoff}
+        only_copy = {p for p in old if entries[p].gone is not None or not os.path.lexists(p)}
+        drop = old - only_copy
+        self._append([{"op": "prune", "path": p, "at": at} for p in sorted(drop)])
+        live = {v for p, e in entries.items() if e.pruned is None and p not in drop
+                for v in e.versions}
+        dead = {v for p, e in entries.items() if e.pruned is not None or p in drop
+                for v in e.versions}
         for sha in dead - live:
             with contextlib.suppress(FileNotFoundError):
                 self.object_path(sha).unlink()
-        return len(lines)
+        return len(drop), len(only_copy)
 
     # -- reading ---------------------------------------------------------------------------
     def missing(self, kind: str, root: str, seen: set[str]) -> dict[str, Entry]:

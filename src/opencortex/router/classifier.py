@@ -5,11 +5,13 @@ embeddings and hashed n-grams, trained on several hundred utterances per target 
 one in many voices (``data/train_hand.jsonl``) beside down-weighted template fillings
 (``data/train.jsonl``, from ``scripts/router_train_gen.py``: many rows, few phrasings, which
 alone carried over poorly to other people's wording), generalises to wording nobody wrote
-down.  It is
-trained at first use (embedding the set takes a few seconds) and the weights are cached under
-the XDG cache dir keyed by the set's hash, the embedder's id and the hyperparameters, so later
-processes only embed the query.  numpy only; deterministic (full-batch gradient descent from
-zeros).
+down.  The package ships the classifier trained on the bundled set with the default embedder
+(``data/classifier.npz``, built by ``scripts/build_router_model.py``), keyed like the cache: a
+first request loads it instead of training (embedding the set takes 30-80 s of one core).  When
+the key differs (other data, hyperparameters or embedder) it is trained at first use, saying so
+on stderr, and cached under the XDG cache dir keyed by the set's hash, the embedder's id and the
+hyperparameters, so later processes only embed the query.  numpy only; deterministic (full-batch
+gradient descent from zeros).
 """
 
 from __future__ import annotations
@@ -28,9 +30,30 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["HAND2_FILE", "HAND3_FILE", "HAND_FILE", "MULTI_FILE", "SOURCES", "TRAIN_FILE", "Classifier", "Source", "cache_file",
-           "cached_classifier", "cross_validate", "drop_cached", "features", "fit", "knn_vote",
-           "load_training", "load_weighted", "ngram_features"]
+__all__ = [
+    "HAND2_FILE",
+    "HAND3_FILE",
+    "HAND_FILE",
+    "MULTI_FILE",
+    "SHIPPED_FILE",
+    "SOURCES",
+    "TRAIN_FILE",
+    "Classifier",
+    "Source",
+    "build_shipped",
+    "cache_file",
+    "cached_classifier",
+    "cross_validate",
+    "data_digest",
+    "drop_cached",
+    "features",
+    "fit",
+    "knn_vote",
+    "load_training",
+    "load_weighted",
+    "model_state",
+    "ngram_features",
+]
 
 DATA_DIR = Path(__file__).with_name("data")
 HAND_FILE = DATA_DIR / "train_hand.jsonl"
@@ -47,6 +70,9 @@ MULTI_FILE = DATA_DIR / "train_multi.jsonl"
 """Everyday requests in Spanish, French, German, Italian and Portuguese for every target:
 MiniLM-L6 is English-centric, so other languages need rows of their own (their function words
 — "en ligne", "hablamos de", "Sitzung" — reach the model through the hashed n-grams)."""
+SHIPPED_FILE = DATA_DIR / "classifier.npz"
+"""The classifier trained on ``SOURCES`` with the default embedder, shipped in the package
+(``scripts/build_router_model.py``); used only while its stored key matches ``_key``."""
 TRAIN_FILE = DATA_DIR / "train.jsonl"
 """Template fillings from scripts/router_train_gen.py (v4): many rows, few phrasings."""
 TEMPLATE_WEIGHT = 0.2
@@ -280,22 +306,46 @@ class Classifier:
         e = np.exp(z)
         return e / e.sum(axis=1, keepdims=True)
 
-    def save(self, path: Path) -> None:
-        """Atomic write: a crash never leaves a half file that a later load would trust."""
+    def save(self, path: Path, meta: dict[str, str] | None = None,
+             compress: bool = False) -> None:
+        """Atomic write: a crash never leaves a half file that a later load would trust.  The
+        archive is byte-for-byte a function of the arrays (fixed member times and order), so
+        a rebuilt shipped file differs from the committed one only if the model does; ``meta``
+        (the cache key, the data's hash) is stored beside the arrays."""
+        import io
+        import zipfile
+
         import numpy as np
 
+        arrays = {"w": self.w, "b": self.b, "mu": self.mu, "sd": self.sd,
+                  "labels": np.asarray(self.labels),
+                  "anchors": self.anchors if self.anchors is not None else np.zeros(0),
+                  "anchor_y": self.anchor_y if self.anchor_y is not None else np.zeros(0)}
+        for k, v in (meta or {}).items():
+            arrays[f"meta_{k}"] = np.asarray(v)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, w=self.w, b=self.b, mu=self.mu, sd=self.sd,
-                         labels=np.asarray(self.labels),
-                         anchors=self.anchors if self.anchors is not None else np.zeros(0),
-                         anchor_y=self.anchor_y if self.anchor_y is not None else np.zeros(0))
+            with os.fdopen(fd, "wb") as f, zipfile.ZipFile(
+                    f, "w", zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED) as z:
+                for name, arr in arrays.items():
+                    buf = io.BytesIO()
+                    np.lib.format.write_array(buf, np.asarray(arr), allow_pickle=False)
+                    info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+                    info.compress_type = z.compression
+                    z.writestr(info, buf.getvalue())
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+
+    @staticmethod
+    def meta(path: Path) -> dict[str, str]:
+        """The ``meta`` a file was saved with (empty for one saved without)."""
+        import numpy as np
+
+        with np.load(path, allow_pickle=False) as z:
+            return {k[5:]: str(z[k]) for k in z.files if k.startswith("meta_")}
 
     @classmethod
     def load(cls, path: Path) -> Classifier:
@@ -499,11 +549,18 @@ def _file_digest(path: Path) -> bytes:
     return got[2]
 
 
-def _key(sources: tuple[Source, ...], model_id: str) -> str:
+def data_digest(path: Sources | None = None) -> str:
+    """The training set's hash: every file's bytes, weight and rows kept per phrasing."""
     h = hashlib.sha256()
-    for src in sources:
+    for src in _as_sources(path):
         h.update(_file_digest(src.path))
         h.update(f"\0{src.weight}\0{src.per_group}\0".encode())
+    return h.hexdigest()
+
+
+def _key(sources: tuple[Source, ...], model_id: str) -> str:
+    h = hashlib.sha256()
+    h.update(bytes.fromhex(data_digest(sources)))
     h.update(f"\0{model_id}\0{L2}\0{ITERS}\0{LEARNING_RATE}\0{NGRAM_DIM}\0{NGRAM_WEIGHT}"
              f"\0{KNN_K}\0{KNN_WEIGHT}\0{KNN_TEMPERATURE}\0{FRAME_GRAMS}\0{CHAR_GRAMS}"
              f"\0{FORMAT}".encode())
@@ -539,31 +596,57 @@ def _embed_training(embed: EmbedFn, texts: Sequence[str]) -> Any:
     return embed(texts)
 
 
+def _train(embed: EmbedFn, path: Sources | None) -> Classifier:
+    """Embed the training set and fit the classifier (the slow path: tens of seconds)."""
+    import numpy as np
+
+    texts, labels, _, weights = load_weighted(path)
+    emb = np.asarray(_embed_training(embed, texts), dtype=np.float32)
+    clf = fit(features(emb, texts), labels, weights=weights)
+    clf.anchors = emb.astype(np.float16)
+    clf.anchor_y = np.asarray([clf.labels.index(t) for t in labels], dtype=np.int16)
+    return clf
+
+
+def _shipped(key: str) -> Classifier | None:
+    """The shipped classifier when it was built for exactly this key, else None."""
+    if not SHIPPED_FILE.is_file():
+        return None
+    try:
+        if Classifier.meta(SHIPPED_FILE).get("key") != key:
+            return None
+        return Classifier.load(SHIPPED_FILE)
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 def cached_classifier(embed: EmbedFn, model_id: str | None = None,
-                      path: Sources | None = None) -> Classifier:
-    """The classifier for this embedder: from memory, else from the disk cache (only when
-    ``model_id`` names the embedder, so a test's fake embedder never lands there), else
-    trained now on the bundled set (``SOURCES``, or ``path``) and cached."""
+                      path: Sources | None = None, *, retrain: bool = False) -> Classifier:
+    """The classifier for this embedder: from memory, else from the disk cache or the shipped
+    file (only when ``model_id`` names the embedder, so a test's fake embedder never lands
+    there), else trained now on the bundled set (``SOURCES``, or ``path``) and cached.
+    ``retrain`` skips every stored copy and trains (into the cache, which then wins)."""
     key = _key(_as_sources(path), model_id or f"id:{id(embed)}")
     with _lock:
-        hit = _memo.get(key)
+        hit = None if retrain else _memo.get(key)
         if hit is not None and (model_id or hit[1] is embed):
             return hit[0]
     file = _cache_dir() / f"{key}.npz" if model_id else None
     clf: Classifier | None = None
-    if file is not None and file.is_file():
+    if file is not None and file.is_file() and not retrain:
         try:
             clf = Classifier.load(file)
         except (OSError, ValueError, KeyError):
             clf = None  # a damaged cache file: retrain below and overwrite it
+    if clf is None and model_id and not retrain:
+        clf = _shipped(key)
     if clf is None:
-        import numpy as np
+        if model_id:
+            from ..progress import slow_step
 
-        texts, labels, _, weights = load_weighted(path)
-        emb = np.asarray(_embed_training(embed, texts), dtype=np.float32)
-        clf = fit(features(emb, texts), labels, weights=weights)
-        clf.anchors = emb.astype(np.float16)
-        clf.anchor_y = np.asarray([clf.labels.index(t) for t in labels], dtype=np.int16)
+            slow_step("training the router's classifier on its bundled utterances (once; "
+                      "the shipped one was built from other data) — up to a minute")
+        clf = _train(embed, path)
         if file is not None:
             try:
                 clf.save(file)
@@ -572,3 +655,37 @@ def cached_classifier(embed: EmbedFn, model_id: str | None = None,
     with _lock:
         _memo[key] = (clf, embed)
     return clf
+
+
+def build_shipped(embed: EmbedFn, model_id: str, out: Path = SHIPPED_FILE) -> Classifier:
+    """Train on ``SOURCES`` with ``embed`` (never from a cache) and write the shipped file,
+    keyed so ``cached_classifier`` uses it exactly while data, hyperparameters and embedder
+    are the ones it was built from."""
+    clf = _train(embed, None)
+    clf.save(out, meta={"key": _key(SOURCES, model_id), "data_sha256": data_digest(),
+                        "model_id": model_id}, compress=True)
+    return clf
+
+
+def model_state(model_id: str) -> dict[str, Any]:
+    """What the first request would use (for ``doctor``): ``shipped`` (the packaged file
+    matches the data), ``trained`` (a cached one trained here matches) or ``stale`` (neither:
+    the first worded request trains for up to a minute)."""
+    key = _key(SOURCES, model_id)
+    cached = _cache_dir() / f"{key}.npz"
+    meta: dict[str, str] = {}
+    if SHIPPED_FILE.is_file():
+        try:
+            meta = Classifier.meta(SHIPPED_FILE)
+        except (OSError, ValueError):
+            meta = {}
+    if meta.get("key") == key:
+        state, file = "shipped", SHIPPED_FILE
+    elif cached.is_file():
+        state, file = "trained", cached
+    else:
+        state, file = "stale", SHIPPED_FILE
+    return {"name": "router classifier", "state": state, "file": str(file),
+            "bytes": file.stat().st_size if file.is_file() else 0,
+            "data_sha256": data_digest(), "shipped_data_sha256": meta.get("data_sha256"),
+            "embedder": model_id}

@@ -212,18 +212,20 @@ def warm(*, retrain: bool = False) -> dict[str, Any]:
     quick start.  Returns what it did and how long each part took."""
     import time
 
-    from .classifier import SOURCES, cache_file, cached_classifier, drop_cached
+    from .classifier import SOURCES, cached_classifier, model_state
 
     t0 = time.perf_counter()
     fn = _get_default_embed()
     t1 = time.perf_counter()
-    file = cache_file(DEFAULT_MODEL_ID)
-    if retrain:
-        drop_cached(DEFAULT_MODEL_ID)
-    cached = file.is_file()
-    clf = cached_classifier(fn, DEFAULT_MODEL_ID)
+    before = model_state(DEFAULT_MODEL_ID)
+    clf = cached_classifier(fn, DEFAULT_MODEL_ID, retrain=retrain)
     t2 = time.perf_counter()
-    return {"ok": True, "trained": not cached, "cache": str(file),
+    after = model_state(DEFAULT_MODEL_ID)
+    trained = retrain or before["state"] == "stale"
+    return {"ok": True, "trained": trained,
+            "source": "trained now" if trained else {"shipped": "shipped"}.get(before["state"],
+                                                                                "cached"),
+            "cache": after["file"],
             "train_file": str(SOURCES[0].path),
             "train_files": [{"path": str(s.path), "weight": s.weight, "per_group": s.per_group}
                             for s in SOURCES],

@@ -12,7 +12,7 @@ from typing import Any
 from ..memex import Memex
 from .auth import MIN_REMOTE_TOKEN, ServerError, is_loopback, load_or_create_token
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "pid_path", "serve"]
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "check_port", "pid_path", "serve"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -32,6 +32,31 @@ def check_bind(host: str, allow_remote: bool, token: str) -> None:
     if len(token) < MIN_REMOTE_TOKEN:
         raise ServerError(f"refusing to bind {host}: a remote bind needs a token of at least "
                           f"{MIN_REMOTE_TOKEN} characters (`opencortex token`)")
+
+
+def check_port(host: str, port: int) -> None:
+    """Fail before anything starts when ``host:port`` cannot be listened on (another daemon
+    has it): uvicorn would otherwise print its traceback after the sync and exit 3."""
+    import errno
+    import socket
+
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as e:
+        raise ServerError(f"cannot listen on {host}: {e.strerror}; pass --host with an "
+                          "address of this machine") from e
+    with socket.socket(family, kind, proto) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            s.bind(addr)
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                raise ServerError(f"port {port} on {host} is already in use (another "
+                                  "`opencortex serve`, or another program): pass --port N "
+                                  "to use another port, or stop the process that holds it"
+                                  ) from e
+            raise ServerError(f"cannot listen on {host}:{port}: {e.strerror}; pass another "
+                              "--host/--port") from e
 
 
 def _write_pid(path: Path) -> None:
@@ -69,6 +94,7 @@ def serve(memex: Memex, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
     if token is None:
         token = load_or_create_token()[0]
     check_bind(host, allow_remote, token)
+    check_port(host, port)
     pid = pid_path(memex)
     _write_pid(pid)
     try:

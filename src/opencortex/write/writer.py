@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import Snapshot, atomic_write, read_snapshot, remove_file
-from ..config import Settings
+from ..config import Settings, priority_range
 from ..errors import NodeNotFoundError, WriteError
 from ..memory.incremental import sync
 from ..memory.nodes import Node, content_hash, heading_keys
@@ -231,12 +231,24 @@ class MemexWriter:
         p = (priority or "").strip().upper().strip("[#]") or None
         if p == "NONE":
             p = None
-        if p is not None and not re.fullmatch(r"[A-Z0-9]", p):
-            raise WriteError(f"{priority!r} is not a priority: use A, B, C or none")
+        located = self._locate(node)
+        doc = located[1]
+        spec = (doc.keywords.get("PRIORITIES") or [""])[-1]
+        where = f"#+PRIORITIES: {spec} in {node.file}"
+        allowed = priority_range(spec)
+        if not allowed:  # no (usable) keyword in the file: the configured range, Org's A-C
+            spec = self.settings.priorities
+            where = f"[todo] priorities = {spec!r} (no #+PRIORITIES: in {node.file})"
+            allowed = priority_range(spec) or ["A", "B", "C"]
+        if p is not None and p not in allowed:
+            raise WriteError(f"{priority!r} is not a priority here: {where} allows "
+                             f"{allowed[0]} to {allowed[-1]}; use one of those or none (a "
+                             "wider range: #+PRIORITIES: A E C in the file, or [todo] "
+                             "priorities in the config)")
         desc = f"{node.title}: priority {p or 'removed'}"
         return self._edit(node, "priority", desc,
                           [lambda t, x: edits.set_priority(t, x, p)],
-                          lambda x: x.priority == p)
+                          lambda x: x.priority == p, located)
 
     def set_property(self, node: Node, key: str, value: str | None) -> WriteResult:
         if not re.fullmatch(r"[^\s:]+(?::[^\s:]+)*", key or "") or key.upper() == "END":
