@@ -144,3 +144,20 @@ def test_init_is_idempotent(tmp_path: Path) -> None:
     assert s2.data["llm"]["providers"]["ollama"]["models"]["fast"] == "tiny"
     assert "not reachable" in d2["probe"] or "reachable" in d2["probe"]
     assert config_path().exists() and (config_path().parent / "token").stat().st_mode & 0o077 == 0
+
+
+def test_init_without_a_terminal_says_which_flags_to_pass(tmp_path: Path) -> None:
+    """Issue 27: `init` with no terminal printed only "Aborted!"; answers piped in still work."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "from opencortex.cli import main; main()", "init"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "--yes" in proc.stderr and "--memex" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "newmemex").exists()
+    piped = subprocess.run([sys.executable, "-c", "from opencortex.cli import main; main()", "init"],
+                           input=f"{tmp_path / 'piped'}\nAda\nnone\n", capture_output=True,
+                           text=True, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert (tmp_path / "piped" / "gtd.org").exists()

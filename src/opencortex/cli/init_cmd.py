@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from .output import emit
+from .output import emit, fail
 
 SKELETON = {
     "inbox.org": "#+TITLE: Inbox\n#+FILETAGS: :inbox:\n",
@@ -24,6 +25,12 @@ SKELETON = {
     "skills/README.org": "#+TITLE: Skills\n\nLiterate skills: Org files whose python blocks "
                          "define SKILL = Skill(...).\n",
 }
+
+NO_TERMINAL = (
+    "init asks its questions on a terminal, and there is none (input ended): pass the answers "
+    "as flags with --yes, e.g. `opencortex init --yes --memex ~/memex --name agent` (add "
+    "`--provider ollama --model qwen2.5:3b` for a model; --provider none by default)")
+"""What a non-interactive ``init`` without --yes says instead of click's bare "Aborted!"."""
 
 EMACS_SNIPPET = """;; in your init.el
 (add-to-list 'load-path "{repo}/editors/emacs")
@@ -100,17 +107,24 @@ def init(memex: str | None, name: str | None, provider: str | None, model: str |
     current = load_settings()
     data: dict[str, Any] = dict(current.data)
 
-    def ask(prompt: str, default: str) -> str:
-        return default if yes else click.prompt(prompt, default=default, err=True)
+    def prompt(text: str, **kw: Any) -> Any:
+        try:
+            return click.prompt(text, err=True, **kw)
+        except click.Abort:
+            if sys.stdin is not None and sys.stdin.isatty():
+                raise  # the person pressed Ctrl-C / Ctrl-D at the terminal
+            fail(NO_TERMINAL, json_, "UsageError", code=2)
+
+    def ask(text: str, default: str) -> str:
+        return default if yes else prompt(text, default=default)
 
     root = Path(ask("Memex folder", memex or str(data.get("memex") or "~/memex"))).expanduser()
     data["memex"] = str(root)
     ident = dict(data.get("identity") or {})
     ident["name"] = ask("Agent name", name or ident.get("name") or "agent")
     data["identity"] = ident
-    choice = (provider or ("none" if yes else click.prompt(
-        "Model provider", default="none", err=True,
-        type=click.Choice(["none", *PRESETS])))).lower()
+    choice = (provider or ("none" if yes else prompt(
+        "Model provider", default="none", type=click.Choice(["none", *PRESETS])))).lower()
     probe_result = None
     if choice != "none":
         if choice not in PRESETS:

@@ -61,7 +61,9 @@ def recall(cue: str | None, sources: tuple[str, ...], session: str | None, reply
                 emit(summary.to_dict(), json_, lambda: click.echo(
                     f"{summary.files_read} files read, {summary.records_added} records, "
                     f"{summary.commits_added} commits, {summary.notes_added} notes, "
-                    f"{summary.removed} removed in {summary.seconds:.2f} s"
+                    f"{summary.removed} removed, {summary.embedded} embedded in "
+                    f"{summary.seconds:.2f} s (reading {summary.read_seconds:.2f} s, embedding "
+                    f"{summary.embed_seconds:.2f} s)"
                     + "".join(f"\n  failed: {f}" for f in summary.failed)))
                 return
             rnd = (engine.reply(session, reply) if session else

@@ -257,7 +257,8 @@ class Recall:
 
     def refresh(self, embed: bool = True) -> Any:
         """Bring the record index up to date for every base root (``recall --index-only``),
-        including the vectors of every record gist."""
+        including the vectors of every record gist.  ``seconds`` is the whole of it."""
+        t0 = time.perf_counter()
         self.memex.sync()
         index = RecordIndex.for_memex(self.memex)
         with _records_lock(self.memex):
@@ -265,7 +266,10 @@ class Recall:
                                     archive_of(self.memex))
         emb = self.embedder if embed else None
         if emb is not None:
+            t1 = time.perf_counter()
             summary.embedded = index.embed_pending(emb, progress=self.progress)
+            summary.embed_seconds = time.perf_counter() - t1
+        summary.seconds = time.perf_counter() - t0
         return summary
 
     # -- roots ---------------------------------------------------------------------------

@@ -112,6 +112,12 @@ class RefreshSummary:
     """FIFOs, sockets, devices in a transcript folder: never opened (they would block)."""
     failed: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    """Wall time of the whole refresh as the caller saw it (the sync, waiting for the lock,
+    reading the roots, embedding the gists): what ``recall --index-only`` reports."""
+    read_seconds: float = 0.0
+    """Of that, reading the roots into the index."""
+    embed_seconds: float = 0.0
+    """Of that, embedding the new records' gists."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -239,7 +245,7 @@ class RecordIndex:
                     self._refresh_transcripts(root, s, progress, archive)
             except gitsrc.GitError as e:
                 s.failed.append(f"{root}: {e}")
-        s.seconds = time.perf_counter() - t0
+        s.seconds = s.read_seconds = time.perf_counter() - t0
         return s
 
     def _files(self, source: str, root: str) -> dict[str, tuple[int, int]]:
