@@ -3,7 +3,7 @@ vs head: the median of N runs per request, runs of the two interleaved so machin
 both alike.
 
 Run: .venv/bin/python bench/ask_latency.py [--base SRC] [--head SRC] [-n 7] [--request TEXT]…
-     [--workdir DIR] [--json]
+     [--workdir DIR] [--json] [--fresh]
 
 SRC is a checkout's ``src`` folder (default: base = ../main/src, head = this checkout's).
 Each side gets its own memex copy, XDG dirs and bytecode cache (PYTHONPYCACHEPREFIX: nothing is
@@ -13,6 +13,10 @@ person's every request after the first sees.  Writing requests accumulate on the
 alike.  Prints one row per request (median wall seconds), the median CPU seconds of a run
 (less sensitive to other work on the machine than wall time; the start-up thread lowers wall
 time, not CPU time) and one JSON line with the load average before and after.
+
+``--fresh`` times the first request of a fresh install instead: every timed run gets a new
+memex copy and empty XDG dirs (no index, no model caches: whatever the package does not ship
+is built in that run), only the bytecode cache stays warm (an installed package has its .pyc).
 """
 
 from __future__ import annotations
@@ -38,8 +42,9 @@ REQUESTS = (
 )
 
 
-def _side(work: Path, name: str, src: Path, models: Path) -> dict[str, object]:
-    """A memex copy and an environment for one side."""
+def _side(work: Path, name: str, src: Path, models: Path | None,
+          pyc: Path | None = None) -> dict[str, object]:
+    """A memex copy and an environment for one side (``models`` None: empty model caches)."""
     d = work / name
     mx = d / "memex"
     if not mx.exists():
@@ -47,10 +52,11 @@ def _side(work: Path, name: str, src: Path, models: Path) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH") and not k.startswith("OPENCORTEX_")}
     env.update({f"XDG_{k}_HOME": str(d / k.lower()) for k in ("CACHE", "STATE", "CONFIG", "DATA")})
-    env.update(HOME=str(d / "home"), PYTHONPATH=str(src), PYTHONPYCACHEPREFIX=str(d / "pyc"))
+    env.update(HOME=str(d / "home"), PYTHONPATH=str(src),
+               PYTHONPYCACHEPREFIX=str(pyc or d / "pyc"))
     cache = d / "cache" / "opencortex"
     cache.mkdir(parents=True, exist_ok=True)
-    for sub in ("embed", "router"):
+    for sub in ("embed", "router") if models is not None else ():
         (models / sub).mkdir(parents=True, exist_ok=True)
         if not (cache / sub).exists():
             (cache / sub).symlink_to(models / sub)
@@ -80,6 +86,8 @@ def main() -> int:
     ap.add_argument("--request", action="append", default=None)
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--json", action="store_true", help="only the JSON line")
+    ap.add_argument("--fresh", action="store_true",
+                    help="time a fresh install's first request (empty XDG dirs every run)")
     a = ap.parse_args()
     work = Path(a.workdir or tempfile.mkdtemp(prefix="ask-latency-"))
     models = work / "models"
@@ -88,18 +96,29 @@ def main() -> int:
     if not sides:
         print("no checkout to time (give --base/--head SRC)", file=sys.stderr)
         return 2
-    env = {k: _side(work, k, v, models) for k, v in sides.items()}
     reqs = a.request or list(REQUESTS)
-    for k in env:  # warm: index, bytecode, and the model caches on the first side
-        for r in reqs:
-            _run(env[k], r)
+    runs = iter(range(10**9))
+
+    def fresh(k: str) -> dict[str, object]:
+        """A never-used memex copy and empty XDG dirs; the side's bytecode cache kept."""
+        return _side(work, f"{k}-fresh-{next(runs)}", sides[k], None, work / f"{k}-pyc")
+
+    env = {k: _side(work, k, v, models) for k, v in sides.items()}
+    if a.fresh:
+        for k in env:  # warm only the bytecode (what an installed package ships)
+            fresh(k)
+            _run(fresh(k), reqs[0])
+    else:
+        for k in env:  # warm: index, bytecode, and the model caches on the first side
+            for r in reqs:
+                _run(env[k], r)
     times: dict[str, dict[str, list[float]]] = {k: {r: [] for r in reqs} for k in env}
     cpu: dict[str, list[float]] = {k: [] for k in env}
     load0 = os.getloadavg()[0]
     for _ in range(a.n):
         for r in reqs:
             for k in env:
-                wall, c = _run(env[k], r)
+                wall, c = _run(fresh(k) if a.fresh else env[k], r)
                 times[k][r].append(wall)
                 cpu[k].append(c)
     med = {k: {r: round(statistics.median(v), 3) for r, v in t.items()} for k, t in times.items()}
@@ -114,7 +133,7 @@ def main() -> int:
         print(f"{'median CPU s (user+sys) of a run':<50} "
               + " ".join(f"{cpu_med[k]:>8.3f}" for k in env))
     # the load average says how far the machine's other work inflates these numbers
-    print(json.dumps({"bench": "ask_latency", "n": a.n, "median_s": overall,
+    print(json.dumps({"bench": "ask_latency", "fresh": a.fresh, "n": a.n, "median_s": overall,
                       "median_cpu_s": cpu_med, "per_request": med,
                       "load": [round(load0, 2), round(os.getloadavg()[0], 2)]}))
     return 0
