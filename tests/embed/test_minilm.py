@@ -173,3 +173,26 @@ def test_embedding_runs_with_the_memex_lock_released(minilm) -> None:
     finally:
         minilm._embed = real
     assert free == [True]
+
+
+def test_graph_left_by_the_setup_is_used_on_an_empty_cache(minilm: MiniLMEmbedder, tmp_path,
+                                                          monkeypatch) -> None:
+    """scripts/setup.sh prebuilds the graph into <venv>/share/opencortex/embed: a fresh
+    install's first request (empty XDG cache) loads it instead of building it."""
+    from opencortex.embed import minilm as mod
+
+    installed = tmp_path / "share" / "opencortex" / "embed"
+    monkeypatch.setattr(mod, "install_dir", lambda: installed)
+    assert mod.prebuild() == installed / minilm.graph_path.name
+    assert sorted(p.name for p in installed.iterdir()) == sorted(
+        [minilm.graph_path.name, "weights-sha256.json"])
+
+    def no_build(self):
+        raise AssertionError("built the graph although the set-up left one")
+
+    monkeypatch.setattr(MiniLMEmbedder, "_build", no_build)
+    fresh = MiniLMEmbedder(cache_dir=tmp_path / "empty-cache")
+    assert not fresh.graph_built and fresh.graph_path.parent == installed
+    assert np.abs(fresh.embed(TEXTS) - minilm.embed(TEXTS)).max() <= 1e-5
+    st = mod.graph_state(tmp_path / "empty-cache")
+    assert st["state"] == "installed" and st["file"] == str(fresh.graph_path)

