@@ -175,9 +175,9 @@ def html_page():
 
 @pytest.fixture(scope="session", autouse=True)
 def _trained_router(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The router's classifier trains once at first use (embedding its training set takes
-    tens of seconds on a loaded machine, then it is cached in SHARED_DERIVED): do it before
-    any test, whose deadlines measure the pipeline, not that one-time cost."""
+    """Load the router's classifier (shipped in the package; trained and cached in
+    SHARED_DERIVED only if the bundled data changed without a rebuild) and the embedder
+    before any test, whose deadlines measure the pipeline, not that one-time cost."""
     cache = tmp_path_factory.mktemp("warm-cache")
     (cache / "opencortex").mkdir()
     for sub in ("embed", "router"):
