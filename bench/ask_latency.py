@@ -83,6 +83,10 @@ def _install(work: Path, name: str, src: Path) -> str:
     return py
 
 
+TIMEOUT = 300.0
+"""Seconds one `ask` may take (``--timeout``)."""
+
+
 def _run(side: dict[str, object], text: str) -> tuple[float, float]:
     """(wall seconds, CPU seconds user+sys) of one fresh `ask` process."""
     cmd = [str(side.get("python") or sys.executable), "-c", "from opencortex.cli import main; main()", "ask", text,
@@ -90,7 +94,7 @@ def _run(side: dict[str, object], text: str) -> tuple[float, float]:
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(cmd, env=side["env"], capture_output=True, text=True,  # type: ignore[arg-type]
-                       timeout=300)
+                       timeout=TIMEOUT)
     dt = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode:
@@ -106,9 +110,13 @@ def main() -> int:
     ap.add_argument("--request", action="append", default=None)
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--json", action="store_true", help="only the JSON line")
+    ap.add_argument("--timeout", type=float, default=TIMEOUT,
+                    help="seconds one ask may take (a first ask that trains can be minutes)")
     ap.add_argument("--fresh", action="store_true",
                     help="time a fresh install's first request (empty XDG dirs every run)")
     a = ap.parse_args()
+    global TIMEOUT
+    TIMEOUT = a.timeout
     work = Path(a.workdir or tempfile.mkdtemp(prefix="ask-latency-"))
     models = work / "models"
     sides = {"base": Path(a.base), "head": Path(a.head)}
