@@ -131,3 +131,4 @@ def test_rebuilding_from_the_bundled_data_gives_the_shipped_model(tmp_path) -> N
     p_old, _ = shipped.predict(x, emb)
     assert (p_new.argmax(1) == p_old.argmax(1)).all()
     assert np.abs(p_new - p_old).max() < 0.02
+

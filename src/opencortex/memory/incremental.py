@@ -131,6 +131,11 @@ def _load_star(args: tuple[str, str, str | None]) -> tuple:
     return load_file(*args)
 
 
+SLOW_SYNC_FILES = 1000
+"""Files to (re)index from which a sync without a progress bar announces itself (seconds of
+parsing on a small machine)."""
+
+
 def sync(root: str | os.PathLike[str], store: IndexStore, progress: Progress | None = None,
          workers: int | None = None, only: list[str] | None = None) -> SyncSummary:
     """Bring the index up to date with the files under ``root``.
@@ -185,6 +190,10 @@ def _sync(root: Path, store: IndexStore, progress: Progress | None, workers: int
         todo.append((str(root / rel), rel, k[2] if k else None))
     scope = known.keys() if only is None else [r for r in only if r in known]
     removed = [r for r in scope if r not in on_disk]
+    if len(todo) >= SLOW_SYNC_FILES and progress is None:  # no bar shows it: say it
+        from ..progress import slow_step
+
+        slow_step(f"indexing {len(todo)} Org files (once: later runs read only what changed)")
 
     results: Iterator[tuple] | list[tuple]
     # The main process inserts while workers parse: one core stays for the inserts.
