@@ -103,6 +103,7 @@ def _run(side: dict[str, object], text: str) -> tuple[float, float]:
 
 
 def main() -> int:
+    global TIMEOUT
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--base", default=str(ROOT.parent / "main" / "src"))
     ap.add_argument("--head", default=str(ROOT / "src"))
@@ -115,7 +116,6 @@ def main() -> int:
     ap.add_argument("--fresh", action="store_true",
                     help="time a fresh install's first request (empty XDG dirs every run)")
     a = ap.parse_args()
-    global TIMEOUT
     TIMEOUT = a.timeout
     work = Path(a.workdir or tempfile.mkdtemp(prefix="ask-latency-"))
     models = work / "models"
