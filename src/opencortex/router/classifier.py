@@ -311,7 +311,8 @@ class Classifier:
         """Atomic write: a crash never leaves a half file that a later load would trust.  The
         archive is byte-for-byte a function of the arrays (fixed member times and order), so
         a rebuilt shipped file differs from the committed one only if the model does; ``meta``
-        (the cache key, the data's hash) is stored beside the arrays."""
+        (the cache key, the data's hash) is stored beside the arrays.  Stored uncompressed by
+        default: deflate saved 8 % of the shipped file and cost ~0.5 s of every first load."""
         import io
         import zipfile
 
@@ -663,7 +664,7 @@ def build_shipped(embed: EmbedFn, model_id: str, out: Path = SHIPPED_FILE) -> Cl
     are the ones it was built from."""
     clf = _train(embed, None)
     clf.save(out, meta={"key": _key(SOURCES, model_id), "data_sha256": data_digest(),
-                        "model_id": model_id}, compress=True)
+                        "model_id": model_id})
     return clf
 
 
