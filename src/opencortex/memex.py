@@ -16,6 +16,7 @@ from .config import Settings, load_settings
 from .errors import NodeNotFoundError
 from .locking import MemexLock
 from .memory import views
+from .memory.agenda import Agenda
 from .memory.incremental import Progress, SyncSummary, sync
 from .memory.nodes import Node
 from .memory.query import parse_query
@@ -146,7 +147,13 @@ class Memex:
         return views.overdue(self.store, today)
 
     def agenda(self, today: dt.date | None = None, days: int = 7) -> dict[str, list[Node]]:
+        """The GTD dashboard (scheduled, deadlines, overdue, next actions)."""
         return views.agenda(self.store, today, days)
+
+    def day_agenda(self, today: dt.date | None = None, days: int = 7,
+                   start: dt.date | None = None) -> Agenda:
+        """Org's day agenda, as ``org-agenda-list`` shows it (``memory.agenda``)."""
+        return views.day_agenda(self.store, today, days, start)
 
     # -- writing (each call re-reads the file; refuses if it changed meanwhile) --
     def capture(self, text: str, to: str | None = None, todo: str | None = None,

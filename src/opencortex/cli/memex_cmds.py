@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
 from .output import common_options, emit, open_memex, print_nodes, progress_bar
+
+if TYPE_CHECKING:
+    from ..memex import Memex
+    from ..memory.agenda import Agenda
 
 
 @click.command()
@@ -93,18 +99,32 @@ def query(expr: tuple[str, ...], limit: int | None, body: bool, today: str | Non
          lambda: print_nodes(nodes))
 
 
-@click.command()
-@click.option("--days", type=int, default=7, show_default=True)
-@click.option("--today", default=None, help="Pretend today is YYYY-MM-DD.")
-@common_options
-def agenda(days: int, today: str | None, memex: str | None, index: str | None,
-           json_: bool) -> None:
-    """Scheduled items and deadlines ahead, overdue items, next actions, recently done."""
-    with open_memex(memex, index) as m:
-        m.sync()
-        t = _today(today)
-        view = m.agenda(today=t, days=days)
-        view["done"] = m.recently_done(limit=10, days=days, today=t)
+def agenda_text(ag: Agenda) -> str:
+    """The agenda as Org prints it: a header per day (``Wednesday   9 December 2026``),
+    then ``  category:  19:00...... Book club`` / ``Sched. 3x:  TODO Report``."""
+    out: list[str] = []
+    for day in ag.days:
+        d = day.date
+        week = f" W{d.isocalendar()[1]:02d}" if d.weekday() == 0 else ""
+        out.append(f"{d.strftime('%A'):<10} {d.day:2d} {d.strftime('%B')} {d.year:4d}{week}")
+        for it in day.items:
+            cat = f"{(it.category or '')[:11]}:"
+            if it.time:
+                tm = f"{it.time}-{it.end}" if it.end else f"{it.time}......"
+                tm = f"{tm} "
+            else:
+                tm = ""
+            head = " ".join(x for x in (it.todo, f"[#{it.priority}]" if it.priority else None,
+                                        it.title) if x)
+            out.append(f"  {cat:<12}{tm}{it.leader}{head}")
+    if ag.skipped_sexps:
+        out.append(f"({ag.skipped_sexps} diary sexp(s) not evaluated)")
+    return "\n".join(out)
+
+
+def _dashboard(m: Memex, t: dt.date | None, days: int) -> tuple[dict, Callable[[], None]]:
+    view = m.agenda(today=t, days=days)
+    view["done"] = m.recently_done(limit=10, days=days, today=t)
     data = {k: [n.to_dict() for n in v] for k, v in view.items()}
 
     def human() -> None:
@@ -117,7 +137,30 @@ def agenda(days: int, today: str | None, memex: str | None, index: str | None,
             if not view[k]:
                 click.echo("  (none)")
 
-    emit(data, json_, human)
+    return data, human
+
+
+@click.command()
+@click.option("--days", type=int, default=7, show_default=True)
+@click.option("--today", default=None, help="Pretend today is YYYY-MM-DD (the first day shown).")
+@click.option("--dashboard", is_flag=True,
+              help="The GTD dashboard instead: overdue, scheduled, deadlines, next actions, done.")
+@common_options
+def agenda(days: int, today: str | None, dashboard: bool, memex: str | None,
+           index: str | None, json_: bool) -> None:
+    """Org's day agenda: per day, what `org-agenda-list` shows (appointments, ranges,
+    scheduled, deadlines and their warnings), from today for --days days."""
+    if days < 1:
+        raise click.BadParameter("--days must be 1 or more", param_hint="--days")
+    with open_memex(memex, index) as m:
+        m.sync()
+        t = _today(today)
+        if dashboard:
+            data, human = _dashboard(m, t, days)
+            emit(data, json_, human)
+            return
+        ag = m.day_agenda(today=t, days=days)
+    emit(ag.to_dict(), json_, lambda: click.echo(agenda_text(ag)))
 
 
 @click.command()

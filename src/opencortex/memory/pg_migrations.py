@@ -156,6 +156,14 @@ _M006_NO_INSTR = """
     DROP FUNCTION IF EXISTS instr(text, text);
 """
 
+_M007_AGENDA = """
+    -- what Org's agenda may list for each heading (memory.agenda_stamps), JSON; NULL
+    -- for none: the agenda reads these rows only, never the files
+    ALTER TABLE nodes ADD COLUMN agenda text;
+    CREATE INDEX nodes_agenda ON nodes(file_id) WHERE agenda IS NOT NULL;
+    UPDATE files SET mtime_ns = -1, hash = '';
+"""
+
 PG_MIGRATIONS: list[tuple[str, str]] = [
     ("pg001_core", _M001_CORE),
     ("pg002_journal", _M002_JOURNAL),
@@ -163,6 +171,7 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
     # pg004_recall: recall's own set (recall.migrations)
     ("pg005_passages", _M005_PASSAGES),
     ("pg006_no_instr", _M006_NO_INSTR),
+    ("pg007_agenda", _M007_AGENDA),
 ]
 """The index's PostgreSQL steps (``migrations.INDEX.postgresql``)."""
 

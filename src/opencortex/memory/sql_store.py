@@ -315,6 +315,13 @@ class SqlStore:
                       f"WHERE {where} ORDER BY {order}", params)
         return [node_from_row(r, r[19] if with_body else None) for r in rows]
 
+    def agenda_rows(self) -> list[tuple[Any, ...]]:
+        """``(file, line, title, todo, todo_type, category, priority, agenda JSON)`` of
+        every heading the agenda may list (``agenda.rows_from_records``), file order."""
+        return [tuple(r) for r in self.q(
+            "SELECT f.path, n.line, n.title, n.todo, n.todo_type, n.category, n.priority, "
+            f"n.agenda FROM {_NODES} WHERE n.agenda IS NOT NULL ORDER BY f.path, n.idx")]
+
     def all_nodes(self, with_body: bool = False) -> list[Node]:
         """Every node, in file order."""
         return self.select("true", with_body=with_body)

@@ -1,0 +1,358 @@
+"""Org's day agenda (``org-agenda-list``) computed from the index, as Org computes it.
+
+One computation for every reader: ``opencortex agenda``, ``ask "what's on wednesday?"``
+and the HTTP/MCP agenda.  The per-day rules are Org 9.5's with its default settings
+(``org-agenda-get-deadlines``, ``-get-scheduled``, ``-get-timestamps``, ``-get-blocks``):
+
+- **timestamp**: an active stamp on its date; one whose repeater ends it (``+1w>``) on
+  every repeat from its base date on; DONE entries too (Org does not skip them);
+- **block**: every day of a date range, first and last included;
+- **scheduled** on its date (and each future repeat); **past-scheduled** on today while
+  undone ("Sched. 3x:"), after a ``-Nd`` delay; a DONE entry only on its date;
+- **deadline** on its date (and future repeats), on today while overdue ("2 d. ago:");
+  **upcoming-deadline** on today within the warning period (``-Nd``, else
+  ``org-deadline-warning-days`` = 14: "In 4 d.:"); a DONE entry only on its date.
+
+The time of an item is Org's ``time-of-day``: from the stamp, else from the headline
+(``org-agenda-search-headline-for-time``); reminders on other days have none.  What each
+heading may contribute was read at index time (``agenda_stamps``); nothing is re-parsed.
+Diary sexps are never evaluated: they are counted in ``Agenda.skipped_sexps``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .agenda_stamps import AGENDA_TS, time_of_day
+
+__all__ = ["DEADLINE_WARNING_DAYS", "Agenda", "AgendaDay", "AgendaItem", "AgendaRow",
+           "compute_agenda", "org_closest_date"]
+
+DEADLINE_WARNING_DAYS = 14
+"""``org-deadline-warning-days``."""
+_PAST_DAYS = 10000
+"""``org-scheduled-past-days`` and ``org-deadline-past-days``."""
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_REPEATER = re.compile(r"\+(\d+)([hdwmy])")
+_WDAYS = re.compile(r"-(\d+)([hdwmy])(?:\Z|>| )")
+_PLAN_TIME = re.compile(r" ([012]?[0-9]:[0-9][0-9])")
+_UNIT_DAYS = {"d": 1, "w": 7, "m": 30.4, "y": 365.25, "h": 0.041667}
+_TYPE_ORDER = {"deadline": 0, "upcoming-deadline": 1, "block": 2, "timestamp": 3,
+               "scheduled": 4, "past-scheduled": 5}
+
+
+@dataclass(slots=True)
+class AgendaRow:
+    """One heading as the agenda reads it from the index."""
+
+    file: str
+    line: int
+    title: str
+    todo: str | None
+    done: bool
+    category: str | None
+    priority: str | None
+    record: dict[str, Any]
+    """``agenda_stamps.agenda_record`` as stored."""
+
+
+@dataclass(slots=True)
+class AgendaItem:
+    """One line of a day: Org's ``type`` and ``time-of-day``, plus what is printed."""
+
+    date: str
+    file: str
+    line: int
+    type: str
+    time: str | None
+    title: str
+    todo: str | None
+    category: str | None
+    priority: str | None
+    leader: str
+    """Org's prefix text: "Scheduled: ", "Sched. 3x: ", "In   4 d.: ", "(2/3): " …"""
+    end: str | None = None
+    """The end of a same-day time range ("10:00-11:00"), for display."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class AgendaDay:
+    date: dt.date
+    items: list[AgendaItem] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Agenda:
+    today: dt.date
+    days: list[AgendaDay]
+    skipped_sexps: int = 0
+    """Diary sexps met (never evaluated)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"today": self.today.isoformat(),
+                "days": [{"date": d.date.isoformat(), "items": [i.to_dict() for i in d.items]}
+                         for d in self.days],
+                "skipped_sexps": self.skipped_sexps}
+
+
+# -- Org's date arithmetic (absolute day numbers = Python ordinals) --
+
+def _absolute(month: int, day: int, year: int) -> int:
+    """``calendar-absolute-from-gregorian``, overflowing days and month 0 as Emacs does."""
+    doy = day + 31 * (month - 1)
+    if month > 2:
+        doy -= (23 + 4 * month) // 10
+        if (year % 4 == 0 and year % 100 != 0) or year % 400 == 0:
+            doy += 1
+    y = year - 1
+    return doy + 365 * y + y // 4 - y // 100 + y // 400
+
+
+def _gregorian(absolute: int) -> tuple[int, int, int]:
+    d = dt.date.fromordinal(absolute)
+    return d.month, d.day, d.year
+
+
+def _base(s: str) -> int | None:
+    """``org-time-string-to-absolute`` without a day: the first date in ``s``."""
+    m = _DATE.search(s)
+    if m is None:
+        return None
+    return _absolute(int(m.group(2)), int(m.group(3)), int(m.group(1)))
+
+
+def _tdiv(a: int, b: int) -> int:
+    """Elisp integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def org_closest_date(start: str, current: int, prefer: str) -> int | None:
+    """``org-closest-date``: the repeat of ``start`` closest to ``current`` (``past``:
+    at or before it, ``future``: at or after it); the base date without a repeater."""
+    sday = _base(start)
+    m = _REPEATER.search(start)
+    if sday is None or m is None or int(m.group(1)) == 0:
+        return sday
+    value, unit = int(m.group(1)), m.group(2)
+    if current <= sday:
+        return sday
+    base, target = _gregorian(sday), _gregorian(current)
+    if unit == "h":
+        hour_m = re.search(r" (\d{1,2}):\d{2}", start)
+        hour = int(hour_m.group(1)) if hour_m else 0
+        missing = (24 * (current - sday) - hour) % value
+        n1 = current if missing == 0 else current - (1 + _tdiv(missing, 24))
+        n2 = current + _tdiv(value - missing, 24)
+    elif unit in ("d", "w"):
+        step = value * 7 if unit == "w" else value
+        n1 = sday + step * _tdiv(current - sday, step)
+        n2 = n1 + step
+    elif unit == "m":
+        def add(d: tuple[int, int, int], n: int) -> tuple[int, int, int]:
+            mm = d[0] + n
+            return mm % 12, d[1], _tdiv(mm, 12) + d[2]
+
+        months = _tdiv(12 * (target[2] - base[2]) + (target[0] - base[0])
+                       + (0 if target[1] > base[1] else -1), value) * value
+        before = add(base, months)
+        n1 = _absolute(*before)
+        n2 = _absolute(*add(before, value))
+    else:
+        mo, d, y = base
+        years = _tdiv(target[2] - y - (0 if (target[0] > mo or (target[0] == mo and
+                                                                 target[1] > d)) else 1),
+                      value) * value
+        n1 = _absolute(mo, d, y + years)
+        n2 = _absolute(mo, d, y + years + value)
+    if prefer == "past":
+        return n2 if current == n2 else n1
+    if prefer == "future":
+        return n1 if current == n1 else n2
+    return n2 if abs(current - n1) > abs(current - n2) else n1
+
+
+def _wdays(s: str, default: int) -> int:
+    """``org-get-wdays``: the ``-Nd`` lead (or delay) of a planning stamp, else default."""
+    m = _WDAYS.search(s)
+    if m is None:
+        return default
+    return math.floor(int(m.group(1)) * _UNIT_DAYS[m.group(2)])
+
+
+def _hhmm(tod: int | None) -> str | None:
+    return None if tod is None else f"{tod // 100:02d}:{tod % 100:02d}"
+
+
+def _time(stamp: str | None, head: int | None) -> str | None:
+    """``org-agenda-format-item``'s time: the stamp's, else the headline's; None when Org
+    passes no stamp (a reminder)."""
+    if stamp is None:
+        return None
+    tod = time_of_day(stamp)
+    return _hhmm(tod if tod is not None else head)
+
+
+def _plan_time(s: str, head: int | None) -> str | None:
+    m = _PLAN_TIME.search(s)
+    return _time(s[m.start(1):] + " " if m else "", head)
+
+
+def _range_end(stamp: str) -> str | None:
+    m = re.search(r"\d{1,2}:\d{2}-(\d{1,2}:\d{2})", stamp)
+    return m.group(1) if m else None
+
+
+class _Day:
+    """The rules for one agenda day (``current``) given ``today``."""
+
+    def __init__(self, current: int, today: int) -> None:
+        self.current, self.today = current, today
+        self.is_today = current == today
+
+    def _repeat(self, s: str, base: int) -> int | None:
+        if self.current <= self.today:
+            return base
+        return org_closest_date(s, self.current, "future")
+
+    def deadline(self, s: str, done: bool, head: int | None
+                 ) -> tuple[str, str | None, str] | None:
+        cur = self.current
+        deadline = _base(s)
+        if deadline is None:
+            return None
+        repeat = self._repeat(s, deadline)
+        diff = deadline - cur
+        if cur != deadline and cur != repeat:
+            if not self.is_today:
+                return None
+            if deadline > cur:
+                if diff > _wdays(s, DEADLINE_WARNING_DAYS):
+                    return None
+            elif -diff > _PAST_DAYS:
+                return None
+        if done and deadline != cur:
+            return None
+        time = None if cur not in (deadline, repeat) else _plan_time(s, head)
+        if self.is_today and deadline < self.today:
+            leader = f"{-diff:2d} d. ago: "
+        elif self.is_today and deadline > self.today:
+            leader = f"In {diff:3d} d.: "
+        else:
+            leader = "Deadline:  "
+        kind = "upcoming-deadline" if self.is_today and deadline > self.today else "deadline"
+        return kind, time, leader
+
+    def scheduled(self, s: str, done: bool, head: int | None
+                  ) -> tuple[str, str | None, str] | None:
+        cur = self.current
+        schedule = _base(s)
+        if schedule is None:
+            return None
+        repeat = self._repeat(s, schedule)
+        diff = cur - schedule
+        ddays = _wdays(s, 0)
+        if ((ddays > 0 and diff < ddays) or diff > _PAST_DAYS or schedule > cur
+                or (cur != schedule and cur != self.today and cur != repeat)):
+            return None
+        if done and schedule != cur:
+            return None
+        time = None if cur not in (schedule, repeat) else _plan_time(s, head)
+        past = schedule < self.today
+        leader = f"Sched.{diff:2d}x: " if self.is_today and past else "Scheduled: "
+        return ("past-scheduled" if past else "scheduled"), time, leader
+
+    def timestamp(self, entry: Sequence[Any], head: int | None) -> str | bool | None:
+        """The item's time (or None) when the stamp is listed today, else False."""
+        date, rep, stamp, plain_ok, rep_ok = entry
+        cur = self.current
+        if date == dt.date.fromordinal(cur).isoformat():
+            return _time(stamp, head) if plain_ok else False
+        if not rep or not rep_ok:
+            return False
+        if cur > self.today:
+            past = org_closest_date(rep, self.today, "past")
+            future = org_closest_date(rep, cur, "future")
+        else:
+            past = future = org_closest_date(rep, cur, "past")
+        if cur not in (past, future):
+            return False
+        return _time(rep, head)
+
+    def block(self, entry: Sequence[Any], head: int | None) -> tuple[str | None, str] | None:
+        d1s, d2s, s1, s2, hh1, hh2 = entry
+        d1, d2, d0 = _base(d1s), _base(d2s), self.current
+        if d1 is None or d2 is None or not d1 <= d0 <= d2:
+            return None
+        leader = "" if d1 == d2 else f"({d0 - d1 + 1}/{d2 - d1 + 1}): "
+        if hh1 == hh2 or d1 == d0 == d2:
+            stamp: str | None = f"<{s1}>--<{s2}>"
+        elif d1 == d0:
+            stamp = f"<{s1}>"
+        elif d2 == d0:
+            stamp = f"<{s2}>"
+        else:
+            stamp = None
+        return _time(stamp, head), leader
+
+
+def _adder(items: list[AgendaItem], iso: str) -> Callable[..., None]:
+    def add(r: AgendaRow, kind: str, time: str | None, leader: str,
+            end: str | None = None) -> None:
+        items.append(AgendaItem(iso, r.file, r.line, kind, time, r.title, r.todo,
+                                r.category, r.priority, leader, end))
+
+    return add
+
+
+def compute_agenda(rows: Iterable[AgendaRow], today: dt.date, days: int = 7,
+                   start: dt.date | None = None) -> Agenda:
+    """The agenda for ``days`` days from ``start`` (default today), as of ``today``."""
+    start = start or today
+    rows = list(rows)
+    t = today.toordinal()
+    out = Agenda(today, [], sum(int(r.record.get("sexp", 0)) for r in rows))
+    for k in range(days):
+        day = start + dt.timedelta(days=k)
+        rules = _Day(day.toordinal(), t)
+        items: list[AgendaItem] = []
+        add = _adder(items, day.isoformat())
+        for r in rows:
+            rec, head = r.record, r.record.get("hm")
+            for s in rec.get("dead", ()):
+                got = rules.deadline(s, r.done, head)
+                if got:
+                    add(r, *got)
+            for e in rec.get("range", ()):
+                b = rules.block(e, head)
+                if b:
+                    add(r, "block", b[0], b[1])
+            for e in rec.get(AGENDA_TS, ()):
+                tm = rules.timestamp(e, head)
+                if tm is not False:
+                    add(r, "timestamp", tm if isinstance(tm, str) else None, "",
+                        _range_end(e[2]))
+            for s in rec.get("sched", ()):
+                got = rules.scheduled(s, r.done, head)
+                if got:
+                    add(r, *got)
+        items.sort(key=lambda i: (i.time is None, i.time or "", _TYPE_ORDER[i.type],
+                                  i.priority or "B", i.file, i.line))
+        out.days.append(AgendaDay(day, items))
+    return out
+
+
+def rows_from_records(raw: Iterable[Sequence[Any]]) -> list[AgendaRow]:
+    """``AgendaRow``s from the store's ``(file, line, title, todo, todo_type, category,
+    priority, record JSON)`` tuples."""
+    return [AgendaRow(f, ln, title, todo, tt == "done", cat, pri, json.loads(rec))
+            for f, ln, title, todo, tt, cat, pri, rec in raw]
