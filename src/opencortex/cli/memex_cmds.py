@@ -79,7 +79,40 @@ def _today(value: str | None) -> dt.date | None:
     return dt.date.fromisoformat(value) if value else None
 
 
-@click.command()
+class _TermsCommand(click.Command):
+    """A command whose words are query terms even when they begin with ``-``
+    (``-todo:DONE``, ``-done``): a token that is not one of the command's options is a
+    term wherever it stands, and ``--`` only separates (options after it stay options,
+    never silently search words)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value: dict[str, bool] = {}
+        for p in self.get_params(ctx):
+            if isinstance(p, click.Option):
+                for o in [*p.opts, *p.secondary_opts]:
+                    takes_value[o] = not (p.is_flag or p.count)
+        opts: list[str] = []
+        terms: list[str] = []
+        i = 0
+        while i < len(args):
+            a = args[i]
+            name = a.split("=", 1)[0]
+            if a == "--":
+                pass
+            elif name in takes_value:
+                opts.append(a)
+                if takes_value[name] and "=" not in a and i + 1 < len(args):
+                    i += 1
+                    opts.append(args[i])
+            elif a.startswith("--") and len(a) > 2:
+                opts.append(a)  # a mistyped long option: click names it, never a term
+            else:
+                terms.append(a)
+            i += 1
+        return super().parse_args(ctx, [*opts, "--", *terms])
+
+
+@click.command(cls=_TermsCommand)
 @click.argument("expr", nargs=-1, required=True)
 @click.option("--limit", type=int, default=None)
 @click.option("--body", is_flag=True, help="Include each node's body.")
@@ -89,12 +122,20 @@ def _today(value: str | None) -> dt.date | None:
 def query(expr: tuple[str, ...], limit: int | None, body: bool, today: str | None,
           no_sync: bool, memex: str | None, index: str | None, json_: bool) -> None:
     """Find nodes:  todo:TODO,NEXT  done  tags:a,b  heading:w  scheduled:today|+7|-7
-    deadline:...  closed:-7  id:X  file:PAT  prop:K=V  priority:A  level:N  words.
+    deadline:...  closed:-7  id:X  file:PAT  prop:K=V  priority:A  level:N  words;
+    -TERM or `not TERM` negates, `or` between terms.  Or Org's match syntax:
+    '+work-done|urgent'  'TODO="NEXT"'  'PRIORITY="A"'  'EFFORT>"1:00"'  'LEVEL=2'.
     """
+    import shlex
+
+    # one word is given as typed (an Org match may hold spaces in "…" or {…}); several
+    # are joined with the spaces inside a word quoted, so "a phrase" stays one term
+    text = expr[0] if len(expr) == 1 else " ".join(
+        a if a and not any(c.isspace() for c in a) else shlex.quote(a) for a in expr)
     with open_memex(memex, index) as m:
         if not no_sync:
             m.sync()
-        nodes = m.query(" ".join(expr), limit=limit, today=_today(today), with_body=body)
+        nodes = m.query(text, limit=limit, today=_today(today), with_body=body, strict=True)
     emit({"count": len(nodes), "nodes": [n.to_dict(with_body=body) for n in nodes]}, json_,
          lambda: print_nodes(nodes))
 
