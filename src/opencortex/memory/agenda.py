@@ -58,6 +58,7 @@ class AgendaRow:
     done: bool
     category: str | None
     priority: str | None
+    tags: list[str]
     record: dict[str, Any]
     """``agenda_stamps.agenda_record`` as stored."""
 
@@ -77,6 +78,8 @@ class AgendaItem:
     priority: str | None
     leader: str
     """Org's prefix text: "Scheduled: ", "Sched. 3x: ", "In   4 d.: ", "(2/3): " …"""
+    tags: list[str] = field(default_factory=list)
+    """All the entry's tags (inherited too): what privacy filters read."""
     end: str | None = None
     """The end of a same-day time range ("10:00-11:00"), for display."""
 
@@ -96,6 +99,11 @@ class Agenda:
     days: list[AgendaDay]
     skipped_sexps: int = 0
     """Diary sexps met (never evaluated)."""
+
+    def without(self, hidden: Callable[[Iterable[str]], bool]) -> Agenda:
+        """The same agenda minus the items whose tags ``hidden`` withholds."""
+        return Agenda(self.today, [AgendaDay(d.date, [i for i in d.items if not hidden(i.tags)])
+                                   for d in self.days], self.skipped_sexps)
 
     def to_dict(self) -> dict[str, Any]:
         return {"today": self.today.isoformat(),
@@ -309,7 +317,7 @@ def _adder(items: list[AgendaItem], iso: str) -> Callable[..., None]:
     def add(r: AgendaRow, kind: str, time: str | None, leader: str,
             end: str | None = None) -> None:
         items.append(AgendaItem(iso, r.file, r.line, kind, time, r.title, r.todo,
-                                r.category, r.priority, leader, end))
+                                r.category, r.priority, leader, list(r.tags), end))
 
     return add
 
@@ -353,6 +361,7 @@ def compute_agenda(rows: Iterable[AgendaRow], today: dt.date, days: int = 7,
 
 def rows_from_records(raw: Iterable[Sequence[Any]]) -> list[AgendaRow]:
     """``AgendaRow``s from the store's ``(file, line, title, todo, todo_type, category,
-    priority, record JSON)`` tuples."""
-    return [AgendaRow(f, ln, title, todo, tt == "done", cat, pri, json.loads(rec))
-            for f, ln, title, todo, tt, cat, pri, rec in raw]
+    priority, tags, record JSON)`` tuples."""
+    return [AgendaRow(f, ln, title, todo, tt == "done", cat, pri, tags.split(),
+                      json.loads(rec))
+            for f, ln, title, todo, tt, cat, pri, tags, rec in raw]

@@ -335,11 +335,12 @@ class SqlStore:
         return list(kws or {"TODO": None, "DONE": None}), sorted({"A", "B", "C"} | pris)
 
     def agenda_rows(self) -> list[tuple[Any, ...]]:
-        """``(file, line, title, todo, todo_type, category, priority, agenda JSON)`` of
-        every heading the agenda may list (``agenda.rows_from_records``), file order."""
+        """``(file, line, title, todo, todo_type, category, priority, tags, agenda JSON)``
+        of every heading the agenda may list (``agenda.rows_from_records``), file order."""
         return [tuple(r) for r in self.q(
             "SELECT f.path, n.line, n.title, n.todo, n.todo_type, n.category, n.priority, "
-            f"n.agenda FROM {_NODES} WHERE n.agenda IS NOT NULL ORDER BY f.path, n.idx")]
+            f"n.tags, n.agenda FROM {_NODES} WHERE n.agenda IS NOT NULL "
+            "ORDER BY f.path, n.idx")]
 
     def all_nodes(self, with_body: bool = False) -> list[Node]:
         """Every node, in file order."""
