@@ -68,12 +68,12 @@ def test_migrations_idempotent_and_concurrent_connects(pg_server: str, pg_schema
         t.join()
     assert not errors
     applied = [s.migrations_applied for s in stores]
-    assert sorted(map(len, applied)) == [0, 0, 0, 0, 0, 6]  # exactly one connect migrated
+    assert sorted(map(len, applied)) == [0, 0, 0, 0, 0, 7]  # exactly one connect migrated
     again = PgStore(pg_server, pg_schema)
     assert again.migrations_applied == []
     rows = again.db.execute("SELECT name FROM _migrations ORDER BY name").fetchall()
     assert [r[0] for r in rows] == ["pg001_core", "pg002_journal", "pg003_vectors", "pg004_recall",
-                                    "pg005_passages", "pg006_no_instr"]
+                                    "pg005_passages", "pg006_no_instr", "pg007_agenda"]
     st = again.status()
     assert st["pgvector"] and st["migrations"]["pending"] == []
     for s in [*stores, again]:

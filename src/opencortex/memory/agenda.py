@@ -22,11 +22,12 @@ Diary sexps are never evaluated: they are counted in ``Agenda.skipped_sexps``.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from .agenda_stamps import AGENDA_TS, time_of_day
@@ -84,7 +85,10 @@ class AgendaItem:
     """The end of a same-day time range ("10:00-11:00"), for display."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"date": self.date, "file": self.file, "line": self.line, "type": self.type,
+                "time": self.time, "title": self.title, "todo": self.todo,
+                "category": self.category, "priority": self.priority, "leader": self.leader,
+                "tags": list(self.tags), "end": self.end}
 
 
 @dataclass(slots=True)
@@ -130,6 +134,7 @@ def _gregorian(absolute: int) -> tuple[int, int, int]:
     return d.month, d.day, d.year
 
 
+@functools.lru_cache(maxsize=65536)
 def _base(s: str) -> int | None:
     """``org-time-string-to-absolute`` without a day: the first date in ``s``."""
     m = _DATE.search(s)
@@ -144,6 +149,7 @@ def _tdiv(a: int, b: int) -> int:
     return q if (a >= 0) == (b > 0) else -q
 
 
+@functools.lru_cache(maxsize=65536)
 def org_closest_date(start: str, current: int, prefer: str) -> int | None:
     """``org-closest-date``: the repeat of ``start`` closest to ``current`` (``past``:
     at or before it, ``future``: at or after it); the base date without a repeater."""
@@ -189,6 +195,7 @@ def org_closest_date(start: str, current: int, prefer: str) -> int | None:
     return n2 if abs(current - n1) > abs(current - n2) else n1
 
 
+@functools.lru_cache(maxsize=65536)
 def _wdays(s: str, default: int) -> int:
     """``org-get-wdays``: the ``-Nd`` lead (or delay) of a planning stamp, else default."""
     m = _WDAYS.search(s)
@@ -201,6 +208,7 @@ def _hhmm(tod: int | None) -> str | None:
     return None if tod is None else f"{tod // 100:02d}:{tod % 100:02d}"
 
 
+@functools.lru_cache(maxsize=65536)
 def _time(stamp: str | None, head: int | None) -> str | None:
     """``org-agenda-format-item``'s time: the stamp's, else the headline's; None when Org
     passes no stamp (a reminder)."""
@@ -226,6 +234,7 @@ class _Day:
     def __init__(self, current: int, today: int) -> None:
         self.current, self.today = current, today
         self.is_today = current == today
+        self.iso = dt.date.fromordinal(current).isoformat()
 
     def _repeat(self, s: str, base: int) -> int | None:
         if self.current <= self.today:
@@ -283,7 +292,7 @@ class _Day:
         """The item's time (or None) when the stamp is listed today, else False."""
         date, rep, stamp, plain_ok, rep_ok = entry
         cur = self.current
-        if date == dt.date.fromordinal(cur).isoformat():
+        if date == self.iso:
             return _time(stamp, head) if plain_ok else False
         if not rep or not rep_ok:
             return False
@@ -313,49 +322,119 @@ class _Day:
         return _time(stamp, head), leader
 
 
-def _adder(items: list[AgendaItem], iso: str) -> Callable[..., None]:
-    def add(r: AgendaRow, kind: str, time: str | None, leader: str,
-            end: str | None = None) -> None:
-        items.append(AgendaItem(iso, r.file, r.line, kind, time, r.title, r.todo,
-                                r.category, r.priority, leader, list(r.tags), end))
+FAR = 10_000_000
+"""A day after every day Org can write (ordinal of 9999-12-31 is 3,652,059)."""
 
-    return add
+
+def agenda_window(rec: dict[str, Any], done: bool) -> tuple[int | None, int | None,
+                                                            int | None]:
+    """``(lo, hi, pending)`` of a stored agenda record, as day ordinals: the entry can be
+    listed only on days in ``[lo, hi]`` (a repeater reaches ``FAR``), or on today when
+    ``pending`` (its earliest undone SCHEDULED/DEADLINE date) is not after today.
+    Stored beside the record so the agenda reads only the rows that can reach its span."""
+    lo: int | None = None
+    hi: int | None = None
+    pend: int | None = None
+
+    def span(a: int | None, b: int | None) -> None:
+        nonlocal lo, hi
+        if a is None or b is None:
+            return
+        lo = a if lo is None else min(lo, a)
+        hi = b if hi is None else max(hi, b)
+
+    for date, rep, _stamp, plain_ok, rep_ok in rec.get(AGENDA_TS, ()):
+        b = _base(date)
+        if rep and rep_ok:
+            span(b, FAR)
+        elif plain_ok:
+            span(b, b)
+    for e in rec.get("range", ()):
+        span(_base(e[0]), _base(e[1]))
+    for key in ("sched", "dead"):
+        for st in rec.get(key, ()):
+            b = _base(st)
+            if b is None:
+                continue
+            first = b - _wdays(st, DEADLINE_WARNING_DAYS) if key == "dead" else b
+            span(first, FAR if _has_repeat(st) else b)
+            if not done:
+                pend = b if pend is None else min(pend, b)
+    return lo, hi, pend
+
+
+def _has_repeat(s: str) -> bool:
+    m = _REPEATER.search(s)
+    return m is not None and int(m.group(1)) > 0
 
 
 def compute_agenda(rows: Iterable[AgendaRow], today: dt.date, days: int = 7,
-                   start: dt.date | None = None) -> Agenda:
-    """The agenda for ``days`` days from ``start`` (default today), as of ``today``."""
+                   start: dt.date | None = None, skipped_sexps: int | None = None) -> Agenda:
+    """The agenda for ``days`` days from ``start`` (default today), as of ``today``.
+
+    Each stamp is tried only on the days it can show on (its date, today, the days of a
+    range; every day when it repeats), by the same per-day rules.  ``skipped_sexps``:
+    the diary sexps of the whole memex (default: those of ``rows``)."""
     start = start or today
     rows = list(rows)
     t = today.toordinal()
-    out = Agenda(today, [], sum(int(r.record.get("sexp", 0)) for r in rows))
-    for k in range(days):
-        day = start + dt.timedelta(days=k)
-        rules = _Day(day.toordinal(), t)
-        items: list[AgendaItem] = []
-        add = _adder(items, day.isoformat())
-        for r in rows:
-            rec, head = r.record, r.record.get("hm")
-            for s in rec.get("dead", ()):
-                got = rules.deadline(s, r.done, head)
-                if got:
-                    add(r, *got)
-            for e in rec.get("range", ()):
-                b = rules.block(e, head)
-                if b:
-                    add(r, "block", b[0], b[1])
-            for e in rec.get(AGENDA_TS, ()):
-                tm = rules.timestamp(e, head)
+    s0 = start.toordinal()
+    s1 = s0 + days - 1
+    every = range(s0, s1 + 1)
+    rules = {d: _Day(d, t) for d in every}
+    hits: list[tuple[int, AgendaRow, str, str | None, str, str | None]] = []
+    push = hits.append
+    today_in = s0 <= t <= s1
+
+    def near(s: str) -> Iterable[int]:
+        if _has_repeat(s):
+            return every
+        b = _base(s)
+        if b is not None and s0 <= b <= s1:
+            return (b, t) if today_in and b != t else (b,)
+        return (t,) if today_in else ()
+
+    for r in rows:
+        rec = r.record
+        head = rec.get("hm")
+        for s in rec.get("dead", ()):
+            for d in near(s):
+                if got := rules[d].deadline(s, r.done, head):
+                    push((d, r, got[0], got[1], got[2], None))
+        for e in rec.get("range", ()):
+            a, b = _base(e[0]), _base(e[1])
+            if a is None or b is None:
+                continue
+            for d in range(max(a, s0), min(b, s1) + 1):
+                if blk := rules[d].block(e, head):
+                    push((d, r, "block", blk[0], blk[1], None))
+        for e in rec.get(AGENDA_TS, ()):
+            if e[1] and e[4]:
+                cands: Iterable[int] = every
+            else:
+                b = _base(e[0])
+                cands = (b,) if b is not None and s0 <= b <= s1 else ()
+            for d in cands:
+                tm = rules[d].timestamp(e, head)
                 if tm is not False:
-                    add(r, "timestamp", tm if isinstance(tm, str) else None, "",
-                        _range_end(e[2]))
-            for s in rec.get("sched", ()):
-                got = rules.scheduled(s, r.done, head)
-                if got:
-                    add(r, *got)
+                    push((d, r, "timestamp", tm if isinstance(tm, str) else None, "",
+                          _range_end(e[2])))
+        for s in rec.get("sched", ()):
+            for d in near(s):
+                if got := rules[d].scheduled(s, r.done, head):
+                    push((d, r, got[0], got[1], got[2], None))
+    per_day: dict[int, list[AgendaItem]] = {d: [] for d in every}
+    for d, r, kind, time, leader, end in hits:
+        per_day[d].append(AgendaItem(rules[d].iso, r.file, r.line, kind, time, r.title,
+                                     r.todo, r.category, r.priority, leader, r.tags, end))
+    if skipped_sexps is None:
+        skipped_sexps = sum(int(r.record.get("sexp", 0)) for r in rows)
+    out = Agenda(today, [], skipped_sexps)
+    for d in every:
+        items = per_day[d]
         items.sort(key=lambda i: (i.time is None, i.time or "", _TYPE_ORDER[i.type],
                                   i.priority or "B", i.file, i.line))
-        out.days.append(AgendaDay(day, items))
+        out.days.append(AgendaDay(dt.date.fromordinal(d), items))
     return out
 
 

@@ -145,7 +145,15 @@ _M007_AGENDA = """
     -- what Org's agenda may list for each heading (memory.agenda_stamps), JSON; NULL
     -- for none: the agenda reads these rows only, never the files
     ALTER TABLE nodes ADD COLUMN agenda TEXT;
-    CREATE INDEX nodes_agenda ON nodes(file_id) WHERE agenda IS NOT NULL;
+    -- the days it can be listed on (agenda.agenda_window): [lo, hi], or today when an
+    -- undone SCHEDULED/DEADLINE (pend) is not after it; diary sexps met (never run)
+    ALTER TABLE nodes ADD COLUMN agenda_lo INTEGER;
+    ALTER TABLE nodes ADD COLUMN agenda_hi INTEGER;
+    ALTER TABLE nodes ADD COLUMN agenda_pend INTEGER;
+    ALTER TABLE nodes ADD COLUMN agenda_sexps INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX nodes_agenda_hi ON nodes(agenda_hi) WHERE agenda_hi IS NOT NULL;
+    CREATE INDEX nodes_agenda_pend ON nodes(agenda_pend) WHERE agenda_pend IS NOT NULL;
+    CREATE INDEX nodes_agenda_sexps ON nodes(agenda_sexps) WHERE agenda_sexps > 0;
     -- every file is read again on the next sync so its agenda records are written
     UPDATE files SET mtime_ns = -1, hash = '';
 """

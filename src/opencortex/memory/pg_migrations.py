@@ -160,7 +160,13 @@ _M007_AGENDA = """
     -- what Org's agenda may list for each heading (memory.agenda_stamps), JSON; NULL
     -- for none: the agenda reads these rows only, never the files
     ALTER TABLE nodes ADD COLUMN agenda text;
-    CREATE INDEX nodes_agenda ON nodes(file_id) WHERE agenda IS NOT NULL;
+    ALTER TABLE nodes ADD COLUMN agenda_lo integer;
+    ALTER TABLE nodes ADD COLUMN agenda_hi integer;
+    ALTER TABLE nodes ADD COLUMN agenda_pend integer;
+    ALTER TABLE nodes ADD COLUMN agenda_sexps integer NOT NULL DEFAULT 0;
+    CREATE INDEX nodes_agenda_hi ON nodes(agenda_hi) WHERE agenda_hi IS NOT NULL;
+    CREATE INDEX nodes_agenda_pend ON nodes(agenda_pend) WHERE agenda_pend IS NOT NULL;
+    CREATE INDEX nodes_agenda_sexps ON nodes(agenda_sexps) WHERE agenda_sexps > 0;
     UPDATE files SET mtime_ns = -1, hash = '';
 """
 

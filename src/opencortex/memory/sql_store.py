@@ -334,13 +334,28 @@ class SqlStore:
                                      "WHERE priority IS NOT NULL")}
         return list(kws or {"TODO": None, "DONE": None}), sorted({"A", "B", "C"} | pris)
 
-    def agenda_rows(self) -> list[tuple[Any, ...]]:
+    def agenda_rows(self, first: int | None = None, last: int | None = None,
+                    today: int | None = None) -> list[tuple[Any, ...]]:
         """``(file, line, title, todo, todo_type, category, priority, tags, agenda JSON)``
-        of every heading the agenda may list (``agenda.rows_from_records``), file order."""
+        of the headings the agenda may list (``agenda.rows_from_records``), file order;
+        with day ordinals ``first``..``last`` (and ``today``), only those that can reach
+        those days (``agenda.agenda_window``)."""
+        where, args = "n.agenda IS NOT NULL", []
+        if first is not None and last is not None:
+            reach = "(n.agenda_hi >= ? AND n.agenda_lo <= ?)"
+            args = [first, last]
+            if today is not None and first <= today <= last:
+                reach = f"({reach} OR n.agenda_pend <= ?)"
+                args.append(today)
+            where = reach
         return [tuple(r) for r in self.q(
             "SELECT f.path, n.line, n.title, n.todo, n.todo_type, n.category, n.priority, "
-            f"n.tags, n.agenda FROM {_NODES} WHERE n.agenda IS NOT NULL "
-            "ORDER BY f.path, n.idx")]
+            f"n.tags, n.agenda FROM {_NODES} WHERE {where} ORDER BY f.path, n.idx", args)]
+
+    def agenda_sexps(self) -> int:
+        """Diary sexps in the memex (the agenda never evaluates them; it says how many)."""
+        return int(self.q("SELECT coalesce(sum(agenda_sexps), 0) FROM nodes "
+                          "WHERE agenda_sexps > 0").fetchone()[0])
 
     def all_nodes(self, with_body: bool = False) -> list[Node]:
         """Every node, in file order."""

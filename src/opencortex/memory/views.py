@@ -57,7 +57,9 @@ def day_agenda(store: IndexStore, today: dt.date | None = None, days: int = 7,
     """Org's day agenda (``org-agenda-list``) for ``days`` days from ``start`` (default
     today): the one computation behind ``opencortex agenda`` and GTD questions."""
     today = today or dt.date.today()
-    return compute_agenda(rows_from_records(store.agenda_rows()), today, days, start)
+    first = (start or today).toordinal()
+    rows = store.agenda_rows(first, first + days - 1, today.toordinal())
+    return compute_agenda(rows_from_records(rows), today, days, start, store.agenda_sexps())
 
 
 def agenda(store: IndexStore, today: dt.date | None = None, days: int = 7) -> dict[str, list[Node]]:
