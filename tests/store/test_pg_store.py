@@ -240,18 +240,19 @@ def test_store_cli_and_doctor(pg_server: str, pg_schema: str, memex: Path,
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["applied_now"] == ["pg001_core", "pg002_journal",
                                                    "pg003_vectors", "pg005_passages",
-                                                   "pg006_no_instr", "pg004_recall"]
+                                                   "pg006_no_instr", "pg007_agenda",
+                                                   "pg004_recall"]
     r = CliRunner().invoke(cli, ["--store", pg_server, "index", "--memex", str(memex), "--json"])
     assert r.exit_code == 0, r.output
     r = CliRunner().invoke(cli, ["--store", pg_server, "store", "status", "--json"])
     st = json.loads(r.output)
     assert st["backend"] == "postgresql" and st["counts"]["files"] > 30
-    assert st["migrations"]["level"] == "pg006_no_instr"
+    assert st["migrations"]["level"] == "pg007_agenda"
     r = CliRunner().invoke(cli, ["--store", pg_server, "doctor", "--memex", str(memex), "--json"])
     checks = {c["check"]: c for c in json.loads(r.output)["checks"]}
     assert checks["store"]["ok"], checks["store"]
     d = checks["store"]["detail"]
-    assert "connected" in d and "pgvector 0." in d and "pg006_no_instr" in d
+    assert "connected" in d and "pgvector 0." in d and "pg007_agenda" in d
     assert f"{st['counts']['nodes']} nodes" in d
     # a server that is not there: a failed check with the fix, not a traceback
     monkeypatch.setenv("OPENCORTEX_STORE_URL", "postgresql://postgres@127.0.0.1:9/none")
