@@ -136,6 +136,28 @@ echo {s(d(2))} {s(d(2))}--{s(d(3))}
   <%%(diary-float t 3 1)>
 * Two stamps
   {s(d(2), "08:00")} and {s(d(2), "18:00")}
+* Drawer stamp
+  :NOTES:
+  Call back {s(d(1), "15:00")}
+  :END:
+* Quoted
+#+begin_quote
+Said on {s(d(2))}
+#+end_quote
+#+begin_verse
+Sung on {s(d(3))}
+#+end_verse
+* Link description [[https://example.org][{s(d(1))}]]
+  #+DATE: {s(d(2))}
+* Evening call 8:30pm
+  {s(d(4))}
+* TODO [#A] Weekly sync :work:
+  SCHEDULED: {s(d(-14), "09:15", "+1w")} DEADLINE: {s(d(-12), "17:00", "+1w -1d")}
+* Hourly slot
+  {s(d(1), "10:00-11:00", "+1w")}
+* Footnote[fn:1]
+
+[fn:1] A note dated {s(d(5))}
 """
 
 

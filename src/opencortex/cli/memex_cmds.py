@@ -155,9 +155,7 @@ def agenda_text(ag: Agenda) -> str:
                 tm = f"{tm} "
             else:
                 tm = ""
-            head = " ".join(x for x in (it.todo, f"[#{it.priority}]" if it.priority else None,
-                                        it.title) if x)
-            out.append(f"  {cat:<12}{tm}{it.leader}{head}")
+            out.append(f"  {cat:<12}{tm}{it.leader}{it.heading}")
     if ag.skipped_sexps:
         out.append(f"({ag.skipped_sexps} diary sexp(s) not evaluated)")
     return "\n".join(out)

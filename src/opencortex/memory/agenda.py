@@ -44,6 +44,7 @@ _REPEATER = re.compile(r"\+(\d+)([hdwmy])")
 _WDAYS = re.compile(r"-(\d+)([hdwmy])(?:\Z|>| )")
 _PLAN_TIME = re.compile(r" ([012]?[0-9]:[0-9][0-9])")
 _UNIT_DAYS = {"d": 1, "w": 7, "m": 30.4, "y": 365.25, "h": 0.041667}
+_TITLE_STAMP = re.compile(r"\s*<\d{4}-\d{2}-\d{2}[^>\n]*>(?:--<[^>\n]*>)?")
 _TYPE_ORDER = {"deadline": 0, "upcoming-deadline": 1, "block": 2, "timestamp": 3,
                "scheduled": 4, "past-scheduled": 5}
 
@@ -83,6 +84,14 @@ class AgendaItem:
     """All the entry's tags (inherited too): what privacy filters read."""
     end: str | None = None
     """The end of a same-day time range ("10:00-11:00"), for display."""
+
+    @property
+    def heading(self) -> str:
+        """What Org prints for the entry: keyword, priority and title, without the active
+        timestamps the title carries (the time is in the prefix)."""
+        title = _TITLE_STAMP.sub("", self.title).strip() or self.title
+        return " ".join(x for x in (self.todo, f"[#{self.priority}]" if self.priority else None,
+                                    title) if x)
 
     def to_dict(self) -> dict[str, Any]:
         return {"date": self.date, "file": self.file, "line": self.line, "type": self.type,

@@ -294,12 +294,11 @@ def _agenda_answer(memex: Memex, today: dt.date, lo: dt.date, hi: dt.date,
     for day in ag.days:
         if not day.items:
             continue
-        lines.append(f"{day.date:%a %d %b}:")
+        if len(ag.days) > 1:
+            lines.append(f"{day.date:%a %d %b}:")
         for it in day.items[:MAX_ROWS]:
-            head = " ".join(x for x in (it.todo, f"[#{it.priority}]" if it.priority else None,
-                                        it.title) if x)
             when = f"{it.time}-{it.end} " if it.end else f"{it.time} " if it.time else ""
-            lines.append(f"- {when}{it.leader}{head} ({it.file}:{it.line})")
+            lines.append(f"- {when}{it.leader}{it.heading} ({it.file}:{it.line})")
         if len(day.items) > MAX_ROWS:
             lines.append(f"- … and {len(day.items) - MAX_ROWS} more")
     if not lines:
