@@ -76,7 +76,11 @@ def index(memex: str | None, index: str | None, json_: bool, rebuild: bool,
 
 
 def _today(value: str | None) -> dt.date | None:
-    return dt.date.fromisoformat(value) if value else None
+    try:
+        return dt.date.fromisoformat(value) if value else None
+    except ValueError as e:
+        raise click.BadParameter(f"{value!r} is not a date: write YYYY-MM-DD",
+                                 param_hint="--today") from e
 
 
 class _TermsCommand(click.Command):
