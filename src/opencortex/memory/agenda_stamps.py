@@ -151,10 +151,10 @@ def agenda_record(doc: OrgDocument, h: Heading, hidden: bool) -> dict[str, objec
                                []).append(m.group(2))
         rec.update(planned)
     section = text[h.start:h.end]
-    lines = section.split("\n")
-    src = _src_lines(lines) if "#+" in section else set()
     ranges: list[list[object]] = []
-    if "--" in section or ">-<" in section:
+    if ">-" in section:  # (every range regexp match holds ">-")
+        lines = section.split("\n")
+        src = _src_lines(lines) if "#+" in section else set()
         for i, line in enumerate(lines):
             if i in src or "<" not in line or _COMMENT_LINE.match(line):
                 continue
@@ -165,7 +165,7 @@ def agenda_record(doc: OrgDocument, h: Heading, hidden: bool) -> dict[str, objec
                                h1.group(5) if h1 else None, h2.group(5) if h2 else None])
     if ranges:
         rec["range"] = ranges
-    sexps = len(_SEXP.findall(section))
+    sexps = len(_SEXP.findall(section)) if "%%(" in section else 0
     if sexps:
         rec["sexp"] = sexps
     if not rec:
