@@ -117,9 +117,9 @@ def _src_lines(lines: list[str]) -> set[int]:
 def agenda_record(doc: OrgDocument, h: Heading, hidden: bool) -> dict[str, object] | None:
     """What the agenda may list for heading ``h`` (None: nothing).  ``hidden``: the
     heading is in an archived or COMMENT subtree, which Org's agenda skips whole."""
-    if hidden:
-        return None
     text = doc.text
+    if hidden or text.find("<", h.start, h.end) < 0:  # (every form opens with "<")
+        return None
     rec: dict[str, object] = {}
     # plain timestamps: org-element's timestamp objects (title and section), located in
     # document order, then node-property lines
