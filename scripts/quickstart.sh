@@ -12,8 +12,10 @@ rm -rf "$MEMEX" && mkdir -p "$(dirname "$MEMEX")" && cp -r examples/memex "$MEME
 echo "== index (+ embeddings, offline MiniLM)" && $OC index --memex "$MEMEX" --embed
 echo "== router (train the offline intent classifier once; cached)" && $OC router train
 echo "== agenda"   && $OC agenda  --memex "$MEMEX"
+echo "== dashboard" && $OC agenda --dashboard --memex "$MEMEX"
 echo "== projects" && $OC projects --memex "$MEMEX" --next
 echo "== query 'tags:project todo'" && $OC query --memex "$MEMEX" todo tags:project --limit 10
+echo "== query '+homelab-TODO=\"DONE\"' (Org's match syntax)" && $OC query --memex "$MEMEX" '+homelab-TODO="DONE"' --limit 10
 echo "== search"   && $OC search "that caching fix" --memex "$MEMEX" -k 5
 echo "== ask"      && $OC ask "what did I write about vector clocks and then what's on my agenda" --memex "$MEMEX"
 echo "== recall"   && $OC recall "that note a while ago about when to invalidate the cache" \

@@ -27,6 +27,7 @@ from typing import Any
 
 from .errors import AccessDenied, NeedsApproval, NodeNotFoundError
 from .memex import Memex
+from .memory.agenda import Agenda
 from .memory.nodes import Node
 from .schema import ValidationError, node_ref
 
@@ -183,6 +184,15 @@ class Access:
             view = self.memex.agenda(today=today, days=days)
         return {k: self._visible(v) for k, v in view.items()}
 
+    def day_agenda(self, today: dt.date | None = None, days: int = 7,
+                   start: dt.date | None = None) -> Agenda:
+        """Org's day agenda (``Memex.day_agenda``) without the entries withheld here."""
+        if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 3660:
+            raise ValidationError(f"days must be a whole number from 1 to 3660, got {days!r}")
+        with self._lock:
+            ag = self.memex.day_agenda(today=today, days=days, start=start)
+        return ag if self.sees_private else ag.without(self.hidden)
+
     def recall(self, roots: list[Any] | None = None) -> Any:
         """A Recall engine whose boundary leaves out the notes this client may not see."""
         from .recall.engine import Recall
@@ -306,6 +316,10 @@ class MemexView:
 
     def agenda(self, today: dt.date | None = None, days: int = 7) -> dict[str, list[Node]]:
         return self._a.agenda(today, days)
+
+    def day_agenda(self, today: dt.date | None = None, days: int = 7,
+                   start: dt.date | None = None) -> Agenda:
+        return self._a.day_agenda(today, days, start)
 
     def overdue(self, today: dt.date | None = None) -> list[Node]:
         return self._a._visible(self._a.memex.overdue(today))

@@ -16,9 +16,11 @@ from .config import Settings, load_settings
 from .errors import GuardError, NodeNotFoundError
 from .locking import MemexLock
 from .memory import views
+from .memory.agenda import Agenda
 from .memory.incremental import Progress, SyncSummary, sync
 from .memory.nodes import Node
-from .memory.query import parse_query
+from .memory.orgmatch import compile_match, is_org_match
+from .memory.query import check_values, parse_query
 from .memory.sqlite_store import SqliteStore
 from .memory.store import IndexStore, open_store
 from .write.writer import MemexWriter, WriteResult
@@ -113,10 +115,22 @@ class Memex:
         return sync(self.root, self.store, progress=progress, workers=workers)
 
     def query(self, expr: str, limit: int | None = None, order: str = "file",
-              today: dt.date | None = None, with_body: bool = False) -> list[Node]:
+              today: dt.date | None = None, with_body: bool = False,
+              strict: bool = False) -> list[Node]:
+        """Nodes matching ``expr``: the field syntax (``memory.query``) or an Org match
+        string (``memory.orgmatch``: ``+work-done|urgent``, ``TODO="NEXT"``).
+        ``strict``: a TODO keyword or priority no file defines is an error naming the
+        valid ones (a person's typo), not an empty answer."""
+        if is_org_match(expr):
+            test = compile_match(expr, today)
+            hits = [n for n in self.store.all_nodes(with_body=with_body) if test(n)]
+            return hits[:limit] if limit else hits
+        preds = parse_query(expr)
+        if strict:
+            check_values(preds, *self.store.vocabulary())
         order = "rank" if order == "file" and any(
-            p.field == "text" and not p.negate for p in parse_query(expr)) else order
-        return self.store.find(parse_query(expr), limit=limit, order=order, today=today,
+            p.field == "text" and not p.negate for p in preds) else order
+        return self.store.find(preds, limit=limit, order=order, today=today,
                                with_body=with_body)
 
     def resolve(self, ref: str) -> Node:
@@ -166,7 +180,13 @@ class Memex:
         return views.overdue(self.store, today)
 
     def agenda(self, today: dt.date | None = None, days: int = 7) -> dict[str, list[Node]]:
+        """The GTD dashboard (scheduled, deadlines, overdue, next actions)."""
         return views.agenda(self.store, today, days)
+
+    def day_agenda(self, today: dt.date | None = None, days: int = 7,
+                   start: dt.date | None = None) -> Agenda:
+        """Org's day agenda, as ``org-agenda-list`` shows it (``memory.agenda``)."""
+        return views.day_agenda(self.store, today, days, start)
 
     # -- writing (each call re-reads the file; refuses if it changed meanwhile) --
     def capture(self, text: str, to: str | None = None, todo: str | None = None,

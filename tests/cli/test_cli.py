@@ -36,7 +36,9 @@ def test_query_and_views(mx: list[str]) -> None:
     n = d["nodes"][0]
     assert {"key", "file", "line", "outline", "title", "todo", "tags", "id"} <= set(n)
     ag = run("agenda", "--today", "2026-11-30", *mx)
-    assert set(ag) == {"scheduled", "deadlines", "overdue", "next", "done"}
+    assert set(ag) == {"today", "days", "skipped_sexps"} and len(ag["days"]) == 7
+    dash = run("agenda", "--dashboard", "--today", "2026-11-30", *mx)
+    assert set(dash) == {"scheduled", "deadlines", "overdue", "next", "done"}
     assert run("projects", "--next", *mx)
 
 

@@ -84,3 +84,50 @@ def test_views(m: Memex) -> None:
     assert ag["scheduled"] and ag["next"]
     nxt = m.next_actions(projects[0].key)
     assert all(n.file == projects[0].file for n in nxt)
+
+
+def test_negation_keeps_headings_without_the_field(m: Memex) -> None:
+    homelab = m.query("tags:homelab")
+    kept = m.query("tags:homelab -todo:DONE")
+    assert {n.key for n in kept} == {n.key for n in homelab if n.todo != "DONE"}
+    assert any(n.todo is None for n in kept)  # plain headings stay, as org-ql's (not …)
+    assert {n.key for n in m.query("tags:homelab not todo:DONE")} == {n.key for n in kept}
+    either = m.query("tags:homelab or tags:rust")
+    assert {n.key for n in either} == {n.key for n in m.query("tags:homelab")} | {
+        n.key for n in m.query("tags:rust")}
+
+
+def test_unknown_fields_keywords_and_priorities_name_the_valid_ones(m: Memex) -> None:
+    with pytest.raises(QuerySyntaxError, match="did you mean scheduled"):
+        parse_query("sheduled:today")
+    with pytest.raises(QuerySyntaxError, match=r"valid keywords: .*NEXT"):
+        m.query("todo:NXT", strict=True)
+    with pytest.raises(QuerySyntaxError, match="valid priorities: A, B, C"):
+        m.query("priority:Z", strict=True)
+    with pytest.raises(QuerySyntaxError, match="'or' needs terms"):
+        parse_query("tags:a or")
+    assert m.query("todo:NXT") == []  # the lenient internal callers are unchanged
+
+
+def test_query_cli_terms_and_options(tmp_path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from opencortex.cli import cli
+
+    from ..conftest import EXAMPLE
+
+    def run(*args: str):
+        return CliRunner().invoke(cli, ["query", "--memex", str(EXAMPLE), "--index",
+                                        str(tmp_path / "i.sqlite3"), "--json", *args])
+
+    full = json.loads(run("tags:homelab", "-todo:DONE").output)["count"]
+    assert full > 1
+    # a leading "-" term is a term; after "--" options are still options
+    r = run("--", "tags:homelab", "-todo:DONE", "--limit", "1")
+    assert r.exit_code == 0 and json.loads(r.output)["count"] == 1
+    r = run("tags:homelab", "--limt", "1")
+    assert r.exit_code != 0 and "--limit" in r.output
+    r = run("sheduled:today")
+    assert r.exit_code != 0 and "did you mean scheduled" in r.output

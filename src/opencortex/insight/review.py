@@ -412,8 +412,13 @@ def review(memex: Memex, start: dt.date, end: dt.date, phrase: str = "",
 def _clocks(memex: Memex, rel: str, ns: list[Node], ancestors: dict[str, list[Node]],
             project_of: Any, lo: dt.datetime, hi: dt.datetime, rv: Review,
             hide: Any = None) -> None:
-    """The CLOCK lines of one file, each under the headline whose section holds it."""
+    """The CLOCK elements of one file, each under the headline whose section holds it.
+
+    Only lines org-element makes a clock of count (``OrgDocument.clock_lines``): a
+    ``CLOCK:`` line quoted in an example or src block, a table or a fixed-width area is
+    text, not time spent."""
     from ..atomic import read_snapshot
+    from ..org.parser import parse
 
     try:
         text = read_snapshot(Path(memex.root) / rel).text
@@ -422,12 +427,13 @@ def _clocks(memex: Memex, rel: str, ns: list[Node], ancestors: dict[str, list[No
     if "CLOCK:" not in text.upper():
         return
     lines = text.split("\n")
+    elements = set(parse(text).clock_lines)
     for k, n in enumerate(ns):
         if hide is not None and hide(n.tags):
             continue
         stop = ns[k + 1].line - 1 if k + 1 < len(ns) else len(lines)
         for i in range(n.line, stop):  # n.line is 1-based: lines[n.line] is the next one
-            m = _CLOCK.match(lines[i])
+            m = _CLOCK.match(lines[i]) if i + 1 in elements else None
             if not m:
                 continue
             a, b = _ts(m.group(1)), _ts(m.group(2)) if m.group(2) else None

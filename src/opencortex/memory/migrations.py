@@ -141,12 +141,31 @@ _M005_PASSAGES = """
     UPDATE files SET mtime_ns = -1, hash = '';
 """
 
+_M007_AGENDA = """
+    -- what Org's agenda may list for each heading (memory.agenda_stamps), JSON; NULL
+    -- for none: the agenda reads these rows only, never the files
+    ALTER TABLE nodes ADD COLUMN agenda TEXT;
+    -- the days it can be listed on (agenda.agenda_window): [lo, hi], or today when an
+    -- undone SCHEDULED/DEADLINE (pend) is not after it; diary sexps met (never run)
+    ALTER TABLE nodes ADD COLUMN agenda_lo INTEGER;
+    ALTER TABLE nodes ADD COLUMN agenda_hi INTEGER;
+    ALTER TABLE nodes ADD COLUMN agenda_pend INTEGER;
+    ALTER TABLE nodes ADD COLUMN agenda_sexps INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX nodes_agenda_hi ON nodes(agenda_hi) WHERE agenda_hi IS NOT NULL;
+    CREATE INDEX nodes_agenda_pend ON nodes(agenda_pend) WHERE agenda_pend IS NOT NULL;
+    CREATE INDEX nodes_agenda_sexps ON nodes(agenda_sexps) WHERE agenda_sexps > 0;
+    -- every file is read again on the next sync so its agenda records are written
+    UPDATE files SET mtime_ns = -1, hash = '';
+"""
+
 MIGRATIONS: list[Migration] = [
     ("m001_core", _M001_CORE),
     ("m002_journal", _M002_JOURNAL),
     ("m003_retrieval", _M003_RETRIEVAL),
     # m004_recall: recall's own set (recall.migrations)
     ("m005_passages", _M005_PASSAGES),
+    # m006_recall_ids: recall's own set
+    ("m007_agenda", _M007_AGENDA),
 ]
 """The index's SQLite steps (``INDEX.sqlite``)."""
 

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..atomic import HASH_PREFIX, content_hash
 from ..org.model import Heading, OrgDocument, Timestamp
+from .agenda import agenda_window
+from .agenda_stamps import agenda_record
 
 if TYPE_CHECKING:
     import numpy as np
@@ -214,7 +216,7 @@ class FileRows:
     """(idx, key, org_id, level, line, title, todo, todo_type, priority, local_tags, tags,
     outline_json, properties_json, category, scheduled, scheduled_raw, deadline,
     deadline_raw, closed, closed_raw, body, byte_start, byte_end, parent_idx, archived,
-    embed_hash)"""
+    embed_hash, agenda, agenda_lo, agenda_hi, agenda_pend, agenda_sexps)"""
     links: list[tuple] = field(default_factory=list)
     """(node_idx, type, path, description, search)"""
     passages: list[tuple] = field(default_factory=list)
@@ -247,6 +249,7 @@ def file_rows(doc: OrgDocument, relpath: str) -> FileRows:
     rows = FileRows(relpath, doc.title, filetags, list(doc.todo_keywords),
                     list(doc.done_keywords), list(doc.errors))
     all_tags: list[list[str]] = []
+    hidden: list[bool] = []
     categories: list[str] = []
     outlines: list[list[str]] = []
     keys = heading_keys(doc, relpath)
@@ -262,6 +265,10 @@ def file_rows(doc: OrgDocument, relpath: str) -> FileRows:
         outline = [*outlines[p], doc.headings[p].title] if p is not None else []
         outlines.append(outline)
         key = keys[h.index]
+        # Org's agenda skips archived and COMMENT subtrees whole (org-agenda-skip)
+        hidden.append(h.comment or "ARCHIVE" in tags or (p is not None and hidden[p]))
+        agenda = agenda_record(doc, h, hidden[-1])
+        window = agenda_window(agenda, h.todo_type == "done") if agenda else (None,) * 3
         bstart, bend = (h.start, h.end) if ascii_text else (to_bytes(h.start), to_bytes(h.end))
         rows.nodes.append((
             h.index, key, h.id, h.level, h.line, h.title, h.todo, h.todo_type, h.priority,
@@ -272,6 +279,8 @@ def file_rows(doc: OrgDocument, relpath: str) -> FileRows:
             _iso(h.closed), h.closed.raw if h.closed else None,
             h.body, bstart, bend, p, int(h.archived or "ARCHIVE" in tags),
             embed_hash(embed_text(outline, h.title, h.body)),
+            json.dumps(agenda, ensure_ascii=False) if agenda else None,
+            *window, int(str(agenda.get("sexp", 0))) if agenda else 0,
         ))
         for ln in h.links:
             rows.links.append((h.index, ln.type, ln.path, ln.description, ln.search))

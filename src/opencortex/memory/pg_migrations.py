@@ -156,6 +156,20 @@ _M006_NO_INSTR = """
     DROP FUNCTION IF EXISTS instr(text, text);
 """
 
+_M007_AGENDA = """
+    -- what Org's agenda may list for each heading (memory.agenda_stamps), JSON; NULL
+    -- for none: the agenda reads these rows only, never the files
+    ALTER TABLE nodes ADD COLUMN agenda text;
+    ALTER TABLE nodes ADD COLUMN agenda_lo integer;
+    ALTER TABLE nodes ADD COLUMN agenda_hi integer;
+    ALTER TABLE nodes ADD COLUMN agenda_pend integer;
+    ALTER TABLE nodes ADD COLUMN agenda_sexps integer NOT NULL DEFAULT 0;
+    CREATE INDEX nodes_agenda_hi ON nodes(agenda_hi) WHERE agenda_hi IS NOT NULL;
+    CREATE INDEX nodes_agenda_pend ON nodes(agenda_pend) WHERE agenda_pend IS NOT NULL;
+    CREATE INDEX nodes_agenda_sexps ON nodes(agenda_sexps) WHERE agenda_sexps > 0;
+    UPDATE files SET mtime_ns = -1, hash = '';
+"""
+
 PG_MIGRATIONS: list[tuple[str, str]] = [
     ("pg001_core", _M001_CORE),
     ("pg002_journal", _M002_JOURNAL),
@@ -163,6 +177,7 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
     # pg004_recall: recall's own set (recall.migrations)
     ("pg005_passages", _M005_PASSAGES),
     ("pg006_no_instr", _M006_NO_INSTR),
+    ("pg007_agenda", _M007_AGENDA),
 ]
 """The index's PostgreSQL steps (``migrations.INDEX.postgresql``)."""
 

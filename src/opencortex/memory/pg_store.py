@@ -49,7 +49,7 @@ _NODE_COPY_COLS = (
     "id, file_id, idx, key, org_id, level, line, title, todo, todo_type, priority, "
     "local_tags, tags, outline, properties, category, scheduled, scheduled_raw, deadline, "
     "deadline_raw, closed, closed_raw, body, byte_start, byte_end, parent_idx, archived, "
-    "embed_hash")
+    "embed_hash, agenda, agenda_lo, agenda_hi, agenda_pend, agenda_sexps")
 
 
 def _clean(v: object) -> object:

@@ -230,7 +230,7 @@ class SqlStore:
                 params.extend(text.params)
                 continue
             sql, args = self._compile(p, today)
-            where.append(f"NOT ({sql})" if p.negate else sql)
+            where.append(sql)
             params.extend(args)
         by_file = "f.path, n.idx"
         order_sql = {
@@ -256,8 +256,17 @@ class SqlStore:
         return [node_from_row(r, r[19] if with_body else None) for r in rows]
 
     def _compile(self, p: Predicate, today: dt.date) -> tuple[str, list[Any]]:
-        """One predicate as a condition over ``n`` (nodes) and ``f`` (files)."""
+        """One predicate as a condition over ``n`` (nodes) and ``f`` (files); a negated
+        one is true where the condition is not (NULL included: ``-todo:DONE`` keeps the
+        headings without a keyword, as org-ql's ``(not (todo "DONE"))`` does)."""
+        sql, args = self._condition(p, today)
+        return (f"(({sql}) IS NOT TRUE)", args) if p.negate else (sql, args)
+
+    def _condition(self, p: Predicate, today: dt.date) -> tuple[str, list[Any]]:
         d = self.dialect
+        if p.field == "any":
+            return self._join(" OR ", [
+                self._join(" AND ", [self._compile(q, today) for q in g]) for g in p.groups])
         v = list(p.values)
         f = p.field
         if f == "todo":
@@ -314,6 +323,39 @@ class SqlStore:
         rows = self.q(f"SELECT {NODE_COLS}{', n.body' if with_body else ''} FROM {_NODES} "
                       f"WHERE {where} ORDER BY {order}", params)
         return [node_from_row(r, r[19] if with_body else None) for r in rows]
+
+    def vocabulary(self) -> tuple[list[str], list[str]]:
+        """The TODO keywords of every indexed file (``#+TODO`` lines, else TODO/DONE)
+        and the priorities in use (Org's A, B, C always), for checking a query."""
+        kws: dict[str, None] = {}
+        for todo, done in self.q("SELECT todo_keywords, done_keywords FROM files"):
+            kws.update(dict.fromkeys([*json.loads(todo), *json.loads(done)]))
+        pris = {r[0] for r in self.q("SELECT DISTINCT priority FROM nodes "
+                                     "WHERE priority IS NOT NULL")}
+        return list(kws or {"TODO": None, "DONE": None}), sorted({"A", "B", "C"} | pris)
+
+    def agenda_rows(self, first: int | None = None, last: int | None = None,
+                    today: int | None = None) -> list[tuple[Any, ...]]:
+        """``(file, line, title, todo, todo_type, category, priority, tags, agenda JSON)``
+        of the headings the agenda may list (``agenda.rows_from_records``), file order;
+        with day ordinals ``first``..``last`` (and ``today``), only those that can reach
+        those days (``agenda.agenda_window``)."""
+        where, args = "n.agenda IS NOT NULL", []
+        if first is not None and last is not None:
+            reach = "(n.agenda_hi >= ? AND n.agenda_lo <= ?)"
+            args = [first, last]
+            if today is not None and first <= today <= last:
+                reach = f"({reach} OR n.agenda_pend <= ?)"
+                args.append(today)
+            where = reach
+        return [tuple(r) for r in self.q(
+            "SELECT f.path, n.line, n.title, n.todo, n.todo_type, n.category, n.priority, "
+            f"n.tags, n.agenda FROM {_NODES} WHERE {where} ORDER BY f.path, n.idx", args)]
+
+    def agenda_sexps(self) -> int:
+        """Diary sexps in the memex (the agenda never evaluates them; it says how many)."""
+        return int(self.q("SELECT coalesce(sum(agenda_sexps), 0) FROM nodes "
+                          "WHERE agenda_sexps > 0").fetchone()[0])
 
     def all_nodes(self, with_body: bool = False) -> list[Node]:
         """Every node, in file order."""

@@ -112,8 +112,9 @@ class SqliteStore(SqlStore):
             "INSERT INTO nodes (id, file_id, idx, key, org_id, level, line, title, todo, "
             "todo_type, priority, local_tags, tags, outline, properties, category, scheduled, "
             "scheduled_raw, deadline, deadline_raw, closed, closed_raw, body, byte_start, "
-            "byte_end, parent_idx, archived, embed_hash) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "byte_end, parent_idx, archived, embed_hash, agenda, agenda_lo, agenda_hi, "
+            "agenda_pend, agenda_sexps) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [(first + i, file_id, *r) for i, r in enumerate(rows.nodes)])
         db.executemany(
             "INSERT INTO nodes_fts (rowid, title, tags, body) VALUES (?,?,?,?)",

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+from .agenda import Agenda, compute_agenda, rows_from_records
 from .nodes import Node
 from .query import Predicate
 from .store import IndexStore
 
-__all__ = ["active_projects", "agenda", "next_actions", "overdue", "recently_done"]
+__all__ = ["active_projects", "agenda", "day_agenda", "next_actions", "overdue",
+           "recently_done"]
 
 
 def active_projects(store: IndexStore) -> list[Node]:
@@ -50,8 +52,18 @@ def overdue(store: IndexStore, today: dt.date | None = None) -> list[Node]:
     return list({n.key: n for n in [*a, *b]}.values())
 
 
+def day_agenda(store: IndexStore, today: dt.date | None = None, days: int = 7,
+               start: dt.date | None = None) -> Agenda:
+    """Org's day agenda (``org-agenda-list``) for ``days`` days from ``start`` (default
+    today): the one computation behind ``opencortex agenda`` and GTD questions."""
+    today = today or dt.date.today()
+    first = (start or today).toordinal()
+    rows = store.agenda_rows(first, first + days - 1, today.toordinal())
+    return compute_agenda(rows_from_records(rows), today, days, start, store.agenda_sexps())
+
+
 def agenda(store: IndexStore, today: dt.date | None = None, days: int = 7) -> dict[str, list[Node]]:
-    """Today's agenda: scheduled/deadlines in the next ``days``, overdue, next actions."""
+    """The GTD dashboard: scheduled/deadlines in the next ``days``, overdue, next actions."""
     today = today or dt.date.today()
     return {
         "scheduled": store.find([Predicate("todo"), Predicate("scheduled", (f"+{days}",))],

@@ -195,6 +195,8 @@ class ElementScanner:
         self._items: dict[int, tuple[int, int]] = {}
         # lines that may end a paragraph (blank, or starting like a separator)
         self._sep_lines: list[int] | None = None
+        self.clock_lines: list[int] = []
+        """0-based lines where org-element makes a clock element."""
 
     # ------------------------------------------------------------ positions
 
@@ -261,6 +263,7 @@ class ElementScanner:
                     i += 1
                 continue
             if c in "Cc" and _CLOCK.match(line):
+                self.clock_lines.append(i)
                 i += 1
                 continue
             i = self._element(i, limit, depth, c)

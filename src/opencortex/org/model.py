@@ -156,6 +156,10 @@ class OrgDocument:
     preamble_links: list[Link] = field(default_factory=list)
     """Links before the first headline."""
     preamble_end: int = 0
+    clock_lines: list[int] = field(default_factory=list)
+    """1-based lines holding a CLOCK element as org-element makes one (in a section, a
+    drawer, a list item, a greater block): never a ``CLOCK:`` line quoted in an example
+    or src block, a table, a fixed-width area or a property drawer."""
     errors: list[str] = field(default_factory=list)
     """Problems met while reading (invalid UTF-8, NUL bytes...): counted, never fatal."""
 

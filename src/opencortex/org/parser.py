@@ -277,6 +277,7 @@ def parse(text: str, path: str | None = None) -> OrgDocument:
     keywords = sc.keywords if sc is not None else []
 
     doc = OrgDocument(text=text, path=path)
+    doc.clock_lines = [i + 1 for i in sc.clock_lines] if sc is not None else []
     for kw in keywords:
         doc.keywords.setdefault(kw.key, []).append(kw.value)
     settings = compute_settings(((k.key, k.value) for k in keywords), path,

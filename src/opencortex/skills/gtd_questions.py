@@ -283,6 +283,29 @@ def _date_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] | No
     return None
 
 
+def _agenda_answer(memex: Memex, today: dt.date, lo: dt.date, hi: dt.date,
+                   label: str) -> str:
+    """The agenda (``memory.agenda``, as ``opencortex agenda`` computes it) for the days
+    ``lo``..``hi``: appointments, ranges, scheduled items and deadlines, with Org's
+    prefixes ("In 4 d.:", "Sched. 3x:") and where each is written."""
+    start = max(lo, today) if hi >= today else lo
+    ag = memex.day_agenda(today=today, start=start, days=min((hi - start).days + 1, 62))
+    lines: list[str] = []
+    for day in ag.days:
+        if not day.items:
+            continue
+        if len(ag.days) > 1:
+            lines.append(f"{day.date:%a %d %b}:")
+        for it in day.items[:MAX_ROWS]:
+            when = f"{it.time}-{it.end} " if it.end else f"{it.time} " if it.time else ""
+            lines.append(f"- {when}{it.leader}{it.heading} ({it.file}:{it.line})")
+        if len(day.items) > MAX_ROWS:
+            lines.append(f"- … and {len(day.items) - MAX_ROWS} more")
+    if not lines:
+        return f"Nothing on the agenda {label}."
+    return f"On the agenda {label}:\n" + "\n".join(lines)
+
+
 def _first_action(nodes: list[Node], scope: Node) -> Node | None:
     """A container's next action: its first NEXT task, else its first open one not waiting."""
     opens = [n for n in _under(nodes, scope) if _is_open(n) and n.key != scope.key]
@@ -384,6 +407,10 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
         due_only = bool(re.search(r"\b(?:due|deadlines?)\b", text, re.I)) and not closed
         sched_only = bool(re.search(r"\bscheduled\b", text, re.I)) and not due_only \
             and not closed
+        if not (closed or due_only or sched_only or named_tags or scope is not None
+                or _PRIO.search(text)):
+            # "what's on wednesday?": the days as Org's agenda shows them
+            return _agenda_answer(memex, now.date(), lo, hi, label)
 
         def hit(n: Node) -> bool:
             from ..org.timestamps import parse_timestamp
