@@ -240,10 +240,13 @@ def cancel_pending(kernel: Kernel, by: str = "shutdown") -> int:
     return n
 
 
-async def run_chat(kernel: Kernel, text: str, session: str, source: str
+async def run_chat(kernel: Kernel, text: str, session: str, source: str,
+                   history: list[dict[str, str]] | None = None
                    ) -> AsyncIterator[tuple[str, Any]]:
     """Submit one request; yield ``("reply", (text, data))`` and ``("approval", pending)``
-    as the pipeline produces them, without holding a thread while it works or waits."""
+    as the pipeline produces them, without holding a thread while it works or waits.
+    ``history``: the conversation's earlier turns (``{"role", "text"}``) the client sent,
+    for skills to read the request in their context (``opencortex.signal.history``)."""
     loop = asyncio.get_running_loop()
     q: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
@@ -254,7 +257,8 @@ async def run_chat(kernel: Kernel, text: str, session: str, source: str
     fut = kernel.submit({"payload": {"sensor": "user-input", "text": text},
                          "meta": {"source": source, "session": session, "gateway": "http",
                                   "reply": lambda t, d=None: put(("reply", (t, d))),
-                                  "on_approval": lambda p: put(("approval", p))}})
+                                  "on_approval": lambda p: put(("approval", p)),
+                                  **({"history": history} if history else {})}})
     if fut is None:
         raise HTTPException(503, "not accepting requests (shutting down)")
     fut.add_done_callback(lambda _f: put(("done", None)))
@@ -540,7 +544,7 @@ def create_app(memex: Memex, kernel: Kernel | None = None, token: str | None = N
     ``runtime``: the process's :class:`~opencortex.runtime.Runtime` (default: one around
     ``memex``) — the kernel, skills, model and guard facade come from it."""
     from ..errors import OpenCortexError
-    from .openai_compat import chat_completions, models
+    from .openai_compat import Conversations, chat_completions, models
 
     if token is None:
         from .auth import load_or_create_token
@@ -627,5 +631,6 @@ def create_app(memex: Memex, kernel: Kernel | None = None, token: str | None = N
     app.state.max_body = max_body
     app.state.runtime = runtime
     app.state.access = runtime.access("http")
+    app.state.conversations = Conversations()  # the OpenAI endpoint's sessions
     return Gate(app, token, RateLimiter(rate, burst), max_body, timeout=request_timeout,
                 long_timeout=request_timeout + approval_timeout, hosts=tuple(allowed_hosts))
