@@ -78,3 +78,13 @@ def test_unknown_model_is_openai_404_and_models_lists_the_valid_one(live: Live) 
     assert "opencortex" in err["message"]
     st, body, _ = live.request("POST", "/v1/chat/completions", {"messages": "hi"})
     assert st == 422 and isinstance(body["error"]["message"], str)
+
+
+def test_openapi_servers_is_the_address_the_daemon_listens_on(live: Live) -> None:
+    """The test daemon runs on a free port (never the default 8765)."""
+    assert live.port != 8765
+    st, spec, _ = live.request("GET", "/openapi.json")
+    assert st == 200 and spec["servers"] == [{"url": f"http://127.0.0.1:{live.port}"}]
+    op = spec["paths"]["/v1/chat/completions"]["post"]
+    assert op["responses"]["404"]["content"]["application/json"]["schema"]["$ref"] \
+        .endswith("/OpenAIError")

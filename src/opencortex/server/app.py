@@ -498,7 +498,17 @@ async def recall(request: Request) -> Response:
 async def openapi(request: Request) -> Response:
     from .openapi import spec
 
-    return JSON(spec())
+    return JSON(spec(listening(request)))
+
+
+def listening(request: Request) -> str:
+    """The daemon's own address, as the socket this request came in on (not a Host
+    header a client chose)."""
+    server = request.scope.get("server")
+    if not server or server[1] is None:
+        return "http://127.0.0.1:8765"
+    host, port = str(server[0]), int(server[1])
+    return f"{request.url.scheme}://{f'[{host}]' if ':' in host else host}:{port}"
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
