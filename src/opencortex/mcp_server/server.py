@@ -300,16 +300,35 @@ class OpenCortexTools:
                                                  default=str))
 
 
-def _tool(server: MCPServer, annotations: ToolAnnotations, title: str
-          ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def _tool(server: MCPServer, annotations: ToolAnnotations, title: str,
+          name: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a tool, its docstring (dedented) as the description."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        server.add_tool(fn, title=title, description=inspect.cleandoc(fn.__doc__ or ""),
+        server.add_tool(fn, name=name, title=title,
+                        description=inspect.cleandoc(fn.__doc__ or ""),
                         annotations=annotations)
         return fn
 
     return deco
+
+
+NodeArg = Annotated[str, Field(min_length=1, description=(
+    "The entry: an ID, a key (FILE::Outline/Title), FILE:LINE, an exact title, or an "
+    "opencortex://node/... URI."))]
+DateArg = Annotated[str, Field(description=(
+    "YYYY-MM-DD, 'YYYY-MM-DD HH:MM', today, tomorrow, +3d, +1w, +1m, or none to remove."))]
+RepeatArg = Annotated[str | None, Field(description="A repeater: +1w, ++1d, .+1m.")]
+
+
+def _date_tool(t: OpenCortexTools, kind: str) -> Callable[..., dict[str, Any]]:
+    """The tool that sets ``kind`` (SCHEDULED or DEADLINE): one shape for both."""
+
+    def set_date(node: NodeArg, date: DateArg, repeat: RepeatArg = None) -> dict[str, Any]:
+        return t.schedule(kind, node, date, repeat)
+
+    set_date.__doc__ = f"Set (or remove) an entry's {kind} date."
+    return set_date
 
 
 def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
@@ -400,9 +419,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
 
     @_tool(server, WRITES, "Append to an entry")
     def append(
-        node: Annotated[str, Field(min_length=1, description=(
-            "The entry: an ID, a key (FILE::Outline/Title), FILE:LINE, an exact title, "
-            "or an opencortex://node/... URI."))],
+        node: NodeArg,
         text: Annotated[str, Field(min_length=1, description=(
             "Text to add at the end of the entry's own section (kept as text: lines Org "
             "would read as structure are escaped)."))],
@@ -412,9 +429,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
 
     @_tool(server, WRITES, "Set a TODO state")
     def todo(
-        node: Annotated[str, Field(min_length=1, description=(
-            "The entry: an ID, a key (FILE::Outline/Title), FILE:LINE, an exact title, "
-            "or an opencortex://node/... URI."))],
+        node: NodeArg,
         state: Annotated[str, Field(min_length=1, description=(
             "A TODO keyword of the entry's file (e.g. TODO, NEXT, DONE), or 'none' to "
             "clear it."))],
@@ -423,39 +438,13 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         moves to its next date instead), reopening removes it."""
         return t.edit("set_todo", node, state)
 
-    @_tool(server, WRITES, "Schedule an entry")
-    def schedule(
-        node: Annotated[str, Field(min_length=1, description=(
-            "The entry: an ID, a key (FILE::Outline/Title), FILE:LINE, an exact title, "
-            "or an opencortex://node/... URI."))],
-        date: Annotated[str, Field(description=(
-            "YYYY-MM-DD, 'YYYY-MM-DD HH:MM', today, tomorrow, +3d, +1w, +1m, or none "
-            "to remove."))],
-        repeat: Annotated[str | None, Field(description=(
-            "A repeater: +1w, ++1d, .+1m."))] = None,
-    ) -> dict[str, Any]:
-        """Set (or remove) an entry's SCHEDULED date."""
-        return t.schedule("SCHEDULED", node, date, repeat)
-
-    @_tool(server, WRITES, "Set a deadline")
-    def deadline(
-        node: Annotated[str, Field(min_length=1, description=(
-            "The entry: an ID, a key (FILE::Outline/Title), FILE:LINE, an exact title, "
-            "or an opencortex://node/... URI."))],
-        date: Annotated[str, Field(description=(
-            "YYYY-MM-DD, 'YYYY-MM-DD HH:MM', today, tomorrow, +3d, +1w, +1m, or none "
-            "to remove."))],
-        repeat: Annotated[str | None, Field(description=(
-            "A repeater: +1w, ++1d, .+1m."))] = None,
-    ) -> dict[str, Any]:
-        """Set (or remove) an entry's DEADLINE."""
-        return t.schedule("DEADLINE", node, date, repeat)
+    for kind, name, title in (("SCHEDULED", "schedule", "Schedule an entry"),
+                              ("DEADLINE", "deadline", "Set a deadline")):
+        _tool(server, WRITES, title, name)(_date_tool(t, kind))
 
     @_tool(server, WRITES, "Change tags")
     def tag(
-        node: Annotated[str, Field(min_length=1, description=(
-            "The entry: an ID, a key (FILE::Outline/Title), FILE:LINE, an exact title, "
-            "or an opencortex://node/... URI."))],
+        node: NodeArg,
         changes: Annotated[list[str], Field(min_length=1, description=(
             "+tag (or tag) adds, -tag removes; tags are letters, digits, _@#%."))],
     ) -> dict[str, Any]:
@@ -464,9 +453,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
 
     @_tool(server, WRITES, "Set a priority")
     def priority(
-        node: Annotated[str, Field(min_length=1, description=(
-            "The entry: an ID, a key (FILE::Outline/Title), FILE:LINE, an exact title, "
-            "or an opencortex://node/... URI."))],
+        node: NodeArg,
         level: Annotated[str, Field(description="A, B, C, or none to remove it.")],
     ) -> dict[str, Any]:
         """Set (or remove) an entry's priority cookie ([#A])."""
@@ -474,9 +461,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
 
     @_tool(server, WRITES, "Set a property")
     def property(
-        node: Annotated[str, Field(min_length=1, description=(
-            "The entry: an ID, a key (FILE::Outline/Title), FILE:LINE, an exact title, "
-            "or an opencortex://node/... URI."))],
+        node: NodeArg,
         key: Annotated[str, Field(min_length=1, description=(
             "The property name (no spaces; not END)."))],
         value: Annotated[str | None, Field(description=(
@@ -497,9 +482,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
 
     @_tool(server, WRITES, "Save an answer under an entry")
     def save_answer(
-        node: Annotated[str, Field(min_length=1, description=(
-            "The entry: an ID, a key (FILE::Outline/Title), FILE:LINE, an exact title, "
-            "or an opencortex://node/... URI."))],
+        node: NodeArg,
         answer: Annotated[str, Field(min_length=1, description=(
             "The answer (Markdown is rendered as Org text)."))],
         question: Annotated[str, Field(description=(
@@ -537,9 +520,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
 
     @_tool(server, READ_ONLY, "Suggest links")
     def links_suggest(
-        node: Annotated[str, Field(min_length=1, description=(
-            "The entry: an ID, a key (FILE::Outline/Title), FILE:LINE, an exact title, "
-            "or an opencortex://node/... URI."))],
+        node: NodeArg,
         k: Annotated[int, Field(ge=1, le=20, description="How many suggestions.")] = 5,
     ) -> dict[str, Any]:
         """Notes close in meaning to an entry that neither link to it nor are linked
