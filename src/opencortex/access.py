@@ -354,6 +354,9 @@ class Access:
         no_nul(key, "key")
         if value is not None:
             no_nul(value, "value")
+        if key.upper() == "ID" and self.client not in PERSON:
+            raise AccessDenied("an entry's ID is what links and clients point at: only you "
+                               "change it (`opencortex set-property NODE ID VALUE`)")
         return self._edit(ref, "set-property", f"{key} {value or ''}",
                           lambda n: self.memex.writer.set_property(n, key, value))
 

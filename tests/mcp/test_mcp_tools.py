@@ -103,6 +103,8 @@ async def _run(memex: Path, index: Path) -> dict[str, Any]:
                 "node": ref, "key": "EFFORT", "value": "0:30\n* Injected headline"}))
             seen["property_bad"] = await call("property", {"node": ref, "key": "A B",
                                                            "value": "x"})
+            seen["property_id"] = await call("property", {"node": ref, "key": "id",
+                                                          "value": CACHING_ID})
             seen["file_after_edits"] = (memex / cap["file"]).read_text(encoding="utf-8")
             seen["new_note"] = _data(await call("new_note", {
                 "title": "Quokka care", "body": "They like shade.", "tags": ["zoo"]}))
@@ -253,6 +255,8 @@ def test_property_is_one_line(run) -> None:
     text = seen["file_after_edits"]
     assert ":EFFORT:" in text and "\n* Injected headline" not in text
     assert "not a valid property name" in _err(seen["property_bad"])
+    assert "only you change it" in _err(seen["property_id"])  # links point at IDs
+    assert text.count(CACHING_ID) == 0
 
 
 def test_new_note(run) -> None:
