@@ -7,7 +7,8 @@ from Sam?" is read against the earlier answer).  The session follows the message
 reply is remembered under a hash of the whole conversation so far, and the next request
 whose earlier messages hash the same continues that session (an edited or forked history
 starts a new one).  ``user``, when given, names the session instead.  An unknown model is
-a 404 in OpenAI's error shape; ``/v1/models`` lists the one model there is."""
+a 404 in OpenAI's error shape (other errors: the project's one error body);
+``/v1/models`` lists the one model there is."""
 
 from __future__ import annotations
 
@@ -68,14 +69,9 @@ class ChatRequest:
 
 
 def parse_request(body: Any) -> ChatRequest:
-    """The request, its conversation and options; 4xx for anything malformed, 404 for a
-    model that is not ``opencortex``."""
+    """The request, its conversation and options; 4xx for anything malformed."""
     if not isinstance(body, dict):
         raise HTTPException(422, "the body must be a JSON object")
-    model = body.get("model")
-    if model is not None and model not in MODELS:
-        raise HTTPException(404, f"The model `{str(model)[:100]}` does not exist; use "
-                                 f"{', '.join(MODELS)} (GET /v1/models lists them)")
     msgs = body.get("messages")
     if not isinstance(msgs, list) or not msgs or not all(
             isinstance(m, dict) and isinstance(m.get("role"), str) for m in msgs):
@@ -150,15 +146,16 @@ def _chunk(cid: str, created: int, delta: dict[str, Any], finish: str | None) ->
 
 
 async def chat_completions(request: Request) -> Response:
-    try:
-        req = parse_request(await read_json(request))
-    except HTTPException as e:
-        return openai_error(e.status_code, str(e.detail),
-                            "model" if e.status_code == 404 else None,
-                            "model_not_found" if e.status_code == 404 else None)
+    body = await read_json(request)  # malformed: the project's error body, as everywhere
+    model = body.get("model") if isinstance(body, dict) else None
+    if model is not None and model not in MODELS:  # as OpenAI answers it
+        return openai_error(404, f"The model `{str(model)[:100]}` does not exist; use "
+                                 f"{', '.join(MODELS)} (GET /v1/models lists them)",
+                            "model", "model_not_found")
+    req = parse_request(body)
     kernel = request.app.state.kernel
     if not kernel.accepting:
-        return openai_error(503, "not accepting requests (shutting down)")
+        raise HTTPException(503, "not accepting requests (shutting down)")
     convs: Conversations = request.app.state.conversations
     session = convs.session(req)
     history = _history(req)

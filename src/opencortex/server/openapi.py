@@ -113,8 +113,8 @@ def spec(server: str = "http://127.0.0.1:8765") -> dict[str, Any]:
             "description": "The last user message is the request; the messages before "
                            "it are the conversation the request is read in (a follow-up "
                            "such as 'which of those ...' narrows the earlier answer). The "
-                           "session follows the messages; `user` names it instead. Errors "
-                           "of this route are in OpenAI's shape.",
+                           "session follows the messages; `user` names it instead. An "
+                           "unknown model is a 404 in OpenAI's error shape.",
             "operationId": "chatCompletions",
             "requestBody": _body(_ref("ChatCompletionRequest")),
             "responses": {"200": {"description": "chat.completion, or chat.completion.chunk "
@@ -124,8 +124,7 @@ def spec(server: str = "http://127.0.0.1:8765") -> dict[str, Any]:
                                       "text/event-stream": {"schema": {"type": "string"}}}},
                           **_ERRORS,
                           "404": _json(_ref("OpenAIError"), "Unknown model "
-                                       "(code model_not_found)"),
-                          "422": _json(_ref("OpenAIError"), "Malformed request")}}},
+                                       "(code model_not_found)")}}},
         "/v1/models": {"get": {"summary": "OpenAI-compatible model list",
                                "operationId": "models",
                                "responses": {"200": _json(obj, "The one model")}}},
