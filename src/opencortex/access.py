@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import itertools
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -65,6 +67,10 @@ class Access:
         self._private = frozenset(self.policy.privacy_tags)
         self._lock = lock if lock is not None else threading.RLock()
         self._gateway = gateway
+        self.batch_prefix = f"{client}:{uuid.uuid4().hex[:12]}:"
+        """What this Access's own writes are journaled under (``undo_own`` undoes only
+        those: never the person's writes, nor another client's or connection's)."""
+        self._seq = itertools.count(1)
 
     @classmethod
     def for_signal(cls, memex: Memex, meta: dict[str, Any]) -> Access:
@@ -157,6 +163,71 @@ class Access:
             raise NodeNotFoundError(f"node {ref!r}: {reason}")
         return res.nodes[0].text
 
+    def _file_path(self, rel: str) -> tuple[str, Any]:
+        from .guard import UnsafePathError
+
+        try:
+            path = self.guard.confine(rel)
+        except UnsafePathError as e:
+            raise NodeNotFoundError(f"{rel!r}: {e}") from None
+        return path.relative_to(self.memex.root).as_posix(), path
+
+    def files(self) -> list[dict[str, Any]]:
+        """The memex's indexed .org files this client may see, with their entry counts
+        (a file whose entries are all withheld, or that is private as a whole, is left
+        out)."""
+        from .org.parser import parse
+
+        out = []
+        with self._lock:
+            rels = sorted(self.memex.store.file_states())
+            for rel in rels:
+                nodes = self.memex.store.file_nodes(rel)
+                seen = self._visible(nodes)
+                if nodes and not seen:
+                    continue
+                if not nodes and not self.sees_private:
+                    path = self.memex.root / rel
+                    try:
+                        if self.hidden(parse(path.read_text(encoding="utf-8",
+                                                            errors="replace")).filetags):
+                            continue
+                    except OSError:
+                        continue
+                out.append({"file": rel, "entries": len(seen)})
+        return out
+
+    def file_text(self, rel: str) -> str:
+        """A whole .org file's text as this client may see it: the preamble, then each
+        top-level entry's subtree with withheld entries and subtrees cut out (a file that
+        is private as a whole is "not found", never named)."""
+        from .org.parser import parse
+
+        rel, path = self._file_path(rel)
+        with self._lock:
+            known = rel in self.memex.store.file_states()
+            nodes = sorted(self.memex.store.file_nodes(rel), key=lambda n: n.line)
+        if not known or not path.is_file():
+            raise NodeNotFoundError(f"{rel}: no such indexed .org file in the memex (list "
+                                    "them with the opencortex://files resource)")
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if self.hidden(parse(text).filetags):
+            raise NodeNotFoundError(_withheld(rel))
+        if self.sees_private:
+            return text
+        tops: list[Node] = []
+        for n in nodes:
+            if not tops or n.level <= tops[-1].level:
+                tops.append(n)
+        lines = text.splitlines(keepends=True)
+        parts = ["".join(lines[:tops[0].line - 1] if tops else lines)]
+        for n in tops:
+            if self.hidden(n.tags):
+                continue
+            got = self.read([n.key], depth=0, budget=10**9)
+            parts += [x.text.rstrip("\n") + "\n" for x in got.nodes[:1]]
+        return "".join(parts)
+
     def node_at(self, file: str, line: int) -> Node | None:
         from .schema import line_number
 
@@ -230,6 +301,20 @@ class Access:
                 "in config.toml to let clients write without asking")
         return str(d.action.args["path"])
 
+    @contextlib.contextmanager
+    def _journaled(self) -> Iterator[None]:
+        """Journal the write under this Access's own batch, unless a caller (a pipeline
+        signal) already grouped it under its batch."""
+        w = self.memex.writer
+        if w.batch is not None:
+            yield
+            return
+        w.batch = f"{self.batch_prefix}{next(self._seq)}"
+        try:
+            yield
+        finally:
+            w.batch = None
+
     def capture(self, text: str, to: str | None = None, todo: str | None = None,
                 tags: list[str] | None = None) -> Any:
         """A new entry (a WriteResult) in ``to`` (a file or a node; default the inbox),
@@ -241,20 +326,96 @@ class Access:
             if to and to.endswith(".org") and "::" not in to:
                 no_nul(to, "to")
                 target = self._allow_write(to, "capture", text)
-                return self.memex.writer.capture(text, target=target, todo=todo, tags=tags)
+                with self._journaled():
+                    return self.memex.writer.capture(text, target=target, todo=todo,
+                                                     tags=tags)
             parent = self.resolve(to) if to else None
             self._allow_write(parent.file if parent else self.memex.settings.capture_target,
                               "capture", text)
-            return self.memex.writer.capture(text, todo=todo, tags=tags, parent=parent)
+            with self._journaled():
+                return self.memex.writer.capture(text, todo=todo, tags=tags, parent=parent)
+
+    def _edit(self, ref: str, op: str, text: str, fn: Callable[[Node], Any]) -> Any:
+        """One edit of an existing entry: the node as this client sees it, the guard's
+        memex.write to its file, then the writer (which validates what is set)."""
+        with self._lock:
+            node = self.resolve(ref)
+            self._allow_write(node.file, op, text)
+            with self._journaled():
+                return fn(node)
 
     def append(self, ref: str, text: str) -> Any:
         from .schema import no_nul
 
         no_nul(text, "text")
+        return self._edit(ref, "append", text, lambda n: self.memex.writer.append(n, text))
+
+    def set_todo(self, ref: str, state: str | None) -> Any:
+        return self._edit(ref, "todo", state or "",
+                          lambda n: self.memex.writer.set_todo(n, state))
+
+    def set_priority(self, ref: str, priority: str | None) -> Any:
+        return self._edit(ref, "priority", priority or "",
+                          lambda n: self.memex.writer.set_priority(n, priority))
+
+    def set_property(self, ref: str, key: str, value: str | None) -> Any:
+        from .schema import no_nul
+
+        no_nul(key, "key")
+        if value is not None:
+            no_nul(value, "value")
+        if key.upper() == "ID" and self.client not in PERSON:
+            raise AccessDenied("an entry's ID is what links and clients point at: only you "
+                               "change it (`opencortex set-property NODE ID VALUE`)")
+        return self._edit(ref, "set-property", f"{key} {value or ''}",
+                          lambda n: self.memex.writer.set_property(n, key, value))
+
+    def tag(self, ref: str, changes: list[str]) -> Any:
+        return self._edit(ref, "tag", " ".join(changes),
+                          lambda n: self.memex.writer.tag(n, changes))
+
+    def set_date(self, ref: str, kind: str, when: dt.date | dt.datetime | None,
+                 repeater: str | None = None) -> Any:
+        """SCHEDULED or DEADLINE (``when`` None removes it)."""
+        from .schema import repeater as check_repeater
+
+        check_repeater(repeater)
+        op = "schedule" if kind.upper() == "SCHEDULED" else "deadline"
+        return self._edit(ref, op, str(when),
+                          lambda n: self.memex.writer.set_date(n, kind, when, repeater))
+
+    def new_note(self, title: str, body: str = "", tags: list[str] | None = None) -> Any:
+        """A new note file in the notes folder, after the guard allowed writing it."""
+        from .schema import no_nul
+
+        no_nul(title, "title")
+        no_nul(body, "body")
         with self._lock:
-            node = self.resolve(ref)
-            self._allow_write(node.file, "append", text)
-            return self.memex.writer.append(node, text)
+            self._allow_write(self.memex.writer.note_path(title), "new-note",
+                              f"{title}\n{body}")
+            with self._journaled():
+                return self.memex.writer.new_note(title, body, tags)
+
+    def undo_own(self, count: int = 1) -> list[Any]:
+        """Undo this Access's last ``count`` writes (newest first) — only its own: the
+        person's and other clients' writes are never touched, and a file changed since
+        is refused by the writer.  Each undo is a memex.write the guard checks."""
+        from .errors import WriteError
+
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 100:
+            raise ValidationError(f"count must be a whole number from 1 to 100, got {count!r}")
+        out: list[Any] = []
+        with self._lock:
+            mine = [e for e in self.memex.store.journal(limit=10_000)
+                    if (e.batch or "").startswith(self.batch_prefix)][:count]
+            if not mine:
+                raise WriteError("nothing to undo: this client has made no write (still "
+                                 "in effect) in this session")
+            for e in mine:
+                rel = self.guard.confine(e.path).relative_to(self.memex.root).as_posix()
+                self._allow_write(rel, "undo", e.description)
+                out += self.memex.writer.undo(batch=e.batch)
+        return out
 
 
 class _StoreView:

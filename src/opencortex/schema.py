@@ -9,6 +9,7 @@ Every failure is a :class:`ValidationError` whose message says what to fix.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Mapping
@@ -18,7 +19,7 @@ from typing import Any
 from .errors import ValidationError
 
 __all__ = ["MAX_DEPTH", "MAX_LINE", "Field", "ValidationError", "check", "line_number",
-           "loads", "no_nul", "no_nul_anywhere", "node_ref", "org_year"]
+           "loads", "no_nul", "no_nul_anywhere", "node_ref", "org_year", "repeater", "when"]
 
 MAX_DEPTH = 64
 """Deepest JSON nesting a client may send (real payloads use 3 or 4 levels)."""
@@ -207,3 +208,48 @@ def _article(kind: str) -> str:
 def _short(v: Any) -> str:
     s = repr(v)
     return s if len(s) <= 40 else s[:37] + "..."
+
+
+def when(value: str, now: dt.datetime | None = None) -> dt.date | dt.datetime | None:
+    """A date a client or the person sets (SCHEDULED, DEADLINE): YYYY-MM-DD,
+    'YYYY-MM-DD HH:MM', today, tomorrow, +Nd/+Nw/+Nm, or none (None: remove it)."""
+    if not isinstance(value, str):
+        raise ValidationError(f"a date must be a string, got {_short(value)}")
+    v = value.strip().lower()
+    now = now or dt.datetime.now()
+    today = now.date()
+    if v in ("none", "-", ""):
+        return None
+    if v == "today":
+        return today
+    if v == "tomorrow":
+        return today + dt.timedelta(days=1)
+    m = re.fullmatch(r"\+(\d{1,5})([dwm]?)", v)
+    try:
+        if m:
+            n, unit = int(m.group(1)), m.group(2) or "d"
+            if unit == "m":
+                y, mo = divmod(today.month - 1 + n, 12)
+                got: dt.date = today.replace(year=today.year + y, month=mo + 1,
+                                             day=min(today.day, 28))
+            else:
+                got = today + dt.timedelta(days=n * (7 if unit == "w" else 1))
+        elif re.fullmatch(r"\d{4}-\d{2}-\d{2}", v):
+            got = dt.date.fromisoformat(v)
+        else:
+            got = dt.datetime.fromisoformat(value.strip().replace("T", " "))
+    except (ValueError, OverflowError):
+        raise ValidationError(
+            f"{value[:60]!r}: use YYYY-MM-DD, 'YYYY-MM-DD HH:MM', today, tomorrow, +3d, "
+            "+1w or none") from None
+    org_year(got.year, "date")
+    return got
+
+
+def repeater(value: str | None) -> str | None:
+    """An Org repeater (+1w, ++1d, .+1m) or None."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or not re.fullmatch(r"(\.\+|\+\+|\+)\d{1,4}[hdwmy]", value):
+        raise ValidationError(f"{_short(value)}: a repeater looks like +1w, ++1d or .+1m")
+    return value

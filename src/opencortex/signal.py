@@ -17,7 +17,7 @@ from typing import Any
 from .errors import SignalError
 
 __all__ = ["ASYNC_SENSORS", "NO_CONVERSATION", "SIGNAL_TYPES", "SYNC_SENSORS", "Delegation",
-           "Intent", "Signal", "SignalError", "conversation", "inject"]
+           "Intent", "Signal", "SignalError", "conversation", "history", "inject"]
 
 NO_CONVERSATION = "internal"
 """The session of a signal that is part of no conversation (a heartbeat, an ``@agent``
@@ -29,6 +29,27 @@ def conversation(meta: dict[str, Any]) -> str | None:
     """The conversation a signal belongs to, or None when it belongs to none."""
     s = meta.get("session")
     return None if s in (None, "", NO_CONVERSATION) else str(s)
+
+
+HISTORY_TURNS = 12
+"""Earlier turns of a conversation a gateway hands the kernel (the newest ones)."""
+HISTORY_CHARS = 4000
+"""Each earlier turn is cut to this many characters."""
+
+
+def history(meta: dict[str, Any]) -> list[tuple[str, str]]:
+    """The conversation's earlier turns as ``(role, text)``, oldest first, that a gateway
+    put in ``meta["history"]`` (the OpenAI endpoint: the messages before the last one).
+    Whatever is malformed is dropped: it came from a client."""
+    raw = meta.get("history")
+    if not isinstance(raw, list):
+        return []
+    out = []
+    for t in raw[-HISTORY_TURNS:]:
+        if isinstance(t, dict) and t.get("role") in ("user", "assistant") and \
+                isinstance(t.get("text"), str) and t["text"].strip():
+            out.append((str(t["role"]), t["text"][:HISTORY_CHARS]))
+    return out
 
 
 SIGNAL_TYPES = ("event", "request", "response", "log")

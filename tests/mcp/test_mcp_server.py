@@ -19,7 +19,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
 CACHING = "notes/caching-strategies.org"
 CACHING_ID = "6d4942f8-dde5-46fc-aa5e-559c341cc2d6"
-READ_ONLY = {"search", "read", "agenda", "recollect"}
+READ_ONLY = {"search", "read", "query", "agenda", "review", "links_suggest", "recollect"}
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memex"
 
 
@@ -101,10 +101,10 @@ def test_tools_listed_with_annotations_and_described_inputs(session) -> None:
     seen, _, _ = session
     tools = seen["tools"]
     assert seen["server"] == "opencortex"
-    assert set(tools) == {"search", "read", "agenda", "capture", "recollect"}
+    assert {"search", "read", "agenda", "capture", "recollect"} <= set(tools)
     for name, tool in tools.items():
         ann = tool.annotations
-        assert ann is not None and ann.destructive_hint is False, name
+        assert ann is not None and ann.destructive_hint is (name == "undo"), name
         assert ann.read_only_hint is (name in READ_ONLY), name
         assert tool.description, name
         props = tool.input_schema["properties"]
@@ -170,7 +170,7 @@ def test_recollect_presents_then_the_person_identifies(session) -> None:
 
 def test_node_resource_is_the_org_text(session) -> None:
     seen = session[0]
-    assert seen["templates"] == ["opencortex://node/{id}"]
+    assert "opencortex://node/{id}" in seen["templates"]
     for res in (seen["resource"], seen["resource_by_key"]):
         assert res.mime_type == "text/x-org"
         assert res.text.startswith("* Caching strategies")

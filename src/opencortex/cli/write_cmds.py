@@ -33,31 +33,14 @@ def _report(results: list, json_: bool) -> None:
 
 
 def parse_when(value: str, now: dt.datetime | None = None) -> dt.date | dt.datetime | None:
-    """YYYY-MM-DD, 'YYYY-MM-DD HH:MM', today, tomorrow, +Nd/+Nw/+Nm, none."""
-    v = value.strip().lower()
-    now = now or dt.datetime.now()
-    today = now.date()
-    if v in ("none", "-", ""):
-        return None
-    if v == "today":
-        return today
-    if v == "tomorrow":
-        return today + dt.timedelta(days=1)
-    m = re.fullmatch(r"\+(\d+)([dwm]?)", v)
-    if m:
-        n, unit = int(m.group(1)), m.group(2) or "d"
-        if unit == "m":
-            y, mo = divmod(today.month - 1 + n, 12)
-            return today.replace(year=today.year + y, month=mo + 1, day=min(today.day, 28))
-        return today + dt.timedelta(days=n * (7 if unit == "w" else 1))
+    """YYYY-MM-DD, 'YYYY-MM-DD HH:MM', today, tomorrow, +Nd/+Nw/+Nm, none
+    (:func:`opencortex.schema.when`, as MCP clients send them)."""
+    from ..schema import ValidationError, when
+
     try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", v):
-            return dt.date.fromisoformat(v)
-        return dt.datetime.fromisoformat(value.strip().replace("T", " "))
-    except ValueError:
-        raise click.BadParameter(
-            f"{value!r}: use YYYY-MM-DD, 'YYYY-MM-DD HH:MM', today, tomorrow, +3d, +1w "
-            "or none") from None
+        return when(value, now)
+    except ValidationError as e:
+        raise click.BadParameter(str(e)) from None
 
 
 @click.command()
@@ -137,8 +120,12 @@ def _date_command(kind: str):
     @common_options
     def cmd(node: str, date: str, repeat: str | None, memex: str | None, index: str | None,
             json_: bool) -> None:
-        if repeat and not re.fullmatch(r"(\.\+|\+\+|\+)\d+[hdwmy]", repeat):
-            raise click.BadParameter(f"{repeat!r}: a repeater looks like +1w, ++1d or .+1m")
+        from ..schema import ValidationError, repeater
+
+        try:
+            repeater(repeat)
+        except ValidationError as e:
+            raise click.BadParameter(str(e)) from None
         when = parse_when(date)
         with open_memex(memex, index) as m:
             m.sync()

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import inspect
+import json
 import logging
+import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
@@ -26,11 +28,12 @@ from ..memex import Memex
 if TYPE_CHECKING:
     from ..runtime import Runtime
 
-__all__ = ["NODE_URI", "OpenCortexTools", "build_server"]
+__all__ = ["FILE_URI", "NODE_URI", "OpenCortexTools", "build_server", "node_ref"]
 
 log = logging.getLogger("opencortex.mcp")
 
 NODE_URI = "opencortex://node/{id}"
+FILE_URI = "opencortex://file/{+path}"
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False,
                             idempotent_hint=True, open_world_hint=False)
 DIALOGUE = ToolAnnotations(read_only_hint=True, destructive_hint=False,
@@ -38,21 +41,51 @@ DIALOGUE = ToolAnnotations(read_only_hint=True, destructive_hint=False,
 """Reads records only (never writes them); each turn is kept in the recall session."""
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False,
                          idempotent_hint=False, open_world_hint=False)
+DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                              idempotent_hint=False, open_world_hint=False)
+"""Undo: takes back this client's own earlier writes."""
 INSTRUCTIONS = """\
 OpenCortex: the user's personal knowledge base (a "memex" of Org-mode files).
-Use `search` to find notes, `read` to read chosen nodes in full (following their
-links within a token budget), `agenda` for what is scheduled, due, overdue or next,
-and `capture` to write a new entry (it goes to the inbox unless `to` names a file or
-node). Nodes are also resources: opencortex://node/{id} gives a node's Org text.
+Find: `search` (ranked), `query` (structured: todo:NEXT tags:work ...), `agenda`,
+`review` (what a span of days held), `links_suggest` (notes close to one that do not
+link with it), `recollect` (recall past work with the user). Read: `read` nodes in full
+(IDs, keys, FILE:LINE, titles or opencortex://node/... URIs). Write (each journaled; the
+user's write policy may refuse): `capture`, `append`, `new_note`, `save_answer`, and on an
+existing entry `todo`, `schedule`, `deadline`, `tag`, `priority`, `property`; `undo` takes
+back this connection's own writes only. Resources: opencortex://node/{id},
+opencortex://file/{path}, opencortex://files and opencortex://agenda.
 """
 _T = TypeVar("_T")
 _NODE_FIELDS = ("key", "id", "file", "line", "level", "title", "outline", "todo",
                 "priority", "tags", "scheduled", "deadline", "closed")
+NODE_PREFIX = "opencortex://node/"
 
 
 def _node(n: Any) -> dict[str, Any]:
     d = n.to_dict()
     return {k: d.get(k) for k in _NODE_FIELDS}
+
+
+def node_ref(ref: str) -> str:
+    """A reference as `read` and the write tools take it: an ``opencortex://node/…`` URI
+    (the resource's own address, URL-encoded) names the node after the prefix."""
+    if ref.startswith(NODE_PREFIX):
+        return urllib.parse.unquote(ref[len(NODE_PREFIX):])
+    return ref
+
+
+def _date(raw: str | None, name: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(raw) if raw else None
+    except ValueError:
+        raise ToolError(f"{name}={raw!r}: use YYYY-MM-DD") from None
+
+
+def _written(results: list[Any]) -> dict[str, Any]:
+    """What a write tool returns: each write, and how to take it back."""
+    rows = [r.to_dict() for r in results]
+    return {"writes": rows, "changed": any(r["changed"] for r in rows),
+            "undo": "call `undo` (this connection's own writes only)"}
 
 
 class OpenCortexTools:
@@ -66,7 +99,8 @@ class OpenCortexTools:
         self.memex = memex
         self._lock = runtime.lock  # the memex's one lock, as the kernel and daemon hold
         self.access = runtime.access("mcp")
-        """Every read and write goes through it (privacy, write policy, confinement)."""
+        """Every read and write goes through it (privacy, write policy, confinement,
+        the undo journal of this connection's own writes)."""
 
     def _call(self, fn: Callable[[], _T], sync: bool = True) -> _T:
         with self._lock:
@@ -77,6 +111,7 @@ class OpenCortexTools:
             except OpenCortexError as e:
                 raise ToolError(str(e)) from e
 
+    # -- reads -----------------------------------------------------------------------
     def search(self, query: str, k: int = 10, mode: str | None = None,
                filters: str | None = None) -> dict[str, Any]:
         """Ranked hits (sparse, dense or hybrid), without the ranking internals."""
@@ -90,14 +125,24 @@ class OpenCortexTools:
 
     def read(self, refs: list[str], depth: int = 1, budget: int = 4000) -> dict[str, Any]:
         """The nodes' full text, then what they link to, within ``budget`` tokens."""
+        refs = [node_ref(r) for r in refs]
         return self._call(lambda: self.access.read(refs, depth, budget).to_dict())
+
+    def query(self, expr: str, limit: int = 50, order: str = "file",
+              today: str | None = None, body: bool = False) -> dict[str, Any]:
+        """Nodes matching a structured query (as `opencortex query`)."""
+        day = _date(today, "today")
+
+        def run() -> dict[str, Any]:
+            nodes = self.access.query(expr, limit, order, day, body)
+            rows = [_node(n) | ({"body": n.body} if body else {}) for n in nodes]
+            return {"query": expr, "count": len(rows), "nodes": rows}
+
+        return self._call(run)
 
     def agenda(self, days: int = 7, today: str | None = None) -> dict[str, Any]:
         """Scheduled and deadlines in the next ``days``, overdue items, next actions."""
-        try:
-            day = dt.date.fromisoformat(today) if today else None
-        except ValueError:
-            raise ToolError(f"today={today!r}: use YYYY-MM-DD") from None
+        day = _date(today, "today")
 
         def run() -> dict[str, Any]:
             view = self.access.agenda(today=day, days=days)
@@ -108,21 +153,45 @@ class OpenCortexTools:
 
         return self._call(run)
 
-    def capture(self, text: str, to: str | None = None, todo: str | None = None,
-                tags: list[str] | None = None) -> dict[str, Any]:
-        """Write a new entry; its key, ID, file and line."""
+    def review(self, when: str | None = None, start: str | None = None,
+               end: str | None = None, now: str | None = None) -> dict[str, Any]:
+        """What a span of days held (done, clocked, captured, journal, sessions)."""
+        from ..insight.review import resolve_range, review
+
+        base = dt.datetime.combine(_date(now, "now") or dt.date.today(), dt.time())
+        a, b = _date(start, "start"), _date(end, "end")
+        if when and (a or b):
+            raise ToolError("give `when` or `start`/`end`, not both")
+        if when:
+            got = resolve_range(when, base)
+            if got is None:
+                raise ToolError(f"no span of days in {when!r} (try 'last week', "
+                                "'this month', 'last Tuesday', or start/end dates)")
+            lo, hi, phrase = got
+        elif a or b:
+            lo = a or base.date().replace(day=1)
+            last = b or base.date()
+            if last < lo:
+                raise ToolError("end is before start")
+            lo, hi, phrase = lo, last + dt.timedelta(days=1), f"{lo} to {last}"
+        else:
+            lo = base.date() - dt.timedelta(days=base.weekday())
+            hi, phrase = lo + dt.timedelta(days=7), "this week"
+        return self._call(lambda: review(self.memex, lo, hi, phrase,
+                                         hide=self.access.hide).to_dict())
+
+    def links_suggest(self, node: str, k: int = 5) -> dict[str, Any]:
+        """Notes close in meaning to ``node`` that neither link to it nor from it."""
+        from ..insight.links_suggest import suggest
+
+        ref = node_ref(node)
 
         def run() -> dict[str, Any]:
-            res = self.access.capture(text, to=to, todo=todo, tags=tags or None)
-            out: dict[str, Any] = {"key": res.node, "file": res.file, "id": None,
-                                   "line": None, "description": res.description,
-                                   "journal_id": res.journal_id}
-            self.memex.sync()
-            if res.node:
-                hits = self.memex.store.nodes_by_ref(res.node)
-                if len(hits) == 1:
-                    out["id"], out["line"] = hits[0].id, hits[0].line
-            return out
+            self.access.resolve(ref)  # withheld: "not found", before any model work
+            n, found = suggest(self.memex, ref, k, hide=self.access.hide)
+            return {"node": {"key": n.key, "title": n.title, "file": n.file,
+                             "line": n.line},
+                    "suggestions": [s.to_dict() for s in found]}
 
         return self._call(run)
 
@@ -143,26 +212,123 @@ class OpenCortexTools:
 
         return self._call(run, sync=False)
 
-    def node_text(self, ref: str) -> str:
-        """The Org text of a node (its whole subtree), read from the file."""
+    # -- writes (each through the Access: privacy, policy, validation, journal) -----
+    def capture(self, text: str, to: str | None = None, todo: str | None = None,
+                tags: list[str] | None = None) -> dict[str, Any]:
+        """Write a new entry; its key, ID, file and line."""
+        target = node_ref(to) if to else None
+
+        def run() -> dict[str, Any]:
+            res = self.access.capture(text, to=target, todo=todo, tags=tags or None)
+            return self._created(res)
+
+        return self._call(run)
+
+    def _created(self, res: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": res.node, "file": res.file, "id": None,
+                               "line": None, "description": res.description,
+                               "journal_id": res.journal_id}
+        self.memex.sync()
+        if res.node:
+            hits = self.memex.store.nodes_by_ref(res.node)
+            if len(hits) == 1:
+                out["id"], out["line"] = hits[0].id, hits[0].line
+        return out
+
+    def new_note(self, title: str, body: str = "", tags: list[str] | None = None
+                 ) -> dict[str, Any]:
+        return self._call(lambda: self._created(self.access.new_note(title, body, tags)))
+
+    def save_answer(self, node: str, answer: str, question: str = "",
+                    citations: list[str] | None = None) -> dict[str, Any]:
+        """An answer filed as a child entry under ``node``, as chat's ``/save`` files it
+        (Markdown as Org, its citations as links)."""
+        from ..skills.save import answer_entry
+
+        ref = node_ref(node)
+
+        def run() -> dict[str, Any]:
+            parent = self.access.resolve(ref)
+            text = answer_entry(self.access.view(), parent, question, answer, citations or [])
+            res = self.access.capture(text, to=f"id:{parent.id}" if parent.id
+                                      else parent.key)
+            return self._created(res) | {"under": parent.key}
+
+        return self._call(run)
+
+    def edit(self, op: str, node: str, *args: Any) -> dict[str, Any]:
+        """One change to an existing entry: ``op`` is the Access method."""
+        ref = node_ref(node)
+        fn = getattr(self.access, op)
+        return self._call(lambda: _written([fn(ref, *args)]))
+
+    def schedule(self, kind: str, node: str, date: str, repeat: str | None) -> dict[str, Any]:
+        from ..schema import ValidationError, when
+
+        try:
+            day = when(date)
+        except ValidationError as e:
+            raise ToolError(str(e)) from None
+        return self.edit("set_date", node, kind, day, repeat or None)
+
+    def undo(self, count: int = 1) -> dict[str, Any]:
+        return self._call(lambda: {"undone": [r.to_dict()
+                                              for r in self.access.undo_own(count)]})
+
+    # -- resources -------------------------------------------------------------------
+    def _resource(self, fn: Callable[[], _T]) -> _T:
         with self._lock:
             try:
                 self.memex.sync()
-                return self.access.node_text(ref)
+                return fn()
             except OpenCortexError as e:
                 raise ResourceError(str(e)) from e
 
+    def node_text(self, ref: str) -> str:
+        """The Org text of a node (its whole subtree), read from the file."""
+        return self._resource(lambda: self.access.node_text(ref))
 
-def _tool(server: MCPServer, annotations: ToolAnnotations, title: str
-          ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def file_text(self, path: str) -> str:
+        return self._resource(lambda: self.access.file_text(urllib.parse.unquote(path)))
+
+    def files(self) -> str:
+        return self._resource(lambda: json.dumps({"files": self.access.files()},
+                                                 ensure_ascii=False))
+
+    def agenda_text(self) -> str:
+        return self._resource(lambda: json.dumps(self.agenda(7), ensure_ascii=False,
+                                                 default=str))
+
+
+def _tool(server: MCPServer, annotations: ToolAnnotations, title: str,
+          name: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a tool, its docstring (dedented) as the description."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        server.add_tool(fn, title=title, description=inspect.cleandoc(fn.__doc__ or ""),
+        server.add_tool(fn, name=name, title=title,
+                        description=inspect.cleandoc(fn.__doc__ or ""),
                         annotations=annotations)
         return fn
 
     return deco
+
+
+NodeArg = Annotated[str, Field(min_length=1, description=(
+    "The entry: an ID, a key (FILE::Outline/Title), FILE:LINE, an exact title, or an "
+    "opencortex://node/... URI."))]
+DateArg = Annotated[str, Field(description=(
+    "YYYY-MM-DD, 'YYYY-MM-DD HH:MM', today, tomorrow, +3d, +1w, +1m, or none to remove."))]
+RepeatArg = Annotated[str | None, Field(description="A repeater: +1w, ++1d, .+1m.")]
+
+
+def _date_tool(t: OpenCortexTools, kind: str) -> Callable[..., dict[str, Any]]:
+    """The tool that sets ``kind`` (SCHEDULED or DEADLINE): one shape for both."""
+
+    def set_date(node: NodeArg, date: DateArg, repeat: RepeatArg = None) -> dict[str, Any]:
+        return t.schedule(kind, node, date, repeat)
+
+    set_date.__doc__ = f"Set (or remove) an entry's {kind} date."
+    return set_date
 
 
 def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
@@ -204,6 +370,25 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         breadth-first within a token budget. Each node comes with its backlinks."""
         return t.read(refs, depth, budget)
 
+    @_tool(server, READ_ONLY, "Query by structure")
+    def query(
+        expr: Annotated[str, Field(min_length=1, description=(
+            "A structured query as `opencortex query` takes it, e.g. 'todo:NEXT "
+            "tags:work', 'deadline:+7', 'prop:K=V', 'file:gtd.org', plus words."))],
+        limit: Annotated[int, Field(ge=1, le=500, description="How many nodes at most."
+                                    )] = 50,
+        order: Annotated[Literal["file", "rank", "scheduled", "deadline", "closed"], Field(
+            description="Sort order: file order (default; by relevance when the query "
+            "has words), rank, or by that date.")] = "file",
+        today: Annotated[str | None, Field(description=(
+            "Resolve relative dates (today, +3d) against this day (YYYY-MM-DD)."))] = None,
+        body: Annotated[bool, Field(description="Include each node's own text.")] = False,
+    ) -> dict[str, Any]:
+        """Find entries by structure: TODO state, tags, priority, dates, properties, file,
+        plus optional words. Returns each node's key, id, file, line, outline and
+        planning; pass a key to `read` or to the editing tools."""
+        return t.query(expr, limit, order, today, body)
+
     @_tool(server, READ_ONLY, "Agenda")
     def agenda(
         days: Annotated[int, Field(ge=0, le=366, description=(
@@ -224,12 +409,124 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
             "FILE::Outline/Title, exact title); default: the inbox."))] = None,
         todo: Annotated[str | None, Field(description=(
             "Make it a task with this TODO keyword (e.g. TODO, NEXT)."))] = None,
-        tags: Annotated[list[str] | None, Field(description="Tags for the entry.")] = None,
+        tags: Annotated[list[str] | None, Field(description=(
+            "Tags for the entry (letters, digits, _@#%)."))] = None,
     ) -> dict[str, Any]:
         """Write a new entry to the memex (with :ID: and :CREATED:). The write is
-        journaled and can be undone with `opencortex undo`. Returns the new entry's
+        journaled and can be taken back with `undo`. Returns the new entry's
         key, id, file and line."""
         return t.capture(text, to, todo, tags)
+
+    @_tool(server, WRITES, "Append to an entry")
+    def append(
+        node: NodeArg,
+        text: Annotated[str, Field(min_length=1, description=(
+            "Text to add at the end of the entry's own section (kept as text: lines Org "
+            "would read as structure are escaped)."))],
+    ) -> dict[str, Any]:
+        """Add text to the end of an existing entry's own section."""
+        return t.edit("append", node, text)
+
+    @_tool(server, WRITES, "Set a TODO state")
+    def todo(
+        node: NodeArg,
+        state: Annotated[str, Field(min_length=1, description=(
+            "A TODO keyword of the entry's file (e.g. TODO, NEXT, DONE), or 'none' to "
+            "clear it."))],
+    ) -> dict[str, Any]:
+        """Change an entry's TODO state as Org does: DONE adds CLOSED (a repeating task
+        moves to its next date instead), reopening removes it."""
+        return t.edit("set_todo", node, state)
+
+    for kind, name, title in (("SCHEDULED", "schedule", "Schedule an entry"),
+                              ("DEADLINE", "deadline", "Set a deadline")):
+        _tool(server, WRITES, title, name)(_date_tool(t, kind))
+
+    @_tool(server, WRITES, "Change tags")
+    def tag(
+        node: NodeArg,
+        changes: Annotated[list[str], Field(min_length=1, description=(
+            "+tag (or tag) adds, -tag removes; tags are letters, digits, _@#%."))],
+    ) -> dict[str, Any]:
+        """Add or remove an entry's own tags."""
+        return t.edit("tag", node, changes)
+
+    @_tool(server, WRITES, "Set a priority")
+    def priority(
+        node: NodeArg,
+        level: Annotated[str, Field(description="A, B, C, or none to remove it.")],
+    ) -> dict[str, Any]:
+        """Set (or remove) an entry's priority cookie ([#A])."""
+        return t.edit("set_priority", node, None if level.lower() == "none" else level)
+
+    @_tool(server, WRITES, "Set a property")
+    def property(
+        node: NodeArg,
+        key: Annotated[str, Field(min_length=1, description=(
+            "The property name (no spaces; not END)."))],
+        value: Annotated[str | None, Field(description=(
+            "Its value (one line); omit or null to remove the property."))] = None,
+    ) -> dict[str, Any]:
+        """Set (or remove) a property in the entry's :PROPERTIES: drawer."""
+        return t.edit("set_property", node, key, value)
+
+    @_tool(server, WRITES, "Create a note")
+    def new_note(
+        title: Annotated[str, Field(min_length=1, description="The note's title.")],
+        body: Annotated[str, Field(description="Its first text.")] = "",
+        tags: Annotated[list[str] | None, Field(description=(
+            "File tags (letters, digits, _@#%)."))] = None,
+    ) -> dict[str, Any]:
+        """Create an atomic note: its own file in the notes folder, with an ID."""
+        return t.new_note(title, body, tags)
+
+    @_tool(server, WRITES, "Save an answer under an entry")
+    def save_answer(
+        node: NodeArg,
+        answer: Annotated[str, Field(min_length=1, description=(
+            "The answer (Markdown is rendered as Org text)."))],
+        question: Annotated[str, Field(description=(
+            "The question it answers (the new entry's title).")) ] = "",
+        citations: Annotated[list[str] | None, Field(description=(
+            "Where the answer comes from: id:..., FILE:LINE or URLs (become links)."))
+        ] = None,
+    ) -> dict[str, Any]:
+        """File an answer as a child entry "Answer: QUESTION" under an existing entry,
+        its sources as links (as chat's /save does)."""
+        return t.save_answer(node, answer, question, citations)
+
+    @_tool(server, DESTRUCTIVE, "Undo my writes")
+    def undo(
+        count: Annotated[int, Field(ge=1, le=100, description=(
+            "How many of this connection's writes to take back, newest first."))] = 1,
+    ) -> dict[str, Any]:
+        """Take back this connection's own last writes (never the user's, nor another
+        client's); refused if the file changed since."""
+        return t.undo(count)
+
+    @_tool(server, READ_ONLY, "Review a span of days")
+    def review(
+        when: Annotated[str | None, Field(description=(
+            "A span in words: 'last week', 'this month', 'last Tuesday', 'since the "
+            "1st'; default: this week."))] = None,
+        start: Annotated[str | None, Field(description="First day (YYYY-MM-DD).")] = None,
+        end: Annotated[str | None, Field(description="Last day (YYYY-MM-DD).")] = None,
+        now: Annotated[str | None, Field(description=(
+            "Resolve `when` against this day (YYYY-MM-DD); default: today."))] = None,
+    ) -> dict[str, Any]:
+        """What a span of days held: tasks done, time clocked per project and tag,
+        captures, journal entries, meetings and agent sessions, each with file:line."""
+        return t.review(when, start, end, now)
+
+    @_tool(server, READ_ONLY, "Suggest links")
+    def links_suggest(
+        node: NodeArg,
+        k: Annotated[int, Field(ge=1, le=20, description="How many suggestions.")] = 5,
+    ) -> dict[str, Any]:
+        """Notes close in meaning to an entry that neither link to it nor are linked
+        from it, each with the passage that makes them close (add a link with
+        `append`)."""
+        return t.links_suggest(node, k)
 
     @_tool(server, DIALOGUE, "Recollect past work")
     def recollect(
@@ -253,6 +550,42 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
                      "or any node reference `read` accepts, URL-encoded.")
     def node(id: str) -> str:
         return t.node_text(id)
+
+    @server.resource(FILE_URI, name="file", title="Memex file", mime_type="text/x-org",
+                     description="A whole .org file of the memex (path relative to it, "
+                     "as opencortex://files lists), private entries cut out.")
+    def file(path: str) -> str:
+        return t.file_text(path)
+
+    @server.resource("opencortex://files", name="files", title="Memex files",
+                     mime_type="application/json",
+                     description="The memex's .org files, each with its entry count.")
+    def files() -> str:
+        return t.files()
+
+    @server.resource("opencortex://agenda", name="agenda", title="Agenda (7 days)",
+                     mime_type="application/json",
+                     description="Scheduled, deadlines, overdue and next actions for the "
+                     "coming week (the `agenda` tool for other spans).")
+    def agenda_resource() -> str:
+        return t.agenda_text()
+
+    @server.prompt(name="weekly_review", title="Weekly review",
+                   description="Review a span of days with the user and plan what next.")
+    def weekly_review(when: str = "this week") -> str:
+        return (f"Help me review {when}. Call the `review` tool with when={when!r}, then "
+                "the `agenda` tool. Summarise what got done and where time went (cite "
+                "file:line for each claim), list what is overdue or due soon, and ask me "
+                "which next actions to set. Change nothing until I say so; then use `todo`, "
+                "`schedule` or `capture`.")
+
+    @server.prompt(name="answer_from_notes", title="Answer from my notes",
+                   description="Answer a question from the notes only, citing them.")
+    def answer_from_notes(question: str) -> str:
+        return ("Answer this question from my notes only. Use `search`, then `read` the "
+                "best hits; cite each fact as FILE:LINE; say plainly if the notes do not "
+                "hold the answer. If I ask you to keep the answer, use `save_answer` under "
+                f"the note it belongs to.\n\nQuestion: {question}")
 
     server.opencortex_tools = t  # type: ignore[attr-defined]
     return server

@@ -240,10 +240,13 @@ def cancel_pending(kernel: Kernel, by: str = "shutdown") -> int:
     return n
 
 
-async def run_chat(kernel: Kernel, text: str, session: str, source: str
+async def run_chat(kernel: Kernel, text: str, session: str, source: str,
+                   history: list[dict[str, str]] | None = None
                    ) -> AsyncIterator[tuple[str, Any]]:
     """Submit one request; yield ``("reply", (text, data))`` and ``("approval", pending)``
-    as the pipeline produces them, without holding a thread while it works or waits."""
+    as the pipeline produces them, without holding a thread while it works or waits.
+    ``history``: the conversation's earlier turns (``{"role", "text"}``) the client sent,
+    for skills to read the request in their context (``opencortex.signal.history``)."""
     loop = asyncio.get_running_loop()
     q: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
@@ -254,7 +257,8 @@ async def run_chat(kernel: Kernel, text: str, session: str, source: str
     fut = kernel.submit({"payload": {"sensor": "user-input", "text": text},
                          "meta": {"source": source, "session": session, "gateway": "http",
                                   "reply": lambda t, d=None: put(("reply", (t, d))),
-                                  "on_approval": lambda p: put(("approval", p))}})
+                                  "on_approval": lambda p: put(("approval", p)),
+                                  **({"history": history} if history else {})}})
     if fut is None:
         raise HTTPException(503, "not accepting requests (shutting down)")
     fut.add_done_callback(lambda _f: put(("done", None)))
@@ -494,7 +498,17 @@ async def recall(request: Request) -> Response:
 async def openapi(request: Request) -> Response:
     from .openapi import spec
 
-    return JSON(spec())
+    return JSON(spec(listening(request)))
+
+
+def listening(request: Request) -> str:
+    """The daemon's own address, as the socket this request came in on (not a Host
+    header a client chose)."""
+    server = request.scope.get("server")
+    if not server or server[1] is None:
+        return "http://127.0.0.1:8765"
+    host, port = str(server[0]), int(server[1])
+    return f"{request.url.scheme}://{f'[{host}]' if ':' in host else host}:{port}"
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -540,7 +554,7 @@ def create_app(memex: Memex, kernel: Kernel | None = None, token: str | None = N
     ``runtime``: the process's :class:`~opencortex.runtime.Runtime` (default: one around
     ``memex``) — the kernel, skills, model and guard facade come from it."""
     from ..errors import OpenCortexError
-    from .openai_compat import chat_completions, models
+    from .openai_compat import Conversations, chat_completions, models
 
     if token is None:
         from .auth import load_or_create_token
@@ -627,5 +641,6 @@ def create_app(memex: Memex, kernel: Kernel | None = None, token: str | None = N
     app.state.max_body = max_body
     app.state.runtime = runtime
     app.state.access = runtime.access("http")
+    app.state.conversations = Conversations()  # the OpenAI endpoint's sessions
     return Gate(app, token, RateLimiter(rate, burst), max_body, timeout=request_timeout,
                 long_timeout=request_timeout + approval_timeout, hosts=tuple(allowed_hosts))

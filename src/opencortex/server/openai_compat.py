@@ -1,15 +1,26 @@
 """OpenAI-compatible chat (``/v1/chat/completions``, ``/v1/models``) so any OpenAI client
-(gptel, Open WebUI, the openai package) can talk to OpenCortex: the last user message is
-the request, ``user`` (or a hash of the conversation's opening) is the session."""
+(gptel, Open WebUI, the openai package) can talk to OpenCortex.
+
+The last user message is the request; the messages before it are the conversation, handed
+to the kernel as its history (``meta["history"]``: a follow-up such as "which of those is
+from Sam?" is read against the earlier answer).  The session follows the messages: each
+reply is remembered under a hash of the whole conversation so far, and the next request
+whose earlier messages hash the same continues that session (an edited or forked history
+starts a new one).  ``user``, when given, names the session instead.  An unknown model is
+a 404 in OpenAI's error shape (other errors: the project's one error body);
+``/v1/models`` lists the one model there is."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -18,10 +29,13 @@ from starlette.responses import Response, StreamingResponse
 
 from .app import JSON, SSE_HEADERS, read_json, run_chat
 
-__all__ = ["MODEL", "chat_completions", "models"]
+__all__ = ["MODEL", "MODELS", "Conversations", "chat_completions", "models", "openai_error"]
 
 MODEL = "opencortex"
+MODELS = (MODEL,)
+"""The model names the endpoint answers to (what ``/v1/models`` lists)."""
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+Turn = tuple[str, str]
 
 
 def _text(content: Any) -> str:
@@ -34,16 +48,36 @@ def _text(content: Any) -> str:
     return ""
 
 
-def parse_request(body: Any) -> tuple[str, str, bool, bool]:
-    """(request text, session, stream, include_usage); 4xx for anything malformed."""
+def openai_error(status: int, message: str, param: str | None = None,
+                 code: str | None = None) -> JSON:
+    """An error as OpenAI's API answers it (``{"error": {message, type, param, code}}``),
+    so OpenAI clients show the message; ``ok``/``status`` as in the project's error body."""
+    kind = "invalid_request_error" if status < 500 else "server_error"
+    return JSON({"error": {"message": message, "type": kind, "param": param, "code": code},
+                 "ok": False, "status": status}, status)
+
+
+@dataclass(slots=True)
+class ChatRequest:
+    text: str
+    """The last user message: the request."""
+    turns: list[Turn]
+    """Every message before it (system, user, assistant), as the client sent them."""
+    stream: bool
+    include_usage: bool
+    user: str | None
+
+
+def parse_request(body: Any) -> ChatRequest:
+    """The request, its conversation and options; 4xx for anything malformed."""
     if not isinstance(body, dict):
         raise HTTPException(422, "the body must be a JSON object")
     msgs = body.get("messages")
     if not isinstance(msgs, list) or not msgs or not all(
             isinstance(m, dict) and isinstance(m.get("role"), str) for m in msgs):
         raise HTTPException(422, "messages must be a non-empty list of {role, content}")
-    user = [m for m in msgs if m["role"] == "user"]
-    text = _text(user[-1].get("content")).strip() if user else ""
+    last = max((i for i, m in enumerate(msgs) if m["role"] == "user"), default=None)
+    text = _text(msgs[last].get("content")).strip() if last is not None else ""
     if not text:
         raise HTTPException(422, "no user message with text content")
     stream = body.get("stream", False)
@@ -52,14 +86,50 @@ def parse_request(body: Any) -> tuple[str, str, bool, bool]:
     opts = body.get("stream_options")
     usage = isinstance(opts, dict) and opts.get("include_usage") is True
     who = body.get("user")
-    if isinstance(who, str) and who.strip():
-        session = "openai-" + (_SAFE.sub("-", who.strip())[:57] or "user")  # <= 64 in all
-    else:  # the same conversation keeps its session: hash what does not change per turn
-        opening = [(m["role"], _text(m.get("content"))) for m in msgs
-                   if m["role"] == "system"] + [("user", _text(user[0].get("content")))]
-        digest = hashlib.sha256(json.dumps(opening).encode()).hexdigest()[:12]
-        session = f"openai-{digest}"
-    return text, session, stream, usage
+    turns = [(m["role"], _text(m.get("content"))) for m in msgs[:last]]
+    return ChatRequest(text, turns, stream, usage,
+                       who.strip() if isinstance(who, str) and who.strip() else None)
+
+
+def _key(turns: list[Turn]) -> str:
+    """A conversation's fingerprint: its messages, whitespace-normalised (clients re-send
+    an answer with its spacing changed)."""
+    norm = [(r, " ".join(t.split())) for r, t in turns]
+    return hashlib.sha256(json.dumps(norm, ensure_ascii=False).encode()).hexdigest()
+
+
+class Conversations:
+    """Which session each conversation seen so far belongs to, keyed by the fingerprint of
+    its messages up to and including the last answer (the newest ``limit`` kept)."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self._map: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def session(self, req: ChatRequest) -> str:
+        if req.user:
+            return "openai-" + (_SAFE.sub("-", req.user)[:57] or "user")  # <= 64 in all
+        key = _key(req.turns)
+        with self._lock:
+            known = self._map.get(key)
+        if known is not None:
+            return known
+        if not any(r == "assistant" for r, _ in req.turns):  # a new conversation
+            return f"openai-{uuid.uuid4().hex[:12]}"
+        return f"openai-{key[:12]}"  # one this daemon has not seen (restarted): stable
+
+    def answered(self, req: ChatRequest, session: str, answer: str) -> None:
+        key = _key([*req.turns, ("user", req.text), ("assistant", answer)])
+        with self._lock:
+            self._map[key] = session
+            self._map.move_to_end(key)
+            while len(self._map) > self.limit:
+                self._map.popitem(last=False)
+
+
+def _history(req: ChatRequest) -> list[dict[str, str]]:
+    return [{"role": r, "text": t} for r, t in req.turns if r in ("user", "assistant")]
 
 
 def _usage(prompt: str, answer: str) -> dict[str, int]:
@@ -76,28 +146,38 @@ def _chunk(cid: str, created: int, delta: dict[str, Any], finish: str | None) ->
 
 
 async def chat_completions(request: Request) -> Response:
-    text, session, stream, include_usage = parse_request(await read_json(request))
+    body = await read_json(request)  # malformed: the project's error body, as everywhere
+    model = body.get("model") if isinstance(body, dict) else None
+    if model is not None and model not in MODELS:  # as OpenAI answers it
+        return openai_error(404, f"The model `{str(model)[:100]}` does not exist; use "
+                                 f"{', '.join(MODELS)} (GET /v1/models lists them)",
+                            "model", "model_not_found")
+    req = parse_request(body)
     kernel = request.app.state.kernel
     if not kernel.accepting:
         raise HTTPException(503, "not accepting requests (shutting down)")
+    convs: Conversations = request.app.state.conversations
+    session = convs.session(req)
+    history = _history(req)
     cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
     created = int(time.time())
-    if not stream:
-        replies = [item[0] async for kind, item in run_chat(kernel, text, session, "openai")
-                   if kind == "reply"]
+    if not req.stream:
+        replies = [item[0] async for kind, item in
+                   run_chat(kernel, req.text, session, "openai", history) if kind == "reply"]
         answer = "\n\n".join(replies)
+        convs.answered(req, session, answer)
         return JSON({"id": cid, "object": "chat.completion", "created": created,
                      "model": MODEL, "system_fingerprint": None,
                      "choices": [{"index": 0,
                                   "message": {"role": "assistant", "content": answer,
                                               "refusal": None},
                                   "logprobs": None, "finish_reason": "stop"}],
-                     "usage": _usage(text, answer)})
+                     "usage": _usage(req.text, answer)})
 
     async def gen() -> AsyncIterator[bytes]:
         yield _chunk(cid, created, {"role": "assistant", "content": ""}, None)
         parts: list[str] = []
-        async for kind, item in run_chat(kernel, text, session, "openai"):
+        async for kind, item in run_chat(kernel, req.text, session, "openai", history):
             if kind == "approval":  # say so now: the composed reply comes only at the end
                 said = (f"Needs your approval ({item.reason}): approve with POST "
                         f"/v1/approvals/{item.id}")
@@ -106,11 +186,12 @@ async def chat_completions(request: Request) -> Response:
             piece = ("\n\n" if parts else "") + said
             parts.append(piece)
             yield _chunk(cid, created, {"content": piece}, None)
+        convs.answered(req, session, "".join(parts))
         yield _chunk(cid, created, {}, "stop")
-        if include_usage:
+        if req.include_usage:
             obj = {"id": cid, "object": "chat.completion.chunk", "created": created,
                    "model": MODEL, "system_fingerprint": None, "choices": [],
-                   "usage": _usage(text, "".join(parts))}
+                   "usage": _usage(req.text, "".join(parts))}
             yield b"data: " + json.dumps(obj, ensure_ascii=False).encode() + b"\n\n"
         yield b"data: [DONE]\n\n"
 
@@ -118,5 +199,5 @@ async def chat_completions(request: Request) -> Response:
 
 
 async def models(request: Request) -> Response:
-    return JSON({"object": "list", "data": [{"id": MODEL, "object": "model",
-                                             "created": 0, "owned_by": "opencortex"}]})
+    return JSON({"object": "list", "data": [{"id": m, "object": "model", "created": 0,
+                                             "owned_by": "opencortex"} for m in MODELS]})

@@ -31,7 +31,9 @@ def _body(schema: dict[str, Any]) -> dict[str, Any]:
     return {"required": True, "content": {"application/json": {"schema": schema}}}
 
 
-def spec() -> dict[str, Any]:
+def spec(server: str = "http://127.0.0.1:8765") -> dict[str, Any]:
+    """The document; ``server``: the address the daemon answers on (the route passes the
+    socket the request came in on, so a daemon on another port names its own)."""
     obj = {"type": "object"}
     schemas: dict[str, Any] = {
         "Error": {"type": "object", "required": ["ok", "error", "type", "status"],
@@ -64,9 +66,14 @@ def spec() -> dict[str, Any]:
                     "properties": {"id": {"type": "string"}, "tool": {"type": "string"},
                                    "args": obj, "reason": {"type": "string"},
                                    "created": {"type": "string", "format": "date-time"}}},
+        "OpenAIError": {"type": "object", "required": ["error"], "properties": {
+            "error": {"type": "object", "properties": {
+                "message": {"type": "string"}, "type": {"type": "string"},
+                "param": {"type": ["string", "null"]}, "code": {"type": ["string", "null"]}}},
+            "ok": {"type": "boolean", "const": False}, "status": {"type": "integer"}}},
         "ChatCompletionRequest": {
             "type": "object", "required": ["messages"],
-            "properties": {"model": {"type": "string"},
+            "properties": {"model": {"type": "string", "enum": ["opencortex"]},
                            "messages": {"type": "array", "items": {
                                "type": "object", "required": ["role"],
                                "properties": {"role": {"type": "string"},
@@ -103,6 +110,11 @@ def spec() -> dict[str, Any]:
                           **_ERRORS}}},
         "/v1/chat/completions": {"post": {
             "summary": "OpenAI-compatible chat completions (model 'opencortex')",
+            "description": "The last user message is the request; the messages before "
+                           "it are the conversation the request is read in (a follow-up "
+                           "such as 'which of those ...' narrows the earlier answer). The "
+                           "session follows the messages; `user` names it instead. An "
+                           "unknown model is a 404 in OpenAI's error shape.",
             "operationId": "chatCompletions",
             "requestBody": _body(_ref("ChatCompletionRequest")),
             "responses": {"200": {"description": "chat.completion, or chat.completion.chunk "
@@ -110,7 +122,9 @@ def spec() -> dict[str, Any]:
                                   "content": {"application/json": {
                                       "schema": _ref("ChatCompletion")},
                                       "text/event-stream": {"schema": {"type": "string"}}}},
-                          **_ERRORS}}},
+                          **_ERRORS,
+                          "404": _json(_ref("OpenAIError"), "Unknown model "
+                                       "(code model_not_found)")}}},
         "/v1/models": {"get": {"summary": "OpenAI-compatible model list",
                                "operationId": "models",
                                "responses": {"200": _json(obj, "The one model")}}},
@@ -177,7 +191,7 @@ def spec() -> dict[str, Any]:
     return {"openapi": "3.1.0",
             "info": {"title": "OpenCortex", "version": __version__,
                      "description": "The OpenCortex daemon: events, chat, approvals, search."},
-            "servers": [{"url": "http://127.0.0.1:8765"}],
+            "servers": [{"url": server}],
             "security": [{"bearer": []}],
             "paths": paths,
             "components": {"schemas": schemas, "securitySchemes": {

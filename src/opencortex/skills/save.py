@@ -21,7 +21,7 @@ from .base import Action, Context, Proposal, Rejection, Skill
 if TYPE_CHECKING:
     from ..memex import Memex
 
-__all__ = ["TARGET", "apply_memex_op", "citation_link", "find_node", "last_answer",
+__all__ = ["TARGET", "answer_entry", "apply_memex_op", "citation_link", "find_node", "last_answer",
            "parse_request", "remember", "skill"]
 
 TARGET = "save"
@@ -125,6 +125,22 @@ def _label(text: str) -> str:
     return re.sub(r"[\[\]]", "", " ".join(text.split()))[:120]
 
 
+def answer_entry(memex: Any, node: Any, question: str, answer: str,
+                 citations: list[Any]) -> str:
+    """The entry a saved answer becomes (title line, then body): "Answer: QUESTION", the
+    answer's Markdown as Org with no headlines of its own (under the note the person
+    chose, only the one entry is added; the writer neutralises it), then its citations as
+    Org links.  ``memex``: a Memex or a client's view of one."""
+    from ..write.markdown_org import model_text_to_org
+
+    cites = [citation_link(memex, c, node.file) for c in citations]
+    q = " ".join(question.split())[:70] or "the last answer"
+    body = model_text_to_org(answer, parent_level=None).rstrip()
+    if cites:
+        body += "\n\nSources:\n" + "\n".join(f"- {c}" for c in dict.fromkeys(cites))
+    return f"Answer: {q}\n{body}"
+
+
 def apply_memex_op(memex: Memex, args: dict[str, Any],
                    hide: Any = None) -> tuple[str, dict[str, Any]]:
     """Run the guarded write: ``op`` "save" (a child entry under args.node) or "unsave"
@@ -138,16 +154,9 @@ def apply_memex_op(memex: Memex, args: dict[str, Any],
         from ..errors import NodeNotFoundError
 
         raise NodeNotFoundError(f"no node matches {args['node']!r} that this client may see")
-    cites = [citation_link(memex, c, node.file) for c in args.get("citations") or []]
-    q = " ".join(str(args.get("question") or "").split())[:70] or "the last answer"
-    from ..write.markdown_org import model_text_to_org
-
-    # a model's answer: Markdown rendered as Org with no headlines of its own (under a note
-    # the person chose, only the one entry is added), then neutralised by the writer
-    body = model_text_to_org(str(args["text"]), parent_level=None).rstrip()
-    if cites:
-        body += "\n\nSources:\n" + "\n".join(f"- {c}" for c in dict.fromkeys(cites))
-    r = memex.capture(f"Answer: {q}\n{body}", to=f"id:{node.id}" if node.id else node.key)
+    text = answer_entry(memex, node, str(args.get("question") or ""), str(args["text"]),
+                        list(args.get("citations") or []))
+    r = memex.capture(text, to=f"id:{node.id}" if node.id else node.key)
     return (f"Saved the answer under “{node.title}” ({node.file}:{node.line}); "
             "undo with /unsave or `opencortex undo`.",
             {"saved": r.to_dict(), "node": node.key, "citations": [f"{node.file}:{node.line}"]})

@@ -58,6 +58,19 @@ class WriteResult:
         return asdict(self)
 
 
+def org_tag(name: str) -> str:
+    """A tag as written between colons: letters, digits, ``_@#%`` (what Org reads as one
+    tag); anything else -- a space, a colon, a newline -- would change the headline."""
+    if not isinstance(name, str) or not re.fullmatch(r"[\w@#%]+", name):
+        raise WriteError(f"{name!r} is not a valid Org tag (letters, digits, _@#%)")
+    return name
+
+
+def org_tags(tags: list[str] | None) -> list[str]:
+    """Tags a caller gives (``:x:`` padding dropped), each checked by :func:`org_tag`."""
+    return [org_tag(t.strip(":")) for t in (tags or []) if t.strip(":")]
+
+
 def _q(state: str | None) -> str:
     return f'"{state or ""}"'
 
@@ -268,9 +281,7 @@ class MemexWriter:
         tags = list(doc.headings[idx].tags)
         for c in changes:
             name = c[1:] if c[:1] in "+-" else c
-            name = name.strip(":")
-            if not re.fullmatch(r"[\w@#%]+", name):
-                raise WriteError(f"{name!r} is not a valid Org tag (letters, digits, _@#%)")
+            name = org_tag(name.strip(":"))
             if c.startswith("-"):
                 tags = [t for t in tags if t != name]
             elif name not in tags:
@@ -339,7 +350,7 @@ class MemexWriter:
             title = title.lstrip("* ") or title
         if not title:
             raise WriteError("nothing to capture: give the entry's text")
-        tags = [t.strip(":") for t in (tags or []) if t.strip(":")]
+        tags = org_tags(tags)
         org_id = str(uuid.uuid4())
         if parent is not None:
             snap, doc, idx = self._locate(parent)
@@ -372,6 +383,18 @@ class MemexWriter:
                      f"capture {title!r}", added=added)
         return self._commit("capture", f"captured {title!r}", snap, new_text, "id:" + org_id)
 
+    def note_path(self, title: str) -> str:
+        """Where :meth:`new_note` puts a note titled ``title``: a free name in the notes
+        folder (what a guard checks before the note is written)."""
+        folder = self.settings.notes_dir.strip("/") or "."
+        base = _slug(neutralise_title(title))
+        n = 1
+        while True:
+            rel = f"{folder}/{base}{'' if n == 1 else f'-{n}'}.org"
+            if not self._path(rel).exists():
+                return rel
+            n += 1
+
     def new_note(self, title: str, body: str = "", tags: list[str] | None = None, *,
                  model: bool = False) -> WriteResult:
         """A new atomic note: its own file under the notes folder, with an ID.  Title and
@@ -379,18 +402,8 @@ class MemexWriter:
         title = neutralise_title(title)
         if not title:
             raise WriteError("a note needs a title")
-        tags = [t.strip(":") for t in (tags or []) if t.strip(":")]
-        for t in tags:
-            if not re.fullmatch(r"[\w@#%]+", t):
-                raise WriteError(f"{t!r} is not a valid Org tag (letters, digits, _@#%)")
-        folder = self.settings.notes_dir.strip("/") or "."
-        base = _slug(title)
-        n = 1
-        while True:
-            rel = f"{folder}/{base}{'' if n == 1 else f'-{n}'}.org"
-            if not self._path(rel).exists():
-                break
-            n += 1
+        tags = org_tags(tags)
+        rel = self.note_path(title)
         snap = read_snapshot(self._path(rel))
         body = model_body(body, 1) if model else neutralise_body(body)
         added = 1 + (len(parse(body).headings) if model else 0)
