@@ -200,13 +200,20 @@ def _web_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
 
 
 # -- chat fallback -----------------------------------------------------------------
+CHAT_INSTRUCTIONS = ("Reply to the person conversationally and briefly, as their personal "
+                     "assistant (the time and situation come with their message). Answer as "
+                     'JSON {"action": "reply", "text": ...}.')
+
+
 def _chat_neuro(ctx: Context) -> str:
-    return ("Reply to the person conversationally and briefly (the situation above is your "
-            'context). Answer as JSON {"action": "reply", "text": ...}.\n'
-            f"Person: {ctx.text}")
+    return f"Person: {ctx.text}"
 
 
 def _chat_offline(ctx: Context) -> Proposal:
+    failed = ctx.extra.get("model_failure")
+    if failed:
+        return {"action": "reply", "text": "I can't answer that offline, and the model's "
+                f"answer was not used: {failed}."}
     return {"action": "reply", "text": f"I can't answer that offline: {NO_MODEL}."}
 
 
@@ -276,7 +283,8 @@ def skills() -> list[Skill]:
         Skill("chat", 0, trigger=lambda c: _delegated(c, "chat") or (
             _is_request(c) and c.signal.sensor != "delegation"),
               offline=_chat_offline, neuro=_chat_neuro, symbolic=_reply_symbolic,
-              tools=["reply"], description="Free conversation (needs a model)."),
+              instructions=CHAT_INSTRUCTIONS, tools=["reply"],
+              description="Free conversation (needs a model)."),
     ]
 
 
