@@ -30,7 +30,8 @@ from ..errors import OpenCortexError
 from ..locking import slow_work
 from ..skills.base import Action, Context, Proposal, Rejection, Skill
 
-__all__ = ["PREAMBLE", "PROPOSAL_SCHEMA", "Decision", "ModelCall", "Reasoner", "is_refusal"]
+__all__ = ["PREAMBLE", "PROPOSAL_SCHEMA", "Decision", "ModelCall", "Reasoner", "ReplyText",
+           "is_refusal"]
 
 log = logging.getLogger("opencortex")
 MAX_TRIES = 2
@@ -247,9 +248,11 @@ class Reasoner:
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
             raise _ModelFailed("no time left in the request's model budget", final=True)
+        partial = ctx.signal.meta.get("partial") if "reply" in skill.tools else None
         t0 = time.monotonic()
         try:
-            c = self._call(msgs, skill.schema or PROPOSAL_SCHEMA, max_tokens, left)
+            c = self._call(msgs, skill.schema or PROPOSAL_SCHEMA, max_tokens, left,
+                           partial if callable(partial) else None)
         except BadModelOutput as e:
             calls.append(ModelCall(skill.name, time.monotonic() - t0, None, False, e.reason))
             raise _ModelFailed(e.reason) from None
@@ -270,17 +273,33 @@ class Reasoner:
         return out
 
     def _call(self, msgs: list[Any], schema: dict[str, Any], max_tokens: int | None,
-              left: float | None) -> Any:
+              left: float | None, partial: Callable[[str], None] | None = None) -> Any:
         """``gateway.complete`` on its own thread, waited for at most ``left`` seconds with
         the memex lock released; ``TimeoutError`` after that (the answer, when it comes, is
-        dropped by the thread: it holds no store and no lock)."""
+        dropped by the thread: it holds no store and no lock).  With ``partial`` the answer
+        is streamed and the reply's text handed to it as it comes (provisional: the reply
+        that follows, once verified, is the answer)."""
         box: dict[str, Any] = {}
         done = threading.Event()
+        late = threading.Event()
 
         def run() -> None:
             try:
-                box["out"] = self.gateway.complete(msgs, tier="fast", json_schema=schema,
-                                                   max_tokens=max_tokens)
+                if partial is None:
+                    box["out"] = self.gateway.complete(msgs, tier="fast", json_schema=schema,
+                                                       max_tokens=max_tokens)
+                    return
+                from ..llm import Completion, TextDelta
+
+                text = ReplyText()
+                for ev in self.gateway.stream(msgs, tier="fast", json_schema=schema,
+                                              max_tokens=max_tokens):
+                    if isinstance(ev, TextDelta) and not late.is_set():
+                        piece = text.feed(ev.text)
+                        if piece:
+                            partial(piece)
+                    elif isinstance(ev, Completion):
+                        box["out"] = ev
             except BaseException as e:  # handed to the waiting thread
                 box["err"] = e
             finally:
@@ -290,7 +309,12 @@ class Reasoner:
         with slow_work():
             finished = done.wait(left)
         if not finished:
+            late.set()  # a late answer's pieces are not shown either
             raise TimeoutError
+        if "out" not in box and "err" not in box:
+            from ..llm import ProviderError
+
+            raise ProviderError("stream", "the stream ended without an answer")
         if "err" in box:
             raise box["err"]
         return box["out"]
@@ -321,6 +345,59 @@ class Reasoner:
         except Exception as e:  # context is help, not a precondition
             log.warning("context assembly failed: %s", e)
             return ""
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
+
+
+class ReplyText:
+    """The decoded characters of a streamed JSON object's ``"text"`` string, as they come
+    (``{"action": "reply", "text": "Hel`` → ``Hel``): what a person sees of a structured
+    answer while the model still writes it."""
+
+    _KEY = re.compile(r'"text"\s*:\s*"')
+
+    def __init__(self) -> None:
+        self.buf = ""
+        self.pos: int | None = None
+        self.done = False
+
+    def feed(self, piece: str) -> str:
+        self.buf += piece
+        if self.done:
+            return ""
+        if self.pos is None:
+            m = self._KEY.search(self.buf)
+            if m is None:
+                return ""
+            self.pos = m.end()
+        out: list[str] = []
+        i, buf = self.pos, self.buf
+        while i < len(buf):
+            c = buf[i]
+            if c == '"':
+                self.done = True
+                break
+            if c == "\\":
+                if i + 1 >= len(buf):
+                    break
+                e = buf[i + 1]
+                if e == "u":
+                    if i + 6 > len(buf):
+                        break
+                    try:
+                        out.append(chr(int(buf[i + 2:i + 6], 16)))
+                    except ValueError:
+                        pass
+                    i += 6
+                    continue
+                out.append(_ESCAPES.get(e, e))
+                i += 2
+                continue
+            out.append(c)
+            i += 1
+        self.pos = i
+        return "".join(out)
 
 
 def _loads(text: str) -> Any:
