@@ -215,3 +215,14 @@ def test_refusal_detection() -> None:
     assert is_refusal("As an AI, I don't have personal notes.")
     assert not is_refusal("Sorry to hear that! Your dentist task is due Friday.")
     assert not is_refusal("I can't find a note about that; try another word.")
+
+
+def test_a_model_route_keeps_the_slot_grammars_gtd_reading(mx: Memex, server: FakeLLM) -> None:
+    """Large profile: the model routes "remind me to call Sam friday at 3pm" to gtd but
+    drops the time; the GTD clause the slot grammar read goes on with its date."""
+    from opencortex.skills.router import supported
+
+    text = "remind me to call Sam friday at 3pm"
+    out = supported([{"target": "gtd", "op": "capture", "task": "call Sam"}], text)
+    assert [i["target"] for i in out] == ["gtd"]
+    assert "friday at 3pm" in out[0].get("text", "")

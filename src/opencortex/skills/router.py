@@ -180,9 +180,14 @@ def supported(intents: list[dict[str, Any]], text: str,
     for: a model may split and phrase a request, never add a skill, a project, a command
     or a capture.  Supported = the deterministic decomposer reads the same target (as a
     write) in the text (with ``ctx``: and the memex's GTD hint).  Nothing left: the deterministic reading itself."""
-    asked = [{k: v for k, v in i.items() if k != "text"} for i in _intents(text, ctx)]
+    readings = _intents(text, ctx)
+    asked = [{k: v for k, v in i.items() if k != "text"} for i in readings]
     wanted = {i.get("target") for i in asked if _writes(i)}
     kept = [i for i in intents if not _writes(i) or i.get("target") in wanted]
+    # a GTD clause the slot grammar read keeps its reading (dates, times, the entry meant):
+    # the model decides where a clause goes, never drops a "friday at 3pm" on the way
+    slots = [i for i in readings if i.get("target") == "gtd"]
+    kept = [slots.pop(0) if i.get("target") == "gtd" and slots else i for i in kept]
     if len(kept) < len(intents):
         import logging
 
