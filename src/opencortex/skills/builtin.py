@@ -200,6 +200,14 @@ def _web_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
 
 
 # -- chat fallback -----------------------------------------------------------------
+REPLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"action": {"type": "string", "enum": ["reply"]},
+                   "text": {"type": "string"}},
+    "required": ["action", "text"],
+}
+"""What the chat skill may answer: a reply, nothing else (a small model offered every action
+kind sometimes picks another)."""
 CHAT_INSTRUCTIONS = ("Reply to the person conversationally and briefly, as their personal "
                      "assistant (the time and situation come with their message). Answer as "
                      'JSON {"action": "reply", "text": ...}.')
@@ -283,7 +291,7 @@ def skills() -> list[Skill]:
         Skill("chat", 0, trigger=lambda c: _delegated(c, "chat") or (
             _is_request(c) and c.signal.sensor != "delegation"),
               offline=_chat_offline, neuro=_chat_neuro, symbolic=_reply_symbolic,
-              instructions=CHAT_INSTRUCTIONS, tools=["reply"],
+              instructions=CHAT_INSTRUCTIONS, schema=REPLY_SCHEMA, tools=["reply"],
               description="Free conversation (needs a model)."),
     ]
 
