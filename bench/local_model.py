@@ -234,12 +234,20 @@ def run_notes(sides: dict[str, Side], rows: list[dict[str, Any]], chat: list[str
     return res
 
 
+_GTD_OFFLINE: dict[str, Any] = {}
+
+
 def run_gtd(url: str | None, model: str | None, limit: int | None, profile: str,
             budget: float) -> dict[str, Any]:
-    """bench/gtd_eval.py offline and with the model (its checker runs the CLI per case)."""
+    """bench/gtd_eval.py offline (once per bench run) and with the model (its checker runs
+    the CLI per case)."""
     res: dict[str, Any] = {}
     per: dict[str, list[bool]] = {}
-    sides = [("offline", {})]
+    sides: list[tuple[str, dict[str, Any]]] = []
+    if _GTD_OFFLINE:
+        res["offline"], per["offline"] = _GTD_OFFLINE["res"], _GTD_OFFLINE["per"]
+    else:
+        sides.append(("offline", {}))
     if url:
         sides.append(("model", {"OPENCORTEX_LLM_BASE_URL": url, "OPENCORTEX_LLM_MODEL": model,
                                 "OPENCORTEX_LLM_PROFILE": profile,
@@ -262,6 +270,8 @@ def run_gtd(url: str | None, model: str | None, limit: int | None, profile: str,
         res[name] = {"right": sum(per[name]), "n": len(per[name]),
                      "seconds_per_case": round(took / max(1, len(per[name])), 1),
                      "fails": [x for x in p.stdout.splitlines() if "FAIL" in x][:10]}
+        if name == "offline":
+            _GTD_OFFLINE.update(res=res[name], per=per[name])
     if "model" in per and len(per["model"]) == len(per["offline"]):
         res["worse"] = sum(o and not m for o, m in zip(per["offline"], per["model"],
                                                        strict=True))
@@ -302,7 +312,10 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=None, help="first N rows of each set")
     ap.add_argument("--notes", default=None, help="notes questions (default: "
                     "bench/data/notes-qa-own.jsonl, else ../shared/eval/notes-qa-dev.jsonl)")
+    ap.add_argument("--notes-limit", type=int, default=20, help="first N notes questions")
     ap.add_argument("--chat", type=int, default=8, help="small-talk rows (router set's chat)")
+    ap.add_argument("--gtd-models", default="1.5b",
+                    help="the models gtd-dev runs with (it is slow: a CLI per case)")
     ap.add_argument("--profile", default="small")
     ap.add_argument("--budget", type=float, default=None)
     ap.add_argument("--workdir", default=None)
@@ -320,7 +333,7 @@ def main() -> int:
     chat = [r["text"] for r in all_router if r["intents"] == ["chat"]][:a.chat]
     notes_path = _notes_file(a.notes)
     notes_rows = [r for r in _rows(notes_path, None) if r.get("memex", "example") == "example"]
-    notes_rows = notes_rows[:a.limit] if a.limit else notes_rows
+    notes_rows = notes_rows[:a.limit or a.notes_limit]
     memex = _memex(work)
     report: dict[str, Any] = {"bench": "local_model", "profile": a.profile, "budget": budget,
                               "notes_file": str(notes_path), "runs": []}
@@ -341,7 +354,7 @@ def main() -> int:
                     run["router"] = run_router(sides, router_rows)
                 if "notes" in sets:
                     run["notes"] = run_notes(sides, notes_rows, chat, memex.root)
-                if "gtd" in sets:
+                if "gtd" in sets and (a.base_url or size in a.gtd_models.split(",")):
                     run["gtd"] = run_gtd(url, model, a.limit, a.profile, budget)
                 run["structured_output"] = side.reasoner.gateway.output_form("local")
                 side.close()

@@ -55,7 +55,7 @@ def test_small_talk_goes_to_the_model_on_the_small_profile(mx: Memex, server: Fa
         k.shutdown()
     assert len(server.seen) == 1  # small profile: the router asked no model
     body = server.last.body
-    assert body["max_tokens"] == 320
+    assert body["max_tokens"] == 160
     system, user = body["messages"]
     assert system["role"] == "system" and "Reply to the person" in system["content"]
     assert user["content"].startswith("Now: ") and user["content"].endswith(

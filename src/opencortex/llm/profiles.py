@@ -33,7 +33,7 @@ class Profile:
 
 
 PROFILES: dict[str, Profile] = {
-    "small": Profile("small", situation_tokens=0, max_output=320, budget=30.0,
+    "small": Profile("small", situation_tokens=0, max_output=160, budget=30.0,
                      route_with_model=False),
     "large": Profile("large", situation_tokens=1500, max_output=1024, budget=90.0,
                      route_with_model=True),

@@ -208,8 +208,8 @@ REPLY_SCHEMA: dict[str, Any] = {
 }
 """What the chat skill may answer: a reply, nothing else (a small model offered every action
 kind sometimes picks another)."""
-CHAT_INSTRUCTIONS = ("Reply to the person conversationally and briefly, as their personal "
-                     "assistant (the time and situation come with their message). Answer as "
+CHAT_INSTRUCTIONS = ("Reply to the person conversationally, as their personal assistant, in "
+                     "one to three sentences (the time comes with their message). Answer as "
                      'JSON {"action": "reply", "text": ...}.')
 
 
