@@ -167,6 +167,27 @@ def notes_right(case: dict[str, Any], out: dict[str, Any], ids: dict[str, str]) 
     return fact, bool(files & set(want))
 
 
+_PERF = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
+
+
+def _log_offset(port: int) -> int:
+    p = STATE / "logs" / f"server-{port}.log"
+    return p.stat().st_size if p.exists() else 0
+
+
+def server_prompts(port: int, since: int) -> list[tuple[int, float]]:
+    """(prompt tokens, prompt seconds) of each call the server logged since ``since`` — its
+    own count (llama-cpp-python sends no usage in a stream, and the reasoner streams so a
+    late answer can be stopped)."""
+    p = STATE / "logs" / f"server-{port}.log"
+    if not p.exists():
+        return []
+    with p.open("rb") as f:
+        f.seek(since)
+        text = f.read().decode("utf-8", "replace")
+    return [(int(n), float(ms) / 1000) for ms, n in _PERF.findall(text)]
+
+
 def _calls(decisions: list[Any]) -> list[Any]:
     return [c for d in decisions for c in d.calls]
 
@@ -353,7 +374,13 @@ def main() -> int:
                 if "router" in sets:
                     run["router"] = run_router(sides, router_rows)
                 if "notes" in sets:
+                    since = _log_offset(a.port)
                     run["notes"] = run_notes(sides, notes_rows, chat, memex.root)
+                    logged = server_prompts(a.port, since)
+                    if logged:
+                        run["notes"]["model"]["prompt_tokens"] = [n for n, _ in logged]
+                        run["notes"]["model"]["prompt_seconds_median"] = round(
+                            statistics.median(t for _, t in logged), 2)
                 if "gtd" in sets and (a.base_url or size in a.gtd_models.split(",")):
                     run["gtd"] = run_gtd(url, model, a.limit, a.profile, budget)
                 run["structured_output"] = side.reasoner.gateway.output_form("local")

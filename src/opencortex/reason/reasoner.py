@@ -274,27 +274,29 @@ class Reasoner:
 
     def _call(self, msgs: list[Any], schema: dict[str, Any], max_tokens: int | None,
               left: float | None, partial: Callable[[str], None] | None = None) -> Any:
-        """``gateway.complete`` on its own thread, waited for at most ``left`` seconds with
-        the memex lock released; ``TimeoutError`` after that (the answer, when it comes, is
-        dropped by the thread: it holds no store and no lock).  With ``partial`` the answer
-        is streamed and the reply's text handed to it as it comes (provisional: the reply
+        """``gateway.stream`` on its own thread, waited for at most ``left`` seconds with
+        the memex lock released; ``TimeoutError`` after that (the thread closes the stream
+        at the next piece, so the server stops; it holds no store and no lock).  With
+        ``partial`` the reply's text is handed to it as it comes (provisional: the reply
         that follows, once verified, is the answer)."""
         box: dict[str, Any] = {}
         done = threading.Event()
         late = threading.Event()
 
         def run() -> None:
-            try:
-                if partial is None:
-                    box["out"] = self.gateway.complete(msgs, tier="fast", json_schema=schema,
-                                                       max_tokens=max_tokens)
-                    return
-                from ..llm import Completion, TextDelta
+            # always streamed: a server stops generating when the stream is closed (llama.cpp
+            # servers finish a non-streamed request even after the client gave up, and the
+            # next request waits behind it)
+            from ..llm import Completion, TextDelta
 
-                text = ReplyText()
-                for ev in self.gateway.stream(msgs, tier="fast", json_schema=schema,
-                                              max_tokens=max_tokens):
-                    if isinstance(ev, TextDelta) and not late.is_set():
+            events = self.gateway.stream(msgs, tier="fast", json_schema=schema,
+                                         max_tokens=max_tokens)
+            text = ReplyText()
+            try:
+                for ev in events:
+                    if late.is_set():
+                        break  # closing the stream below tells the server to stop
+                    if isinstance(ev, TextDelta) and partial is not None:
                         piece = text.feed(ev.text)
                         if piece:
                             partial(piece)
@@ -303,6 +305,7 @@ class Reasoner:
             except BaseException as e:  # handed to the waiting thread
                 box["err"] = e
             finally:
+                events.close()
                 done.set()
 
         threading.Thread(target=run, name="opencortex-model", daemon=True).start()
