@@ -132,6 +132,7 @@ class Reasoner:
         skill = self.choose(ctx, skills)
         if skill is None:
             return Decision(None, None, "no skill handles this signal")
+        deadline = self._deadline(ctx) if self.has_model else None
         use_model = self.has_model and skill.neuro is not None
         if use_model:
             ctx.extra["remote_model"] = any(
@@ -141,8 +142,6 @@ class Reasoner:
                 use_model = False
         if not use_model:
             return self._offline(skill, ctx, skills, None, [], [])
-        budget = float(getattr(self.gateway, "budget", 0) or 0) or None
-        deadline = time.monotonic() + budget if budget else None
         feedback: list[str] = []
         calls: list[ModelCall] = []
         reason = "no proposal"
@@ -171,6 +170,17 @@ class Reasoner:
             log.info("skill %s proposal rejected (try %d): %s", skill.name, attempt, reason)
         log.warning("skill %s: %s (%s); answering offline", skill.name, NOT_USED, reason)
         return self._offline(skill, ctx, skills, reason, [f"{NOT_USED}: {reason}"], calls)
+
+    def _deadline(self, ctx: Context) -> float | None:
+        """When the request's model budget runs out: set by its first decision and kept in
+        the signal's meta, which the signals it delegates to copy — so the budget is the
+        whole request's, however many intents it has."""
+        meta = ctx.signal.meta
+        if "model_deadline" not in meta:
+            budget = float(getattr(self.gateway, "budget", 0) or 0)
+            meta["model_deadline"] = time.monotonic() + budget if budget > 0 else None
+        value = meta["model_deadline"]
+        return value if isinstance(value, float) else None
 
     def _offline(self, skill: Skill, ctx: Context, skills: list[Skill], failure: str | None,
                  notes: list[str], calls: list[ModelCall]) -> Decision:
