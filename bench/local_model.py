@@ -167,27 +167,6 @@ def notes_right(case: dict[str, Any], out: dict[str, Any], ids: dict[str, str]) 
     return fact, bool(files & set(want))
 
 
-_PERF = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
-
-
-def _log_offset(port: int) -> int:
-    p = STATE / "logs" / f"server-{port}.log"
-    return p.stat().st_size if p.exists() else 0
-
-
-def server_prompts(port: int, since: int) -> list[tuple[int, float]]:
-    """(prompt tokens, prompt seconds) of each call the server logged since ``since`` — its
-    own count (llama-cpp-python sends no usage in a stream, and the reasoner streams so a
-    late answer can be stopped)."""
-    p = STATE / "logs" / f"server-{port}.log"
-    if not p.exists():
-        return []
-    with p.open("rb") as f:
-        f.seek(since)
-        text = f.read().decode("utf-8", "replace")
-    return [(int(n), float(ms) / 1000) for ms, n in _PERF.findall(text)]
-
-
 def _calls(decisions: list[Any]) -> list[Any]:
     return [c for d in decisions for c in d.calls]
 
@@ -219,26 +198,29 @@ def run_notes(sides: dict[str, Side], rows: list[dict[str, Any]], chat: list[str
     for name, side in sides.items():
         lat, ok, cited, fb, tokens, calls_n, chat_ok = [], [], [], 0, [], 0, 0
         rows_out = []
+        gw = side.reasoner.gateway
         for case in rows:
+            sent = len(gw.sent) if gw is not None else 0
             out, took, ds = side.ask(case["q"])
+            if gw is not None:
+                tokens += prompt_tokens(gw, sent)
             fact, cite = notes_right(case, out, ids)
             lat.append(took)
             ok.append(fact and cite)
             cited.append(cite)
             fb += sum(1 for d in ds if d.fallback)
-            calls = _calls(ds)
-            calls_n += len(calls)
-            tokens += [c.prompt_tokens for c in calls if c.prompt_tokens]
+            calls_n += len(_calls(ds))
             rows_out.append(f"{'ok  ' if fact and cite else 'FAIL'} fact={fact} cite={cite} "
                             f"{took:5.1f}s fb={sum(1 for d in ds if d.fallback)} {case['q'][:60]}")
         for text in chat:
+            sent = len(gw.sent) if gw is not None else 0
             out, took, ds = side.ask(text)
+            if gw is not None:
+                tokens += prompt_tokens(gw, sent)
             lat.append(took)
             ans = out["answer"]
             fb += sum(1 for d in ds if d.fallback)
-            calls = _calls(ds)
-            calls_n += len(calls)
-            tokens += [c.prompt_tokens for c in calls if c.prompt_tokens]
+            calls_n += len(_calls(ds))
             good = bool(ans.strip()) and not is_refusal(ans) and NOT_USED not in ans \
                 and "can't answer that offline" not in ans
             chat_ok += good
@@ -318,9 +300,36 @@ def _memex(work: Path) -> Any:
 def _gateway(url: str, model: str, profile: str, budget: float) -> Any:
     from opencortex.llm import Gateway, preset
 
+    class Counting(Gateway):
+        """Keeps the messages of every call, so their size can be asked of the server."""
+
+        def __init__(self, *args: Any, **kw: Any) -> None:
+            super().__init__(*args, **kw)
+            self.sent: list[Any] = []
+
+        def stream(self, messages: Any, *args: Any, **kw: Any) -> Any:
+            self.sent.append(list(messages))
+            return super().stream(messages, *args, **kw)
+
     p = preset("llamacpp", "local", base_url=url, models={"fast": model, "smart": model},
                timeout=300.0, max_retries=0)
-    return Gateway([p], profile=profile, budget=budget)
+    return Counting([p], profile=profile, budget=budget)
+
+
+def prompt_tokens(gw: Any, start: int) -> list[int]:
+    """The server's own ``usage.prompt_tokens`` for each call sent since ``start``: the same
+    messages again, not streamed, one output token (llama-cpp-python sends no usage in a
+    stream; its KV cache holds the prompt just read, so this costs little)."""
+    out = []
+    for msgs in gw.sent[start:]:
+        try:
+            c = gw.complete(msgs, max_tokens=1)
+        except Exception:
+            continue
+        n = (c.usage or {}).get("prompt_tokens")
+        if isinstance(n, int):
+            out.append(n)
+    return out
 
 
 def main() -> int:
@@ -374,13 +383,7 @@ def main() -> int:
                 if "router" in sets:
                     run["router"] = run_router(sides, router_rows)
                 if "notes" in sets:
-                    since = _log_offset(a.port)
                     run["notes"] = run_notes(sides, notes_rows, chat, memex.root)
-                    logged = server_prompts(a.port, since)
-                    if logged:
-                        run["notes"]["model"]["prompt_tokens"] = [n for n, _ in logged]
-                        run["notes"]["model"]["prompt_seconds_median"] = round(
-                            statistics.median(t for _, t in logged), 2)
                 if "gtd" in sets and (a.base_url or size in a.gtd_models.split(",")):
                     run["gtd"] = run_gtd(url, model, a.limit, a.profile, budget)
                 run["structured_output"] = side.reasoner.gateway.output_form("local")
