@@ -50,6 +50,8 @@ ENVIRONMENT: dict[str, str] = {
     "OPENCORTEX_LLM_BASE_URL": "one model server (URL or preset) replacing [llm]",
     "OPENCORTEX_LLM_MODEL": "the model of OPENCORTEX_LLM_BASE_URL",
     "OPENCORTEX_LLM_API_KEY": "the API key of OPENCORTEX_LLM_BASE_URL (optional)",
+    "OPENCORTEX_LLM_PROFILE": "prompt sizes for the model: small or large ([llm] profile)",
+    "OPENCORTEX_LLM_BUDGET": "seconds a request waits for the model ([llm] budget)",
     "OPENCORTEX_EMBED_API_KEY": "the default variable of an openai: embedder's API key",
     "OPENCORTEX_TELEGRAM_TOKEN": "the default variable of the Telegram bot token",
     "OPENCORTEX_TOKEN": "the daemon's bearer token (else the token file)",

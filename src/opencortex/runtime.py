@@ -48,9 +48,10 @@ __all__ = ["Runtime"]
 
 def _providers(settings: Settings) -> tuple[Provider, ...]:
     """The model cascade from the settings; ConfigError (naming the setting) if broken."""
-    from .llm.config import providers_from_config
+    from .llm.config import options_from_config, providers_from_config
 
     try:
+        options_from_config(settings.llm.config())  # [llm] profile / budget: checked now too
         return tuple(providers_from_config(settings.llm.config()))
     except ConfigError as e:
         raise ConfigError(f"the model settings are broken: {e} — fix [llm] in "
@@ -129,9 +130,13 @@ class Runtime:
                 from .guard.secrets import redact
             except ImportError:  # pragma: no cover - the guard ships with OpenCortex
                 redact = None  # type: ignore[assignment]
+            from .llm.config import options_from_config
+
+            profile, budget = options_from_config(self.settings.llm.config())
             with self._build:
                 if self._gateway is None:
-                    self._gateway = Gateway(self.providers, redact=redact)
+                    self._gateway = Gateway(self.providers, redact=redact, profile=profile,
+                                            budget=budget)
         return self._gateway
 
     @property

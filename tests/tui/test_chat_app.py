@@ -22,7 +22,8 @@ class FakeBackend:
         self.sent: list[tuple[str, str]] = []
         self.resolved: list[tuple[str, bool]] = []
 
-    def chat(self, text: str, session: str, on_reply: Any, on_approval: Any) -> None:
+    def chat(self, text: str, session: str, on_reply: Any, on_approval: Any,
+             on_delta: Any = None) -> None:
         self.sent.append((text, session))
         if text == "run it":
             on_approval("ab12", "shell needs your approval")

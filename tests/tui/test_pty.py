@@ -58,7 +58,7 @@ FAKE = """import sys
 from tests.tui.test_chat_app import FakeBackend
 from opencortex.tui.app import ChatApp
 class B(FakeBackend):
-    def chat(self, text, session, on_reply, on_approval):
+    def chat(self, text, session, on_reply, on_approval, on_delta=None):
         on_reply("GOT " + repr(text), None)
 sys.exit(ChatApp(B(), "s").run())
 """

@@ -26,8 +26,15 @@ def ask(text: tuple[str, ...], session: str | None, timeout: float, memex: str |
     with open_runtime(memex, index) as rt:
         rt.memex.sync()
         k = rt.kernel(approval_timeout=0)  # nobody to approve here: "ask" actions are reported
+        shown: list[str] = []  # a model answer's words, printed as they come (not with --json)
+
+        def partial(piece: str) -> None:
+            shown.append(piece)
+            click.echo(piece, nl=False)
+
         try:
-            replies = k.ask_full(" ".join(text), session=session, timeout=timeout)
+            replies = k.ask_full(" ".join(text), session=session, timeout=timeout,
+                                 partial=None if json_ else partial)
         finally:
             k.shutdown(timeout=5)
         via = rt.via
@@ -38,7 +45,15 @@ def ask(text: tuple[str, ...], session: str | None, timeout: float, memex: str |
            "answer": final.get("answer") or "\n\n".join(t for t, _ in replies),
            "citations": final.get("citations", []), "replies": [t for t, _ in replies],
            "via": via}
-    emit(out, json_, lambda: click.echo("\n\n".join(t for t, _ in replies) or "(no reply)"))
+    def human() -> None:
+        said = "\n\n".join(t for t, _ in replies) or "(no reply)"
+        streamed = "".join(shown)
+        if streamed and said.startswith(streamed):  # the verified answer is what was shown
+            click.echo(said[len(streamed):])
+        else:
+            click.echo(("\n\n" if streamed else "") + said)
+
+    emit(out, json_, human)
 
 
 def _warm_router() -> None:

@@ -14,11 +14,17 @@ TOML shape::
     models = { fast = "...", smart = "..." }
     # any Provider field may be set too: base_url, api_key_env, key_required, timeout,
     # connect_timeout, max_retries, backoff, max_backoff, supports_json_schema,
-    # stream_usage, headers, local
+    # stream_usage, headers, local, profile
+
+    profile = "small"                          # prompt sizes: small | large (default: the
+                                               # first provider's; llamacpp/ollama: small)
+    budget = 30                                # seconds a request waits for the model
+                                               # before the offline answer (default: profile's)
 
 Environment override (replaces the whole cascade; handy for one-off runs and CI):
 ``OPENCORTEX_LLM_BASE_URL`` (a URL or a preset name) + ``OPENCORTEX_LLM_MODEL`` (all tiers),
-optional ``OPENCORTEX_LLM_API_KEY``.
+optional ``OPENCORTEX_LLM_API_KEY``; ``OPENCORTEX_LLM_PROFILE`` / ``OPENCORTEX_LLM_BUDGET``
+override ``[llm] profile`` / ``budget``.
 """
 
 from __future__ import annotations
@@ -36,18 +42,67 @@ if TYPE_CHECKING:
 __all__ = [
     "ENV_API_KEY",
     "ENV_BASE_URL",
+    "ENV_BUDGET",
     "ENV_MODEL",
+    "ENV_PROFILE",
     "gateway_from_settings",
+    "options_from_config",
     "providers_from_config",
 ]
 
 ENV_BASE_URL = "OPENCORTEX_LLM_BASE_URL"
 ENV_MODEL = "OPENCORTEX_LLM_MODEL"
 ENV_API_KEY = "OPENCORTEX_LLM_API_KEY"
+ENV_PROFILE = "OPENCORTEX_LLM_PROFILE"
+ENV_BUDGET = "OPENCORTEX_LLM_BUDGET"
 
 _FLOAT = ("timeout", "connect_timeout", "backoff", "max_backoff")
 _BOOL = ("key_required", "supports_json_schema", "stream_usage", "local")
 _STR = ("base_url", "api_key_env")
+
+
+def _profile_name(value: Any, where: str) -> str:
+    from .profiles import PROFILES
+
+    if not isinstance(value, str) or value not in PROFILES:
+        raise ConfigError(f"{where} must be one of {', '.join(sorted(PROFILES))}, got {value!r}")
+    return value
+
+
+def _budget(value: Any, where: str) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigError(f"{where} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def options_from_config(data: Mapping[str, Any] | None,
+                        env: Mapping[str, str] | None = None
+                        ) -> tuple[str | None, float | None]:
+    """``(profile, budget)`` from ``[llm]`` and ``OPENCORTEX_LLM_PROFILE``/``_BUDGET``
+    (None: not set — the gateway takes the first provider's profile and its budget)."""
+    if env is None:
+        from ..config import env as setting
+
+        env = {k: v for k in (ENV_PROFILE, ENV_BUDGET) if (v := setting(k)) is not None}
+    data = data or {}
+    llm = data.get("llm", data if ("providers" in data or "cascade" in data) else {})
+    llm = llm if isinstance(llm, Mapping) else {}
+    name: str | None = None
+    budget: float | None = None
+    if env.get(ENV_PROFILE, "").strip():
+        name = _profile_name(env[ENV_PROFILE].strip(), ENV_PROFILE)
+    elif "profile" in llm:
+        name = _profile_name(llm["profile"], "llm.profile")
+    if env.get(ENV_BUDGET, "").strip():
+        budget = _budget(env[ENV_BUDGET].strip(), ENV_BUDGET)
+    elif "budget" in llm:
+        budget = _budget(llm["budget"], "llm.budget")
+    return name, budget
 
 
 def providers_from_config(data: Mapping[str, Any] | None,
@@ -69,10 +124,10 @@ def providers_from_config(data: Mapping[str, Any] | None,
     tables = llm.get("providers") or {}
     if not isinstance(tables, Mapping):
         raise ConfigError("llm.providers must be a table of [llm.providers.NAME] tables")
-    unknown = set(llm) - {"providers", "cascade"}
+    unknown = set(llm) - {"providers", "cascade", "profile", "budget"}
     if unknown:
         raise ConfigError(f"unknown key(s) in [llm]: {', '.join(sorted(unknown))} "
-                          "(allowed: cascade, providers)")
+                          "(allowed: cascade, providers, profile, budget)")
     cascade = llm.get("cascade", list(tables))
     if not isinstance(cascade, list) or not all(isinstance(n, str) for n in cascade):
         raise ConfigError('llm.cascade must be a list of provider names, e.g. ["local"]')
@@ -120,6 +175,8 @@ def _provider(name: str, table: Any) -> Provider:
             if not isinstance(value, bool):
                 raise ConfigError(f"{path} must be true or false")
             fields[key] = value
+        elif key == "profile":
+            fields[key] = _profile_name(value, path)
         elif key in _STR:
             if not isinstance(value, str) or not value.strip():
                 raise ConfigError(f"{path} must be a non-empty string")

@@ -14,6 +14,7 @@ module supplies it).  API keys are read at request time and never logged, stored
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import http.client
 import json
@@ -35,6 +36,7 @@ from .errors import (
     ProviderError,
     RateLimitedError,
 )
+from .profiles import Profile
 from .providers import Provider, require_key
 from .schema import parse_json_answer
 from .types import (
@@ -52,6 +54,12 @@ __all__ = ["Gateway"]
 
 log = logging.getLogger("opencortex.llm")
 
+_FORMS = ("json_schema", "json_object_schema", "json_object", "plain")
+"""Structured-output forms, strongest first: OpenAI's ``json_schema`` (llama-server, Ollama,
+vLLM), ``json_object`` with a ``schema`` (llama-cpp-python), bare ``json_object`` plus the
+schema in the prompt, and the prompt alone (a server without ``response_format``)."""
+_FORM_REJECTED = frozenset({400, 404, 415, 422, 500, 501})
+"""Statuses with which servers refuse a ``response_format`` they do not know."""
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -80,19 +88,43 @@ class Gateway:
     def __init__(self, providers: Sequence[Provider] = (), *,
                  redact: Callable[[str], str] | None = None,
                  sleep: Callable[[float], None] = time.sleep,
-                 rng: Callable[[], float] = random.random) -> None:
+                 rng: Callable[[], float] = random.random,
+                 profile: str | None = None, budget: float | None = None) -> None:
         self._providers = tuple(providers)
         self.redact = redact
         self._sleep, self._rng = sleep, rng
+        self._profile, self._budget = profile, budget
+        self._accepted: dict[str, str] = {}
+        """Provider name → the structured-output form it accepted (probed once)."""
 
     @classmethod
     def from_config(cls, data: Mapping[str, Any] | None = None, *,
                     env: Mapping[str, str] | None = None,
                     redact: Callable[[str], str] | None = None) -> Gateway:
         """Build from the parsed config TOML (``{"llm": {...}}``) and ``OPENCORTEX_LLM_*``."""
-        from .config import providers_from_config
+        from .config import options_from_config, providers_from_config
 
-        return cls(providers_from_config(data, env=env), redact=redact)
+        name, budget = options_from_config(data, env=env)
+        return cls(providers_from_config(data, env=env), redact=redact, profile=name,
+                   budget=budget)
+
+    @property
+    def profile(self) -> Profile:
+        """Prompt and time budgets: ``[llm] profile``, else the first provider's (a local
+        llama.cpp or Ollama server: ``small``)."""
+        from .profiles import profile
+
+        first = self._providers[0].profile if self._providers else None
+        return profile(self._profile or first)
+
+    @property
+    def budget(self) -> float:
+        """Seconds one request waits for the model before answering offline."""
+        return self._budget if self._budget is not None else self.profile.budget
+
+    def output_form(self, provider: str) -> str | None:
+        """The structured-output form ``provider`` accepted (None: not probed yet)."""
+        return self._accepted.get(provider)
 
     @property
     def providers(self) -> tuple[Provider, ...]:
@@ -183,7 +215,10 @@ class Gateway:
                                 f"llm.providers.{p.name}.models.{tier} in the config")
         modes: list[str | None] = [None]
         if schema is not None:
-            modes = ["json_schema", "json_object"] if p.supports_json_schema else ["json_object"]
+            remembered = self._accepted.get(p.name)
+            modes = list(_FORMS if p.supports_json_schema else _FORMS[2:])
+            if remembered in modes:
+                modes = [remembered]
         headers = {"Content-Type": "application/json", "User-Agent": "opencortex",
                    "Accept": "text/event-stream" if stream else "application/json", **p.headers}
         if key:
@@ -191,18 +226,26 @@ class Gateway:
         for i, mode in enumerate(modes):
             body = self._body(p, model, msgs, mode, schema, tools, temperature, max_tokens, stream)
             data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+            probing = len(modes) > 1 and i + 1 < len(modes)
+            # a probe is tried once: llama-cpp-python answers the form it rejects with a 500,
+            # which would otherwise be retried as a server hiccup
+            on = dataclasses.replace(p, max_retries=0) if probing else p
             try:
                 if stream:
-                    return self._with_retries(p, functools.partial(self._stream_once, p, data,
+                    out = self._with_retries(on, functools.partial(self._stream_once, p, data,
                                                                    headers, key))
-                return self._with_retries(p, functools.partial(self._complete_once, p, data,
-                                                               headers, key))
+                else:
+                    out = self._with_retries(on, functools.partial(self._complete_once, p, data,
+                                                                   headers, key))
             except ProviderError as e:
-                if e.upstream_status == 400 and mode == "json_schema" and i + 1 < len(modes):
-                    log.info("%s rejected response_format json_schema (%s); retrying with "
-                             "json_object", p.name, e)
+                if probing and e.upstream_status in _FORM_REJECTED:
+                    log.info("%s rejected response_format %s (%s); trying %s", p.name, mode, e,
+                             modes[i + 1])
                     continue
                 raise
+            if mode is not None:
+                self._accepted[p.name] = mode
+            return out
         raise AssertionError("unreachable")
 
     def _body(self, p: Provider, model: str, msgs: list[Message], mode: str | None,
@@ -221,9 +264,13 @@ class Gateway:
         if schema is not None and mode == "json_schema":
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": schema[0], "schema": schema[1], "strict": True}}
+        elif schema is not None and mode == "json_object_schema":
+            # llama-cpp-python's and llama-server's form: a grammar built from the schema
+            body["response_format"] = {"type": "json_object", "schema": schema[1]}
         elif schema is not None:
-            body["response_format"] = {"type": "json_object"}
-            _add_json_instruction(wire, schema[1])
+            if mode == "json_object":
+                body["response_format"] = {"type": "json_object"}
+            _add_json_instruction(wire, schema[1])  # plain: the prompt is all there is
         if stream and p.stream_usage:
             body["stream_options"] = {"include_usage": True}
         return body

@@ -58,6 +58,9 @@ class Provider:
     headers: dict[str, str] = field(default_factory=dict, repr=False)
     local: bool | None = None
     """Loopback server (no redaction needed); None = decide from ``base_url``."""
+    profile: str = "large"
+    """Prompt sizes for this kind of model (``small`` | ``large``, see ``llm.profiles``);
+    the ``llamacpp`` and ``ollama`` presets are ``small`` (a model on the person's CPU)."""
 
     def __post_init__(self) -> None:
         self.base_url = self.base_url.rstrip("/")
@@ -77,9 +80,9 @@ class Provider:
 
 
 _PRESETS: dict[str, dict[str, Any]] = {
-    "ollama": {"base_url": "http://127.0.0.1:11434/v1"},
-    "llamacpp": {"base_url": "http://127.0.0.1:8080/v1"},
-    "vllm": {"base_url": "http://127.0.0.1:8000/v1", "stream_usage": True},
+    "ollama": {"base_url": "http://127.0.0.1:11434/v1", "profile": "small"},
+    "llamacpp": {"base_url": "http://127.0.0.1:8080/v1", "profile": "small"},
+    "vllm": {"base_url": "http://127.0.0.1:8000/v1", "stream_usage": True, "profile": "large"},
     "openrouter": {"base_url": "https://openrouter.ai/api/v1", "api_key_env": "OPENROUTER_API_KEY",
                    "stream_usage": True,
                    "headers": {"X-Title": "OpenCortex"}},

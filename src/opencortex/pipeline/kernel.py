@@ -187,8 +187,11 @@ class Kernel:
         return [t for t, _ in self.ask_full(text, session, timeout, source)]
 
     def ask_full(self, text: str, session: str | None = None, timeout: float = 120.0,
-                 source: str = "cli") -> list[tuple[str, Any]]:
-        """Like ``ask``, with each reply's structured data (intents, results, citations)."""
+                 source: str = "cli", partial: Callable[[str], None] | None = None
+                 ) -> list[tuple[str, Any]]:
+        """Like ``ask``, with each reply's structured data (intents, results, citations).
+        ``partial`` gets a model answer's text as it streams (provisional; the replies
+        returned are the answer)."""
         replies: list[tuple[str, Any]] = []
 
         def channel(t: str, data: Any = None) -> None:
@@ -196,8 +199,10 @@ class Kernel:
 
         session = validate_session_id(session) if session is not None else \
             new_session_id(source)
-        fut = self.submit({"payload": {"sensor": "user-input", "text": text},
-                           "meta": {"source": source, "session": session, "reply": channel}})
+        meta: dict[str, Any] = {"source": source, "session": session, "reply": channel}
+        if partial is not None:
+            meta["partial"] = partial
+        fut = self.submit({"payload": {"sensor": "user-input", "text": text}, "meta": meta})
         if fut is not None:
             try:
                 fut.result(timeout=timeout)

@@ -241,10 +241,11 @@ def cancel_pending(kernel: Kernel, by: str = "shutdown") -> int:
 
 
 async def run_chat(kernel: Kernel, text: str, session: str, source: str,
-                   history: list[dict[str, str]] | None = None
+                   history: list[dict[str, str]] | None = None, deltas: bool = False
                    ) -> AsyncIterator[tuple[str, Any]]:
-    """Submit one request; yield ``("reply", (text, data))`` and ``("approval", pending)``
-    as the pipeline produces them, without holding a thread while it works or waits.
+    """Submit one request; yield ``("delta", text)`` (a model answer's text as it streams:
+    provisional), ``("reply", (text, data))`` and ``("approval", pending)`` as the pipeline
+    produces them, without holding a thread while it works or waits.
     ``history``: the conversation's earlier turns (``{"role", "text"}``) the client sent,
     for skills to read the request in their context (``opencortex.signal.history``)."""
     loop = asyncio.get_running_loop()
@@ -254,11 +255,14 @@ async def run_chat(kernel: Kernel, text: str, session: str, source: str,
         with contextlib.suppress(RuntimeError):  # the loop is gone (shutdown)
             loop.call_soon_threadsafe(q.put_nowait, item)
 
-    fut = kernel.submit({"payload": {"sensor": "user-input", "text": text},
-                         "meta": {"source": source, "session": session, "gateway": "http",
-                                  "reply": lambda t, d=None: put(("reply", (t, d))),
-                                  "on_approval": lambda p: put(("approval", p)),
-                                  **({"history": history} if history else {})}})
+    meta: dict[str, Any] = {"source": source, "session": session, "gateway": "http",
+                            "reply": lambda t, d=None: put(("reply", (t, d))),
+                            "on_approval": lambda p: put(("approval", p))}
+    if history:
+        meta["history"] = history
+    if deltas:  # only a streaming client sees the words before the verified reply
+        meta["partial"] = lambda t: put(("delta", t))
+    fut = kernel.submit({"payload": {"sensor": "user-input", "text": text}, "meta": meta})
     if fut is None:
         raise HTTPException(503, "not accepting requests (shutting down)")
     fut.add_done_callback(lambda _f: put(("done", None)))
@@ -377,11 +381,13 @@ async def chat(request: Request) -> Response:
 
     async def gen() -> AsyncIterator[bytes]:
         n = 0
-        async for kind, item in run_chat(kernel, msg, session, "http"):
+        async for kind, item in run_chat(kernel, msg, session, "http", deltas=True):
             if kind == "approval":
                 yield sse("approval", {"id": item.id, "reason": item.reason,
                                        "tool": item.action.tool, "args": item.action.args,
                                        "kind": approval_kind(item.action)})
+            elif kind == "delta":  # the model's words as they come; the reply is the answer
+                yield sse("delta", {"text": item})
             else:
                 n += 1
                 yield sse("reply", {"text": item[0], "data": item[1]})

@@ -177,13 +177,26 @@ async def chat_completions(request: Request) -> Response:
     async def gen() -> AsyncIterator[bytes]:
         yield _chunk(cid, created, {"role": "assistant", "content": ""}, None)
         parts: list[str] = []
-        async for kind, item in run_chat(kernel, req.text, session, "openai", history):
+        streamed = ""  # a model answer's text sent as it came, not yet matched by a reply
+        async for kind, item in run_chat(kernel, req.text, session, "openai", history, deltas=True):
+            if kind == "delta":
+                piece = ("\n\n" if parts and not streamed else "") + item
+                streamed += item
+                parts.append(piece)
+                yield _chunk(cid, created, {"content": piece}, None)
+                continue
             if kind == "approval":  # say so now: the composed reply comes only at the end
                 said = (f"Needs your approval ({item.reason}): approve with POST "
                         f"/v1/approvals/{item.id}")
             else:
                 said = item[0]
-            piece = ("\n\n" if parts else "") + said
+            if streamed and said.startswith(streamed):
+                piece = said[len(streamed):]  # the verified answer is what was streamed
+            else:
+                piece = ("\n\n" if parts else "") + said
+            streamed = ""
+            if not piece:
+                continue
             parts.append(piece)
             yield _chunk(cid, created, {"content": piece}, None)
         convs.answered(req, session, "".join(parts))

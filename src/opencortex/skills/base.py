@@ -65,3 +65,10 @@ class Skill:
     source: str = "builtin"
     schema: dict[str, Any] | None = None
     """JSON schema of the proposal the model must return (default: the generic one)."""
+    instructions: str = ""
+    """The skill's fixed instructions to the model, sent in the system message before
+    anything that changes per call (so a model server reuses its cached prefix); ``neuro``
+    then gives only the volatile part (the request, retrieved passages)."""
+    consult: Callable[[Context], bool] | None = None
+    """Whether to ask the model for this signal at all (None: whenever a model is
+    configured); False: the offline proposer answers with no model call."""

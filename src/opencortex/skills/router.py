@@ -9,6 +9,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from .base import Action, Context, Proposal, Rejection, Skill
+from .gtd import OPS as GTD_OPS
 
 if TYPE_CHECKING:
     from ..llm.gateway import Gateway
@@ -88,19 +89,60 @@ def _offline(ctx: Context) -> Proposal:
     return {"action": "route", "intents": _intents(ctx.text, ctx)}
 
 
-def _prompt(text: str) -> str:
-    return ("Split the person's request into an ordered list of atomic intents. Targets: "
-            "notes (search/read their notes: query), shell (run a command: command), gtd "
-            "(tasks/agenda/capture/schedule: op, task, when), review (what was done or how much "
-            "time was spent over a period: text), web (url or query), foundry "
-            "(new project: name), skill-creator (new skill: description), recollect (vague "
-            "recall of past work: cue), chat (anything else: text). Reply as JSON "
-            '{"action": "route", "intents": [{"target": ..., ...}]}.\n'
-            f"Request: {text}")
+INSTRUCTIONS = (
+    "Split the person's request into an ordered list of atomic intents. Targets: "
+    "notes (search/read their notes: query), shell (run a command: command), gtd "
+    "(tasks/agenda/capture/schedule: op, task, when), review (what was done or how much "
+    "time was spent over a period: text), web (url or query), foundry "
+    "(new project: name), skill-creator (new skill: description), recollect (vague "
+    "recall of past work: cue), chat (anything else: text). gtd ops: "
+    f"{', '.join(GTD_OPS)}. Reply as JSON "
+    '{"action": "route", "intents": [{"target": ..., ...}]}.')
+"""The router's fixed instructions: the system message's stable part (the request comes
+after, in the user message)."""
 
 
 def _neuro(ctx: Context) -> str:
-    return _prompt(ctx.text)
+    return f"Request: {ctx.text}"
+
+
+def _consult(ctx: Context) -> bool:
+    """Ask the model to split a request only on a profile that routes with it (``small``:
+    the deterministic decomposer, no model call)."""
+    return bool(getattr(ctx.extra.get("model_profile"), "route_with_model", True))
+
+
+_OP_SYNONYMS = {
+    "mark": "todo", "done": "todo", "complete": "todo", "completed": "todo", "finish": "todo",
+    "finished": "todo", "check": "todo", "close": "todo", "state": "todo", "set_state": "todo",
+    "cancel": "todo", "add": "capture", "create": "capture", "new": "capture",
+    "remind": "capture", "reminder": "capture", "inbox": "capture", "task": "capture",
+    "list": "agenda", "show": "agenda", "view": "agenda", "today": "agenda",
+    "due": "deadline", "reschedule": "schedule", "plan": "schedule", "move": "schedule",
+    "defer": "schedule", "postpone": "schedule", "wait": "waiting", "weekly_review": "review",
+    "next_actions": "next", "next_action": "next",
+}
+"""Near-misses a model writes for a GTD op, mapped to the op (never a rejection)."""
+_DONE_VERBS = frozenset({"mark", "done", "complete", "completed", "finish", "finished",
+                         "check", "close"})
+
+
+def _normal_op(intent: dict[str, Any]) -> dict[str, Any]:
+    """A gtd intent's ``op`` as one of the GTD skill's ops: synonyms mapped, an unknown
+    one dropped (the GTD skill then reads the clause itself)."""
+    if intent.get("target") != "gtd" or not isinstance(intent.get("op"), str):
+        return intent
+    raw = intent["op"].strip().lower().replace("-", "_").replace(" ", "_")
+    op = raw if raw in GTD_OPS else _OP_SYNONYMS.get(raw)
+    out = {k: v for k, v in intent.items() if k != "op"}
+    if op is None:
+        return out
+    out["op"] = op
+    if raw == "cancel" and not out.get("state"):
+        out["state"] = "CANCELLED"
+    elif raw in _DONE_VERBS and not out.get("state"):
+        out["state"] = "DONE"
+    return out
 
 
 def _symbolic(p: Proposal, ctx: Context | None) -> Action | Rejection | None:
@@ -115,7 +157,8 @@ def _symbolic(p: Proposal, ctx: Context | None) -> Action | Rejection | None:
     for it in intents:
         if not isinstance(it, dict) or it.get("target") not in TARGETS:
             return Rejection(f"unknown intent target in {it!r}; use one of {', '.join(TARGETS)}")
-        clean.append({k: v for k, v in it.items() if isinstance(v, str | int | float | bool)})
+        clean.append(_normal_op({k: v for k, v in it.items()
+                                 if isinstance(v, str | int | float | bool)}))
     if ctx is not None:
         clean = supported(clean, ctx.text, ctx)
     return Action("delegate", {"intents": clean}, origin="router")
@@ -137,9 +180,14 @@ def supported(intents: list[dict[str, Any]], text: str,
     for: a model may split and phrase a request, never add a skill, a project, a command
     or a capture.  Supported = the deterministic decomposer reads the same target (as a
     write) in the text (with ``ctx``: and the memex's GTD hint).  Nothing left: the deterministic reading itself."""
-    asked = [{k: v for k, v in i.items() if k != "text"} for i in _intents(text, ctx)]
+    readings = _intents(text, ctx)
+    asked = [{k: v for k, v in i.items() if k != "text"} for i in readings]
     wanted = {i.get("target") for i in asked if _writes(i)}
     kept = [i for i in intents if not _writes(i) or i.get("target") in wanted]
+    # a GTD clause the slot grammar read keeps its reading (dates, times, the entry meant):
+    # the model decides where a clause goes, never drops a "friday at 3pm" on the way
+    slots = [i for i in readings if i.get("target") == "gtd"]
+    kept = [slots.pop(0) if i.get("target") == "gtd" and slots else i for i in kept]
     if len(kept) < len(intents):
         import logging
 
@@ -152,18 +200,20 @@ def supported(intents: list[dict[str, Any]], text: str,
 def skill() -> Skill:
     return Skill("router", 90, trigger=_trigger, offline=_offline, neuro=_neuro,
                  symbolic=_symbolic, schema=INTENT_SCHEMA, tools=["delegate"],
+                 instructions=INSTRUCTIONS, consult=_consult,
                  description="Split a request into intents and delegate each to its skill.")
 
 
 def route(text: str, gateway: Gateway | None = None) -> list[dict[str, Any]]:
     """The intents for ``text``: the model's (validated) when a gateway is configured and
     answers, else the deterministic decomposer's."""
-    if gateway is not None and getattr(gateway, "configured", False):
+    if gateway is not None and getattr(gateway, "configured", False) and getattr(
+            getattr(gateway, "profile", None), "route_with_model", True):
         from ..llm import Message
 
         try:
-            c = gateway.complete([Message("user", _prompt(text))], tier="fast",
-                                 json_schema=INTENT_SCHEMA)
+            c = gateway.complete([Message("system", INSTRUCTIONS), Message("user", f"Request: {text}")],
+                                 tier="fast", json_schema=INTENT_SCHEMA)
             checked = _symbolic(c.data or {}, None)
             if isinstance(checked, Action):
                 return supported(list(checked.args["intents"]), text)

@@ -72,8 +72,11 @@ class ChatApp:
     language, so it is testable without a terminal."""
 
     def __init__(self, backend: Backend, session: str | None = None,
-                 echo: Callable[[str], None] | None = None) -> None:
+                 echo: Callable[[str], None] | None = None,
+                 write: Callable[[str], None] | None = None) -> None:
         self.backend = backend
+        self.write = write or (lambda s: print(s, end="", flush=True))
+        """Where a model answer's words go as they stream (no newline of its own)."""
         from ..sessions.ids import new_session_id, validate_session_id
 
         self.session = validate_session_id(session) if session else new_session_id("tui")
@@ -125,12 +128,25 @@ class ChatApp:
         """Start one request; return once it finished or asked for an approval (or after
         ``wait`` seconds), leaving the rest of its replies to stream in."""
         settled = threading.Event()
+        shown: list[str] = []  # streamed words not yet followed by their reply
+
+        def on_delta(piece: str) -> None:
+            shown.append(piece)
+            self.write(piece)
 
         def on_reply(t: str, data: Any) -> None:
             t = self._drop_announced(t)
-            if not t.strip():
+            streamed = "".join(shown)
+            shown.clear()
+            if streamed and t.startswith(streamed):  # the verified answer is what was shown
+                t = t[len(streamed):]
+                self.echo(t)
+            elif streamed:
+                self.echo("\n" + t)
+            elif not t.strip():
                 return  # the approval notice already said it all
-            self.echo(t)
+            else:
+                self.echo(t)
             for c in format_citations(data, self.backend.locate):
                 self.echo(f"  -> {c}")
 
@@ -142,7 +158,7 @@ class ChatApp:
 
         def run() -> None:
             try:
-                self.backend.chat(text, self.session, on_reply, on_approval)
+                self.backend.chat(text, self.session, on_reply, on_approval, on_delta)
             except BackendError as e:
                 self.echo(f"error: {e}")
             except Exception as e:  # keep the prompt alive whatever happens

@@ -25,11 +25,13 @@ __all__ = ["Backend", "BackendError", "LocalBackend", "RemoteBackend", "build_ke
 OnReply = Callable[[str, Any], None]
 OnApproval = Callable[[str, str], None]
 """(approval id, reason)."""
+OnDelta = Callable[[str], None]
+"""A model answer's text as it streams (provisional: the reply that follows is the answer)."""
 
 
 class Backend(Protocol):
     def chat(self, text: str, session: str, on_reply: OnReply,
-             on_approval: OnApproval) -> None: ...
+             on_approval: OnApproval, on_delta: OnDelta | None = None) -> None: ...
     def search(self, query: str, k: int = 10) -> dict[str, Any]: ...
     def resolve(self, ident: str, approved: bool) -> None: ...
     def locate(self, ref: str) -> str | None: ...
@@ -64,12 +66,14 @@ class LocalBackend:
         """The guard facade the TUI reads through (the memex's one lock)."""
 
     def chat(self, text: str, session: str, on_reply: OnReply,
-             on_approval: OnApproval) -> None:
-        fut = self.kernel.submit({
-            "payload": {"sensor": "user-input", "text": text},
-            "meta": {"source": self.source, "session": session,
-                     "reply": lambda t, d=None: on_reply(t, d),
-                     "on_approval": lambda p: on_approval(p.id, p.reason)}})
+             on_approval: OnApproval, on_delta: OnDelta | None = None) -> None:
+        meta: dict[str, Any] = {"source": self.source, "session": session,
+                                "reply": lambda t, d=None: on_reply(t, d),
+                                "on_approval": lambda p: on_approval(p.id, p.reason)}
+        if on_delta is not None:
+            meta["partial"] = on_delta
+        fut = self.kernel.submit({"payload": {"sensor": "user-input", "text": text},
+                                  "meta": meta})
         if fut is None:
             raise BackendError("the pipeline is not accepting requests (shutting down)")
         fut.result()
@@ -168,12 +172,15 @@ class RemoteBackend:
             conn.close()
 
     def chat(self, text: str, session: str, on_reply: OnReply,
-             on_approval: OnApproval) -> None:
+             on_approval: OnApproval, on_delta: OnDelta | None = None) -> None:
         conn, resp = self._request("POST", "/v1/chat",
                                    {"message": text, "session": session, "stream": True})
         try:
             for event, data in _sse(resp):
-                if event == "reply":
+                if event == "delta":
+                    if on_delta is not None:
+                        on_delta(str(data.get("text", "")))
+                elif event == "reply":
                     on_reply(str(data.get("text", "")), data.get("data"))
                 elif event == "approval":
                     on_approval(str(data.get("id")), str(data.get("reason", "")))
