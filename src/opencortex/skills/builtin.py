@@ -82,7 +82,8 @@ def _notes_offline(ctx: Context) -> Proposal:
                      + (f", id:{h.id})" if h.id else ")"))
         if h.snippet:
             lines.append(f"  {h.snippet}")
-    lines += [f"({n})" for n in res.notes]
+    if ctx.signal.meta.get("source") != "org":  # an answer written into a note: no diagnostics
+        lines += [f"({n})" for n in res.notes]
     return {"action": "reply", "text": "\n".join(lines), "citations": [h.key for h in res.hits]}
 
 
