@@ -71,7 +71,9 @@ def _notes_offline(ctx: Context) -> Proposal:
         return {"action": "reply",
                 "text": f"I found nothing in your notes about {ctx.text.strip()!r}.",
                 "citations": []}
-    lines = [f"From your notes ({res.mode} search):"]
+    # an answer written into a note (an @agent headline) says nothing about the search
+    into_note = ctx.signal.meta.get("source") == "org"
+    lines = ["From your notes:" if into_note else f"From your notes ({res.mode} search):"]
     top = ctx.memex.store.nodes_by_keys([res.hits[0].key]).get(res.hits[0].key)
     if top is not None and top.body:  # the best match read in full (stage 2): title + body
         excerpt = "\n".join(top.body.strip().splitlines()[:12])
@@ -82,7 +84,7 @@ def _notes_offline(ctx: Context) -> Proposal:
                      + (f", id:{h.id})" if h.id else ")"))
         if h.snippet:
             lines.append(f"  {h.snippet}")
-    if ctx.signal.meta.get("source") != "org":  # an answer written into a note: no diagnostics
+    if not into_note:
         lines += [f"({n})" for n in res.notes]
     return {"action": "reply", "text": "\n".join(lines), "citations": [h.key for h in res.hits]}
 
