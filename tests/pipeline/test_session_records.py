@@ -111,6 +111,11 @@ def test_the_index_never_holds_records(memex: Path, tmp_path: Path,
         # a buffer-update from Emacs of a record file indexes nothing either
         assert m.index_text(memex / "agent" / "2026" / "12" / "01-x.org", "* zanzibar\n") == 0
         assert {n.file for n in m.query("zanzibar")} == {"sessions/mine.org"}
+        # nor does the live ripgrep scan list them
+        from opencortex.retrieval.scan import scan
+
+        hits = scan(memex, "zanzibar", exclude=m.settings.is_record_file)
+        assert {h.file for h in hits} == {"sessions/mine.org"}
     finally:
         m.close()
 

@@ -19,10 +19,8 @@ _AGENDA = re.compile(r"\b(agenda|what'?s (next|due|on)|what is (next|due)|overdu
 _CAPTURE = re.compile(r"^\s*(capture|remember|note|todo|add task)\s*[:,-]?\s+(.+)$",
                       re.I | re.S)
 _SHELL = re.compile(r"^\s*(?:run|\$|execute)\s+(.+)$|`([^`]+)`", re.I | re.S)
-RECORD_FOLDERS = ("sessions/",)
 _ADDRESSED = re.compile(r"(?:^|\s)@\w")
 """A headline addressed to the agent (``@agent …``) is a question, never an answer."""
-"""The agent's own conversation records: evidence for recall, not answers to questions."""
 NO_MODEL = ("no language model is configured, so I can only search your notes, show the "
             "agenda, capture entries and run allowed commands; set [llm] in config.toml "
             "or OPENCORTEX_LLM_BASE_URL to chat freely")
@@ -63,8 +61,7 @@ def _access(ctx: Context) -> Any:
 
 
 def _notes_offline(ctx: Context) -> Proposal:
-    res = _access(ctx).search(_arg(ctx, "query") or ctx.text, k=6,
-                              exclude_files=RECORD_FOLDERS)
+    res = _access(ctx).search(_arg(ctx, "query") or ctx.text, k=6)
     res.hits = [h for h in res.hits if not _ADDRESSED.search(h.title)][:5]
     ctx.extra["retrieved"] = {h.key for h in res.hits}
     if not res.hits:
@@ -108,7 +105,7 @@ def _notes_neuro(ctx: Context) -> str:
     from ..guard import filter_private, quote_untrusted
     from ..guard.policy import policy_of
 
-    res = _access(ctx).search(ctx.text, k=5, exclude_files=RECORD_FOLDERS)
+    res = _access(ctx).search(ctx.text, k=5)
     hits = res.hits
     if ctx.extra.get("remote_model"):
         nodes = ctx.memex.store.nodes_by_keys([h.key for h in hits], with_body=False)
@@ -155,7 +152,7 @@ def _capture_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
         return Rejection("nothing to capture")
     if re.search(r"^\*+[ \t]", text, re.M):
         return Rejection("captured text may not contain Org headlines")
-    target = ctx.memex.settings.capture_target
+    target = ctx.memex.inbox()  # the one inbox every gateway files in
     return Action("memex.write", {"op": "capture", "path": target.split("::")[0], "to": target,
                                   "text": text, "todo": p.get("todo")}, origin="capture")
 
