@@ -19,7 +19,7 @@ import hashlib
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -404,8 +404,17 @@ class Settings:
         of the old layout (``sessions/YYYY/MM/DD-<id>.org``) until ``opencortex sessions
         migrate`` moves it.  The index skips them, so search, review, clocks and the
         agenda never count them."""
+        return self.record_filter()(rel)
+
+    def record_filter(self) -> Callable[[str], bool]:
+        """:meth:`is_record_file` with the folder resolved once (a sync tests every file)."""
         folder = self.record_folder
-        return bool((folder and rel.startswith(folder)) or LEGACY_RECORD.fullmatch(rel))
+
+        def is_record(rel: str) -> bool:
+            return bool((folder and rel.startswith(folder)) or (
+                rel.startswith("sessions/") and LEGACY_RECORD.fullmatch(rel)))
+
+        return is_record
 
     @property
     def archive_path(self) -> Path:

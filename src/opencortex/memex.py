@@ -111,7 +111,7 @@ class Memex:
     # -- reading ---------------------------------------------------------------
     def sync(self, progress: Progress | None = None, workers: int | None = None) -> SyncSummary:
         return sync(self.root, self.store, progress=progress, workers=workers,
-                    exclude=self.settings.is_record_file)
+                    exclude=self.settings.record_filter())
 
     def query(self, expr: str, limit: int | None = None, order: str = "file",
               today: dt.date | None = None, with_body: bool = False) -> list[Node]:

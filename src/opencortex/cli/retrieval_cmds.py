@@ -22,7 +22,7 @@ def scan(query: str, regex: bool, ignore_case: bool | None, limit: int | None,
 
     s = cli_settings(memex, index)
     hits = run_scan(s.memex, query, regex=regex, ignore_case=ignore_case,
-                    limit=limit or None, exclude=s.is_record_file)
+                    limit=limit or None, exclude=s.record_filter())
 
     def human() -> None:
         for h in hits:
