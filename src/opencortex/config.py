@@ -33,7 +33,9 @@ __all__ = ["ENVIRONMENT", "GuardSettings", "IdentitySettings", "LlmSettings", "R
 APP = "opencortex"
 RECORD_GLOB = "[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9]-*.org"
 """A session record's path inside its sessions folder: ``YYYY/MM/DD-<session>.org``."""
-LEGACY_RECORD = re.compile(r"sessions/\d{4}/\d{2}/\d{2}-[^/]+\.org")
+LEGACY_GLOB = "sessions/[0-9][0-9][0-9][0-9]/[0-9][0-9]/*.org"
+"""Where session records were written before they left the memex (memex-relative)."""
+LEGACY_RECORD = re.compile(r"sessions/\d{4}/\d{2}/[^/]+\.org")
 """Where session records were written before they left the memex (memex-relative)."""
 
 ENVIRONMENT: dict[str, str] = {

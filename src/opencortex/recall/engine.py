@@ -281,9 +281,9 @@ class Recall:
         # records of the old layout (until `opencortex sessions migrate`)
         folder = self.memex.settings.sessions_path
         roots = [Root("opencortex", str(folder))]
-        if (Path(root) / "sessions").is_dir() and \
-                (Path(root) / "sessions").resolve() != folder.resolve():
-            roots.append(Root("opencortex", root))
+        old = Path(root) / "sessions"
+        if old.is_dir() and old.resolve() != folder.resolve():
+            roots.append(Root("opencortex", str(old)))
         roots.append(Root("notes", root))
         top = gitsrc.toplevel(root)
         if top is not None:

@@ -49,12 +49,13 @@ class MigrationReport:
 def legacy_records(settings: Settings) -> list[Path]:
     """The records of the old layout still in the memex (none when the person chose that
     very folder as the sessions folder)."""
-    from ..config import RECORD_GLOB
+    from ..config import LEGACY_GLOB
 
-    old = settings.memex.expanduser().resolve() / "sessions"
+    root = settings.memex.expanduser().resolve()
+    old = root / "sessions"
     if not old.is_dir() or old.resolve() == settings.sessions_path.resolve():
         return []
-    return sorted(p for p in old.glob(RECORD_GLOB) if p.is_file() and not p.is_symlink())
+    return sorted(p for p in root.glob(LEGACY_GLOB) if p.is_file() and not p.is_symlink())
 
 
 def _sha(data: bytes) -> str:

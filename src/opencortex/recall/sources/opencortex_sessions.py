@@ -38,20 +38,22 @@ def default_roots() -> list[Path]:
         s = load_settings()
     except Exception:  # a broken config must not stop recall from listing anything else
         return [Path("~/memex").expanduser()]
-    return [s.sessions_path, s.memex]
+    old = s.memex / "sessions"  # records of the old layout, until they are migrated
+    return [s.sessions_path, *([old] if old.is_dir() else [])]
 
 
 
 def discover(roots: list[Path] | None = None) -> list[Path]:
-    """Session files under each root's ``YYYY/MM/`` (a sessions folder), or under its
-    ``sessions/YYYY/MM/`` (a memex holding records of the old layout)."""
-    from ...config import RECORD_GLOB
+    """Session files under each root's ``YYYY/MM/`` (a sessions folder, ``DD-<id>.org``),
+    or under its ``sessions/YYYY/MM/`` (a memex given as the root, holding records of the
+    old layout)."""
+    from ...config import LEGACY_GLOB, RECORD_GLOB
 
     found: list[Path] = []
     for root in roots if roots is not None else default_roots():
-        for d in (Path(root), Path(root) / "sessions"):
-            if d.is_dir():
-                found.extend(sorted(p for p in d.glob(RECORD_GLOB) if is_entry(p)))
+        for glob in (RECORD_GLOB, LEGACY_GLOB):
+            if Path(root).is_dir():
+                found.extend(sorted(p for p in Path(root).glob(glob) if is_entry(p)))
     return list(dict.fromkeys(found))
 
 
