@@ -259,7 +259,7 @@ class SessionsSettings:
     """None = ``<XDG data dir>/opencortex/sessions/<memex name>-<hash>``; a relative path is
     a folder of the memex the person opts into (still never indexed as notes); an absolute
     one is used as is."""
-    retention_days: float = 90.0
+    retention_days: float = 365.0
     """Records whose last turn is older than this many days are deleted; 0 = kept forever."""
 
     @classmethod
@@ -272,7 +272,7 @@ class SessionsSettings:
             raise ConfigError('sessions.dir must be a folder, e.g. "~/.local/share/'
                               'opencortex/sessions" or "agent/sessions" (inside the memex)')
         days = _num(t, "retention_days", "sessions", float)
-        return cls(record=record, dir=where.strip() if where else None, retention_days=90.0 if days is None else days)
+        return cls(record=record, dir=where.strip() if where else None, retention_days=365.0 if days is None else days)
 
 
 @dataclass(frozen=True, slots=True)
