@@ -323,15 +323,15 @@ class Access:
 
         no_nul(text, "text")
         with self._lock:
-            if to and to.endswith(".org") and "::" not in to:
+            to = to or self.memex.inbox()
+            if to.endswith(".org") and "::" not in to:
                 no_nul(to, "to")
                 target = self._allow_write(to, "capture", text)
                 with self._journaled():
                     return self.memex.writer.capture(text, target=target, todo=todo,
                                                      tags=tags)
-            parent = self.resolve(to) if to else None
-            self._allow_write(parent.file if parent else self.memex.settings.capture_target,
-                              "capture", text)
+            parent = self.resolve(to)
+            self._allow_write(parent.file, "capture", text)
             with self._journaled():
                 return self.memex.writer.capture(text, todo=todo, tags=tags, parent=parent)
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,16 @@ from typing import Any
 from .errors import ConfigError
 
 __all__ = ["ENVIRONMENT", "GuardSettings", "IdentitySettings", "LlmSettings", "RecallSettings",
-           "ServerSettings", "Settings", "TelegramSettings", "WebSettings", "config_path",
+           "ServerSettings", "SessionsSettings", "Settings", "TelegramSettings", "WebSettings", "config_path",
            "env", "load_settings", "state_dir"]
 
 APP = "opencortex"
+RECORD_GLOB = "[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9]-*.org"
+"""A session record's path inside its sessions folder: ``YYYY/MM/DD-<session>.org``."""
+LEGACY_GLOB = "sessions/[0-9][0-9][0-9][0-9]/[0-9][0-9]/*.org"
+"""Where session records were written before they left the memex (memex-relative)."""
+LEGACY_RECORD = re.compile(r"sessions/\d{4}/\d{2}/[^/]+\.org")
+"""Where session records were written before they left the memex (memex-relative)."""
 
 ENVIRONMENT: dict[str, str] = {
     "OPENCORTEX_CONFIG": "the config file (default: XDG config dir/opencortex/config.toml)",
@@ -39,6 +46,8 @@ ENVIRONMENT: dict[str, str] = {
     "OPENCORTEX_STORE_SCHEMA": "the PostgreSQL schema of this memex's index",
     "OPENCORTEX_EMBEDDER": "the embedder spec (minilm, openai:URL#MODEL)",
     "OPENCORTEX_CAPTURE_TARGET": "where capture files entries",
+    "OPENCORTEX_SESSIONS": "record conversations as session records (true/false)",
+    "OPENCORTEX_SESSIONS_DIR": "where session records live (relative: a memex folder)",
     "OPENCORTEX_LOG_STATES": "note every TODO state change",
     "OPENCORTEX_ARCHIVE": "the heartbeat archives transcripts (true/false)",
     "OPENCORTEX_ARCHIVE_DIR": "where the transcript archive lives",
@@ -241,6 +250,34 @@ class RecallSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionsSettings:
+    """``[sessions]`` (+ ``OPENCORTEX_SESSIONS*``): where the agent's own conversation
+    records live.  They are the agent's records, not the person's notes: by default outside
+    the memex, so no search, review, clock sum or agenda of the person's work counts them."""
+
+    record: bool = True
+    """Record each conversation turn at all (``record = false``: nothing is written)."""
+    dir: str | None = None
+    """None = ``<XDG data dir>/opencortex/sessions/<memex name>-<hash>``; a relative path is
+    a folder of the memex the person opts into (still never indexed as notes); an absolute
+    one is used as is."""
+    retention_days: float = 365.0
+    """Records whose last turn is older than this many days are deleted; 0 = kept forever."""
+
+    @classmethod
+    def parse(cls, t: Mapping[str, Any], env: Mapping[str, str]) -> SessionsSettings:
+        rec = env.get("OPENCORTEX_SESSIONS")
+        record = (_bool(rec, "OPENCORTEX_SESSIONS") if rec
+                  else _bool(t.get("record", True), "sessions.record"))
+        where = env.get("OPENCORTEX_SESSIONS_DIR") or t.get("dir")
+        if where is not None and (not isinstance(where, str) or not where.strip()):
+            raise ConfigError('sessions.dir must be a folder, e.g. "~/.local/share/'
+                              'opencortex/sessions" or "agent/sessions" (inside the memex)')
+        days = _num(t, "retention_days", "sessions", float)
+        return cls(record=record, dir=where.strip() if where else None, retention_days=365.0 if days is None else days)
+
+
+@dataclass(frozen=True, slots=True)
 class LlmSettings:
     """``[llm]``: the model cascade's table, validated by ``opencortex.llm.config``
     (with the ``OPENCORTEX_LLM_*`` override) when a Runtime is built."""
@@ -302,6 +339,7 @@ class Settings:
     web: WebSettings = field(default_factory=WebSettings)
     identity: IdentitySettings = field(default_factory=IdentitySettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
+    sessions: SessionsSettings = field(default_factory=SessionsSettings)
     llm: LlmSettings = field(default_factory=LlmSettings)
     guard: GuardSettings = field(default_factory=GuardSettings)
     source: dict[str, str] = field(default_factory=dict)
@@ -327,6 +365,7 @@ class Settings:
         self.web = WebSettings.parse(_table(data, "web"), env)
         self.identity = IdentitySettings.parse(_table(data, "identity"))
         self.recall = RecallSettings.parse(_table(data, "recall"), env)
+        self.sessions = SessionsSettings.parse(_table(data, "sessions"), env)
         # [llm] and [guard] are checked by their parsers when first needed (a Runtime,
         # the guard), so a mistake there stops the agent, not `opencortex index`
         self.llm = LlmSettings(data.get("llm") or {})
@@ -343,6 +382,46 @@ class Settings:
     @property
     def state_dir(self) -> Path:
         return state_dir()
+
+    @property
+    def sessions_path(self) -> Path:
+        """Where this memex's session records live (see :class:`SessionsSettings`)."""
+        d = self.sessions.dir
+        if d is None:
+            root = self.memex.expanduser().resolve()
+            key = hashlib.sha1(str(root).encode()).hexdigest()[:12]
+            return Path(_dirs().user_data_dir) / "sessions" / f"{root.name or 'root'}-{key}"
+        p = Path(d).expanduser()
+        return p if p.is_absolute() else self.memex.expanduser().resolve() / p
+
+    @property
+    def record_folder(self) -> str | None:
+        """The opted-into sessions folder relative to the memex (posix, ending in ``/``),
+        or None when the records live outside it."""
+        root = self.memex.expanduser().resolve()
+        try:
+            rel = self.sessions_path.resolve().relative_to(root).as_posix()
+        except ValueError:
+            return None
+        return rel.rstrip("/") + "/" if rel and rel != "." else None
+
+    def is_record_file(self, rel: str) -> bool:
+        """Whether ``rel`` (a memex-relative posix path) is one of the agent's records,
+        never the person's notes: anything in the opted-into sessions folder, or a record
+        of the old layout (``sessions/YYYY/MM/DD-<id>.org``) until ``opencortex sessions
+        migrate`` moves it.  The index skips them, so search, review, clocks and the
+        agenda never count them."""
+        return self.record_filter()(rel)
+
+    def record_filter(self) -> Callable[[str], bool]:
+        """:meth:`is_record_file` with the folder resolved once (a sync tests every file)."""
+        folder = self.record_folder
+
+        def is_record(rel: str) -> bool:
+            return bool((folder and rel.startswith(folder)) or (
+                rel.startswith("sessions/") and LEGACY_RECORD.fullmatch(rel)))
+
+        return is_record
 
     @property
     def archive_path(self) -> Path:
@@ -457,7 +536,7 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
         s.index, s.source["index"] = Path(str(data["index"])).expanduser(), "config"
     cap = data.get("capture", {})
     if "target" in cap:
-        s.capture_target = str(cap["target"])
+        s.capture_target, s.source["capture"] = str(cap["target"]), "config"
     todo = data.get("todo", {})
     if "log_into_drawer" in todo:
         s.log_into_drawer = _bool(todo["log_into_drawer"], "todo.log_into_drawer")
@@ -518,7 +597,7 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
     if env.get("OPENCORTEX_EMBEDDER"):
         s.embedder = env["OPENCORTEX_EMBEDDER"]
     if env.get("OPENCORTEX_CAPTURE_TARGET"):
-        s.capture_target = env["OPENCORTEX_CAPTURE_TARGET"]
+        s.capture_target, s.source["capture"] = env["OPENCORTEX_CAPTURE_TARGET"], "env"
     if env.get("OPENCORTEX_LOG_STATES"):
         s.log_states = _bool(env["OPENCORTEX_LOG_STATES"], "OPENCORTEX_LOG_STATES")
     if memex is not None:

@@ -112,7 +112,8 @@ class Memex:
 
     # -- reading ---------------------------------------------------------------
     def sync(self, progress: Progress | None = None, workers: int | None = None) -> SyncSummary:
-        return sync(self.root, self.store, progress=progress, workers=workers)
+        return sync(self.root, self.store, progress=progress, workers=workers,
+                    exclude=self.settings.record_filter())
 
     def query(self, expr: str, limit: int | None = None, order: str = "file",
               today: dt.date | None = None, with_body: bool = False,
@@ -188,12 +189,28 @@ class Memex:
         """Org's day agenda, as ``org-agenda-list`` shows it (``memory.agenda``)."""
         return views.day_agenda(self.store, today, days, start)
 
+    def inbox(self) -> str:
+        """The one inbox every gateway files new entries in (``ask``, ``capture``, MCP,
+        HTTP, Telegram): ``[capture] target`` when set (a file, or any ``FILE::Heading``
+        that ``capture --to`` accepts); else the memex's own top-level ``Inbox`` heading
+        when it has one (``* Inbox`` in gtd.org); else ``inbox.org``."""
+        if self.settings.source.get("capture"):
+            return self.settings.capture_target
+        heads = sorted((n for n in self.query("heading:inbox level:1")
+                        if n.level == 1 and n.title.strip().casefold() == "inbox"),
+                       key=lambda n: (n.file, n.line))
+        if not heads:
+            return self.settings.capture_target
+        h = heads[0]
+        return f"{h.file}::{h.title.strip()}"  # a spelling `capture --to` accepts
+
     # -- writing (each call re-reads the file; refuses if it changed meanwhile) --
     def capture(self, text: str, to: str | None = None, todo: str | None = None,
                 tags: list[str] | None = None, *, model: bool = False) -> WriteResult:
-        """``to``: a file (``inbox.org``), or a node (ID, ``FILE::Outline``, title).
-        ``model``: the body is a model's text (Markdown rendered as Org)."""
-        if to and to.endswith(".org") and "::" not in to:
+        """``to``: a file (``inbox.org``), or a node (ID, ``FILE::Outline``, title);
+        default :meth:`inbox`.  ``model``: the body is a model's text (Markdown as Org)."""
+        to = to or self.inbox()
+        if to.endswith(".org") and "::" not in to:
             return self.writer.capture(text, target=to, todo=todo, tags=tags, model=model)
         parent = self.resolve(to) if to else None
         return self.writer.capture(text, todo=todo, tags=tags, parent=parent, model=model)
@@ -256,6 +273,8 @@ class Memex:
         rel = p.resolve().relative_to(self.root).as_posix()
         if not rel.endswith(".org"):
             raise NodeNotFoundError(f"{rel}: not an .org file")
+        if self.settings.is_record_file(rel):
+            return 0  # the agent's own record: never indexed as a note
         rows = file_rows(parse(text, str(p)), rel)
         self.store.begin()
         try:

@@ -67,10 +67,11 @@ def week_memex(memex: Path) -> Path:
     p.write_text(text, encoding="utf-8")
     from opencortex.sessions.recorder import SessionRecorder
 
-    rec = SessionRecorder(memex, clock=lambda: dt.datetime(2026, 11, 25, 10, 0))
+    # records of the old layout, still in the memex: never counted, listed as sessions
+    rec = SessionRecorder(memex / "sessions", clock=lambda: dt.datetime(2026, 11, 25, 10, 0))
     rec.record("tui-1", "person", "what is on my plate this week?")
     rec.record("tui-1", "assistant", "* not a headline: three tasks")
-    later = SessionRecorder(memex, clock=lambda: dt.datetime(2026, 12, 2, 9, 0))
+    later = SessionRecorder(memex / "sessions", clock=lambda: dt.datetime(2026, 12, 2, 9, 0))
     later.record("tui-2", "person", "outside the week")
     return memex
 

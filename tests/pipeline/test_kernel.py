@@ -174,14 +174,16 @@ def test_sessions_are_org_records(kernel: Kernel) -> None:
     kernel.ask("caching strategies", session="rec-1")
     kernel.ask("* sneaky headline\n#+begin_src sh\necho hi\n#+end_src", session="rec-1")
     today = dt.date.today()
-    p = kernel.memex.root / "sessions" / f"{today:%Y}" / f"{today:%m}" / f"{today:%d}-rec-1.org"
+    folder = kernel.memex.settings.sessions_path
+    assert not folder.is_relative_to(kernel.memex.root)  # the agent's records, not notes
+    p = folder / f"{today:%Y}" / f"{today:%m}" / f"{today:%d}-rec-1.org"
     heads = emacs_dump(p)
     assert [h["title"].split("] ", 1)[1].split(":")[0] for h in heads] == [
         "person", "assistant", "person", "assistant"]
     assert all(h["level"] == 1 for h in heads)
     assert ",* sneaky headline" in p.read_text()
     kernel.memex.sync()
-    assert kernel.memex.query("file:sessions/*")
+    assert not kernel.memex.query("sneaky")  # never indexed as a note
 
 
 def test_literate_skills_load_in_order_and_hot_reload(tmp_path: Path) -> None:
@@ -265,4 +267,6 @@ def test_own_session_records_are_not_notes_answers(kernel: Kernel) -> None:
     kernel.memex.sync()
     out = kernel.ask("quixotic marmalade protocol", session="echo-test-2")
     assert "sessions/" not in out[0]  # the question it was asked before is not an answer
-    assert kernel.memex.query("marmalade file:sessions/*")  # but the record is indexed
+    assert not kernel.memex.query("marmalade")  # the record is not a note
+    assert any("marmalade" in p.read_text() for p in
+               kernel.memex.settings.sessions_path.rglob("*.org"))  # but it is kept

@@ -191,7 +191,7 @@ def test_opencortex_session_roundtrip(tmp_path):
     rec_.record("chat-1", "tool", "ran ls")
     rec_.record("chat-1", "external", "a forwarded note")
     [path] = ocs.discover([tmp_path])
-    assert path.parts[-4:-1] == ("sessions", "2026", "11")
+    assert path.parts[-3:-1] == ("2026", "11") and path.parents[2] == tmp_path
     [rec] = ocs.read(path)
     assert rec.session_id == "chat-1"
     assert [t.origin for t in rec.turns] == ["person", "assistant", "tool", "injected"]

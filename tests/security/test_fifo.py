@@ -48,7 +48,7 @@ def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
 
 def test_fifo_in_the_memex_is_skipped_and_counted(memex: Path, tmp_path: Path) -> None:
     _fifo(memex / "notes" / "pipe.org")
-    _fifo(memex / "sessions" / "2026" / "11" / "chat-pipe.org")
+    _fifo(memex / "projects" / "chat-pipe.org")
     r = _cli("index", "--memex", str(memex), "--index", str(tmp_path / "i.sqlite3"),
              "--json")
     assert r.returncode == 0, r.stderr

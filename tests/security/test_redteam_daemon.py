@@ -17,6 +17,8 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
+from opencortex.config import load_settings
+
 from .edge_live import daemons, leaks, plant
 
 pytest.importorskip("starlette")
@@ -36,7 +38,7 @@ def _quoted_by_the_person(memex: Path, index: Path) -> None:
                                    "--json", "search my notes for the walrus code"])
     assert res.exit_code == 0, res.output
     assert "quixotic walrus" in res.output  # the person may see it
-    recs = list((memex / "sessions").rglob("*.org"))
+    recs = list(load_settings(memex=memex).sessions_path.rglob("*.org"))
     assert recs and any("quixotic walrus" in p.read_text() for p in recs)
 
 
@@ -77,7 +79,8 @@ def test_a_trusted_session_quoting_a_private_note_is_withheld(memex: Path, tmp_p
             {"q": q, "k": 50}))
         assert st == 200
         seen.append(json.dumps(body).replace(f'"query": "{q}"', ""))  # its own words
-    rec = next((memex / "sessions").rglob("*.org")).relative_to(memex).as_posix()
+    rec = "sessions/" + next(load_settings(memex=memex).sessions_path.rglob("*.org")
+                             ).relative_to(load_settings(memex=memex).sessions_path).as_posix()
     for line in (5, 14):
         st, body, _ = live.request("GET", "/v1/nodes/" + urllib.parse.quote(f"{rec}:{line}",
                                                                              safe=""))

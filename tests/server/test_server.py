@@ -218,7 +218,8 @@ def test_openai_compatible(live: Live) -> None:
     fin = [c for c in objs if c["choices"] and c["choices"][0]["finish_reason"]]
     assert len(fin) == 1 and fin[0]["choices"][0]["delta"] == {}
     assert objs[-1]["choices"] == [] and objs[-1]["usage"]["total_tokens"] > 0
-    assert (live.kernel.memex.root / "sessions").exists()
+    assert live.kernel.memex.settings.sessions_path.exists()  # recorded, outside the memex
+    assert not (live.kernel.memex.root / "sessions").exists()
     for bad in ({"messages": []}, {"messages": [{"role": "assistant", "content": "x"}]},
                 {"messages": "hi"}):
         assert live.request("POST", "/v1/chat/completions", bad)[0] == 422, bad

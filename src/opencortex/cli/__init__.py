@@ -20,6 +20,7 @@ from .retrieval_cmds import read, scan, search
 from .review_cmd import review
 from .router_cmd import router
 from .serve_cmds import serve, token
+from .sessions_cmd import sessions
 from .skills_cmd import skills
 from .store_cmds import store as store_group
 from .write_cmds import (
@@ -55,7 +56,7 @@ def cli(store: str | None) -> None:
 
 for _cmd in (index, query, agenda, projects, export, capture, todo, priority, set_property, tag,
              schedule, deadline, append, new_note, undo, history, doctor, scan, search, read, ask, skills, route, context, mcp, serve, token, init, chat, telegram, store_group,
-             recall, archive, review, links, router):
+             recall, archive, review, links, router, sessions):
     cli.add_command(_cmd)
 
 

@@ -59,7 +59,7 @@ def doctor(memex: str | None, index: str | None, json_: bool) -> None:
                     summary = m.sync()
                     c = m.store.counts()
                     errs = m.store.file_errors()
-                    dangling = m.store.dangling_links()
+                    broken = _broken_links(m)
                 checks.append(_store_check(m.store))
                 checks.append(_check("index", True, f"{m.store.path}: {c['files']} files, "
                                      f"{c['nodes']} nodes, {c['links']} links "
@@ -68,7 +68,12 @@ def doctor(memex: str | None, index: str | None, json_: bool) -> None:
                                      f"{len(errs)} files with read problems, "
                                      f"{summary.skipped} skipped",
                                      "see `opencortex index` for the list"))
-                checks.append(_check("links", True, f"{len(dangling)} id: links to unknown IDs"))
+                links = _check("links", True, f"{len(broken)} id: links to unknown IDs")
+                if broken:
+                    links["warn"] = True
+                    links["items"] = broken
+                checks.append(links)
+                checks.append(_sessions_check(s))
                 with Memex(settings=s) as m:
                     checks.append(_recall_check(m))
                 checks.append(_archive_check(s))
@@ -89,12 +94,59 @@ def doctor(memex: str | None, index: str | None, json_: bool) -> None:
             if c.get("warn"):
                 mark = click.style("?? ", fg="yellow")
             click.echo(mark + visible(f"{c['check']:<12} {c['detail']}"))
+            for item in c.get("items", []):
+                click.echo(visible(f"   {item['file']}:{item['line']}: id:{item['target']}"))
             if "fix" in c:
                 click.echo(visible(f"   fix: {c['fix']}"))
 
     emit({"ok": ok, "checks": checks}, json_, human)
     if not ok:
         sys.exit(1)
+
+
+def _broken_links(m) -> list[dict]:
+    """Each ``id:`` link whose target no heading holds: the file, the line the link is on
+    and the target, so the person can go and fix it."""
+    import re
+
+    dangling = m.store.dangling_links()
+    nodes = m.store.nodes_by_keys(sorted({d.source_key for d in dangling if d.source_key}),
+                                  with_body=False)
+    out: list[dict] = []
+    texts: dict[str, list[str]] = {}
+    for d in dangling:
+        n = nodes.get(d.source_key or "")
+        if n is None:
+            continue
+        if n.file not in texts:
+            try:
+                texts[n.file] = (m.root / n.file).read_text("utf-8", "replace").split("\n")
+            except OSError:
+                texts[n.file] = []
+        lines = texts[n.file]
+        pat = re.compile(r"\bid:" + re.escape(d.path) + r"(?![\w-])")
+        line = next((i + 1 for i in range(n.line - 1, len(lines)) if pat.search(lines[i])),
+                    n.line)
+        item = {"file": n.file, "line": line, "target": d.path}
+        if item not in out:
+            out.append(item)
+    return out
+
+
+def _sessions_check(s) -> dict:
+    """Where the agent's conversation records live; old ones still in the memex are a
+    warning with the command that moves them."""
+    from .sessions_cmd import sessions_status, status_text
+
+    try:
+        st = sessions_status(s)
+    except OSError as e:
+        return _check("sessions", False, f"{s.sessions_path}: {e}",
+                      "check the permissions of the sessions folder ([sessions] dir)")
+    c = _check("sessions", True, status_text(st))
+    if st["legacy_in_memex"]:
+        c.update(warn=True, fix="opencortex sessions migrate (undo: --undo)")
+    return c
 
 
 def _recall_check(m) -> dict:

@@ -20,8 +20,9 @@ def scan(query: str, regex: bool, ignore_case: bool | None, limit: int | None,
     """Live scan of the memex files (no index): matching headlines with ID and outline."""
     from ..retrieval.scan import scan as run_scan
 
-    root = cli_settings(memex, index).memex
-    hits = run_scan(root, query, regex=regex, ignore_case=ignore_case, limit=limit or None)
+    s = cli_settings(memex, index)
+    hits = run_scan(s.memex, query, regex=regex, ignore_case=ignore_case,
+                    limit=limit or None, exclude=s.record_filter())
 
     def human() -> None:
         for h in hits:

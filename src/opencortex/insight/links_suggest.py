@@ -101,8 +101,7 @@ def suggest(memex: Memex, ref: str, k: int = 5, embedder: Any = None,
     if embedder is not None:
         r._embedder = embedder
     r.vectors.embed_pending(lambda texts: r.embedder.embed(texts))
-    nodes = [n for n in memex.store.all_nodes(with_body=True)
-             if not n.file.startswith("sessions/")]
+    nodes = memex.store.all_nodes(with_body=True)  # never the agent's records (Settings)
     by_file: dict[str, list[Node]] = {}
     for n in nodes:
         by_file.setdefault(n.file, []).append(n)

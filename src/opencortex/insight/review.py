@@ -358,7 +358,6 @@ def review(memex: Memex, start: dt.date, end: dt.date, phrase: str = "",
                     return a.title
             return n.category or Path(n.file).stem
 
-        session = rel.startswith("sessions/")
         for n in ns:
             if hide is not None and hide(n.tags):
                 continue
@@ -368,14 +367,9 @@ def review(memex: Memex, start: dt.date, end: dt.date, phrase: str = "",
                 rv.done.append(Item("done", n.title, rel, n.line, closed.isoformat(),
                                     project_of(n, anc), list(n.tags), n.todo))
             created = _ts(n.properties.get("CREATED"))
-            if inside(created) and not session:
+            if inside(created):
                 rv.captures.append(Item("capture", n.title, rel, n.line, created.isoformat(),
                                         None, list(n.tags), n.todo))
-            if session:
-                if n.level == 1 and inside(first := _first_ts(n.title)):
-                    rv.sessions.append(Item("session", n.title, rel, n.line,
-                                            first.isoformat()))
-                continue
             parent = anc[-1] if anc else None
             day = _DAY_HEAD.match(parent.title) if parent is not None else None
             if day is not None:
@@ -398,15 +392,41 @@ def review(memex: Memex, start: dt.date, end: dt.date, phrase: str = "",
                     rv.meetings.append(Item("meeting", n.title, rel, n.line, t.isoformat(),
                                             None, list(n.tags)))
         _clocks(memex, rel, ns, ancestors, project_of, lo, hi, rv, hide)
-    # the agent's own sessions: one item per session file (its first turn)
-    firsts: dict[str, Item] = {}
-    for i in sorted(rv.sessions, key=lambda i: (i.file, i.line)):
-        firsts.setdefault(i.file, i)
-    rv.sessions = list(firsts.values())
+    rv.sessions = _sessions(memex, lo, hi, hide)
     for lst in (rv.done, rv.journal, rv.captures, rv.meetings, rv.sessions):
         lst.sort(key=lambda i: (i.when, i.file, i.line))
     rv.clocks.sort(key=lambda c: (c.start, c.file, c.line))
     return rv
+
+
+def _sessions(memex: Memex, lo: dt.datetime, hi: dt.datetime, hide: Any) -> list[Item]:
+    """The agent's own conversations of the span, one item per record (its first turn),
+    read from their folder: they are never in the index, so never counted as the person's
+    captures, journal or clocks."""
+    from ..recall.ground import record_file_withheld
+    from ..recall.sources import opencortex_sessions as ocs
+
+    out: list[Item] = []
+    for path in ocs.discover([memex.settings.sessions_path, memex.root]):
+        try:
+            year, month = int(path.parent.parent.name), int(path.parent.name)
+        except ValueError:
+            continue
+        if (year, month) < (lo.year, lo.month) or (year, month) > (hi.year, hi.month):
+            continue
+        for rec in ocs.read(path):
+            if rec.started is None or not lo <= rec.started < hi or not rec.turns:
+                continue
+            if hide is not None and record_file_withheld(str(path), memex, hide):
+                continue
+            line = int(rec.handle.rsplit(":", 1)[1]) if ":" in rec.handle else 1
+            try:  # the old layout, inside the memex: named like every other item
+                where = path.resolve().relative_to(memex.root).as_posix()
+            except ValueError:
+                where = str(path)
+            out.append(Item("session", rec.title or rec.session_id, where, line,
+                            rec.started.isoformat()))
+    return out
 
 
 def _clocks(memex: Memex, rel: str, ns: list[Node], ancestors: dict[str, list[Node]],

@@ -45,10 +45,16 @@ class SyncSummary:
         return asdict(self)
 
 
-def iter_org_files(root: Path, special: list[str] | None = None
-                   ) -> Iterator[tuple[str, os.stat_result]]:
+Exclude = Callable[[str], bool]
+"""A test on a memex-relative posix path: True for a file that is not the person's notes
+(the agent's own session records, ``Settings.is_record_file``)."""
+
+
+def iter_org_files(root: Path, special: list[str] | None = None,
+                   exclude: Exclude | None = None) -> Iterator[tuple[str, os.stat_result]]:
     """(relative posix path, stat) of every .org file below root; hidden directories
-    (.git, caches), editor lock/autosave files and symlinked directories are skipped.
+    (.git, caches), editor lock/autosave files, symlinked directories and the files
+    ``exclude`` names (the agent's own records) are skipped.
     An ``.org`` name that is a FIFO, socket or device is never yielded (opening it could
     block the sync forever): it is listed in ``special`` if given."""
     stack = [""]
@@ -69,6 +75,8 @@ def iter_org_files(root: Path, special: list[str] | None = None
                     if e.is_dir(follow_symlinks=False):
                         stack.append(r)
                     elif name.endswith(".org"):
+                        if exclude is not None and exclude(r):
+                            continue
                         if e.is_symlink() and (why := leads_out(root, r)):
                             if special is not None:
                                 special.append(why)
@@ -137,10 +145,13 @@ parsing on a small machine)."""
 
 
 def sync(root: str | os.PathLike[str], store: IndexStore, progress: Progress | None = None,
-         workers: int | None = None, only: list[str] | None = None) -> SyncSummary:
+         workers: int | None = None, only: list[str] | None = None,
+         exclude: Exclude | None = None) -> SyncSummary:
     """Bring the index up to date with the files under ``root``.
 
     ``only``: relative paths to check (e.g. the file just written); others are left as is.
+    ``exclude``: files that are not notes (the agent's records): never indexed, and
+    dropped from the index if an older sync put them there.
     """
     t0 = time.perf_counter()
     root = Path(root).expanduser().resolve()
@@ -151,7 +162,7 @@ def sync(root: str | os.PathLike[str], store: IndexStore, progress: Progress | N
             f"memex {root} is not a directory: pass --memex DIR, set OPENCORTEX_MEMEX, "
             "or set memex = \"...\" in the config file")
     with store.sync_lock():  # PostgreSQL: one sync at a time per store
-        return _sync(root, store, progress, workers, only, t0)
+        return _sync(root, store, progress, workers, only, t0, exclude)
 
 
 
@@ -159,15 +170,17 @@ class _NoPoolError(Exception):
     """Never raised: what the pool's ``except`` names when no process pool was started."""
 
 def _sync(root: Path, store: IndexStore, progress: Progress | None, workers: int | None,
-          only: list[str] | None, t0: float) -> SyncSummary:
+          only: list[str] | None, t0: float, exclude: Exclude | None = None) -> SyncSummary:
     out = SyncSummary()
     known = store.file_states()
     special: list[str] = []
     if only is None:
-        on_disk = dict(iter_org_files(root, special))
+        on_disk = dict(iter_org_files(root, special, exclude))
     else:
         on_disk = {}
         for rel in only:
+            if exclude is not None and exclude(rel):
+                continue
             if why := leads_out(root, rel):
                 special.append(why)
                 continue

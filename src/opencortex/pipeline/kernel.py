@@ -91,7 +91,7 @@ class Kernel:
         if recorder is None and record_sessions:
             from ..sessions.recorder import SessionRecorder
 
-            recorder = SessionRecorder(memex.root)
+            recorder = SessionRecorder.for_settings(memex.settings)
         self.recorder = recorder
         self.memex_lock = memex.lock
         """One connection to the index: every memex call from a worker holds this (the

@@ -31,7 +31,13 @@ if TYPE_CHECKING:
     from ..config import RecallSettings
 from .cue import Cue, activation, bind, read_cue
 from .find import Candidate, group
-from .ground import Opened, archive_of, memex_relpath, open_candidate, qualifications_of
+from .ground import (
+    Opened,
+    archive_of,
+    open_candidate,
+    qualifications_of,
+    record_file_withheld,
+)
 from .index import Hit, RecordIndex, Root
 from .sources import SOURCES
 from .sources import git as gitsrc
@@ -275,7 +281,14 @@ class Recall:
     # -- roots ---------------------------------------------------------------------------
     def _base_roots(self, given: list[Root], cfg: RecallSettings, defaults: bool) -> list[Root]:
         root = str(Path(self.memex.root))
-        roots = [Root("opencortex", root), Root("notes", root)]
+        # the agent's own records: their folder, and the memex while it still holds
+        # records of the old layout (until `opencortex sessions migrate`)
+        folder = self.memex.settings.sessions_path
+        roots = [Root("opencortex", str(folder))]
+        old = Path(root) / "sessions"
+        if old.is_dir() and old.resolve() != folder.resolve():
+            roots.append(Root("opencortex", str(old)))
+        roots.append(Root("notes", root))
         top = gitsrc.toplevel(root)
         if top is not None:
             roots.append(Root("git", str(top)))
@@ -663,23 +676,17 @@ def _hidden_notes(index: RecordIndex, memex: Memex, hide: Callable[[Iterable[str
 
 def _hidden_memex_records(index: RecordIndex, memex: Memex,
                           hide: Callable[[Iterable[str]], bool]) -> set[int]:
-    """Records read from a file inside the memex (the agent's own session records) that
-    hold an entry ``hide`` withholds: a turn of a conversation that could see private
-    notes is tagged private, and the whole conversation is withheld with it."""
-    from ..memory.query import Predicate
-
-    root = Path(memex.root).resolve()
-    rows = list(index.q("SELECT id, file FROM rec_records WHERE kind <> 'note'"))
+    """Records read from a file the agent wrote (its session records, in their folder or
+    in the memex) that hold an entry ``hide`` withholds: a turn of a conversation that
+    could see private notes is tagged private, and the whole conversation is withheld with
+    it.  The file is parsed as it is on disk (records are never indexed as notes)."""
+    rows = list(index.q("SELECT id, file FROM rec_records WHERE source = 'opencortex'"))
     out: set[int] = set()
     verdict: dict[str, bool] = {}
     for rid, file in rows:
-        rel = memex_relpath(file, root)
-        if rel is None:
-            continue  # a transcript outside the memex: no Org tags to honour
-        if rel not in verdict:
-            nodes = memex.store.find([Predicate("file", (rel,))])
-            verdict[rel] = any(n.file == rel and hide(n.tags) for n in nodes)
-        if verdict[rel]:
+        if file not in verdict:
+            verdict[file] = record_file_withheld(file, memex, hide)
+        if verdict[file]:
             out.add(rid)
     return out
 

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from ..memex import Memex
     from .archive import Archive
 
-__all__ = ["Claim", "Opened", "open_candidate", "qualifications_of"]
+__all__ = ["Claim", "Opened", "agent_record_path", "open_candidate", "qualifications_of",
+           "record_file_withheld"]
 
 _SEG_MAX = 280
 _SETTLED = re.compile(r"\b(?:decided|decision|settled|agreed|we'?ll go with|going with|"
@@ -255,14 +256,32 @@ def memex_relpath(file: str, root: Path) -> str | None:
         return None
 
 
-def _memex_file_withheld(file: str, memex: Memex, hide: Callable[[Any], bool]) -> bool:
-    """Whether a record file inside the memex (the agent's own session records) holds an
-    entry ``hide`` withholds, as the file is on disk now.  Read after the record was opened:
+def agent_record_path(file: str, memex: Memex | None) -> tuple[Path, str] | None:
+    """(path, relative name) of a record file the agent wrote -- in the memex (records of
+    the old layout) or in its sessions folder -- or None for a transcript from elsewhere,
+    which carries no Org tags to honour."""
+    if memex is None:
+        return None
+    root = Path(memex.root).resolve()
+    rel = memex_relpath(file, root)
+    if rel is not None:
+        return root / rel, rel
+    folder = memex.settings.sessions_path
+    try:
+        rel = Path(file).resolve().relative_to(folder.resolve()).as_posix()
+    except (ValueError, OSError):
+        return None
+    return folder / rel, rel
+
+
+def record_file_withheld(file: str, memex: Memex, hide: Callable[[Any], bool]) -> bool:
+    """Whether a record file the agent wrote (:func:`agent_record_path`) holds an entry
+    ``hide`` withholds, as the file is on disk now.  Read after the record was opened:
     a session record only grows, so an entry private now was private when it was read."""
-    rel = memex_relpath(file, Path(memex.root).resolve()) if memex is not None else None
-    if rel is None:
-        return False  # outside the memex: no Org tags to honour
-    path = Path(memex.root) / rel
+    where = agent_record_path(file, memex)
+    if where is None:
+        return False  # a transcript from elsewhere: no Org tags to honour
+    path, rel = where
     try:
         data = path.read_bytes()
     except OSError:
@@ -327,7 +346,7 @@ def open_member(m: IndexedRecord, cue: Cue, memex: Memex, budget: int,
             rec = _open_note(m, memex, hide)
         else:
             rec = open_session(m, archive_of(memex))
-            if rec is not None and hide is not None and _memex_file_withheld(m.file, memex,
+            if rec is not None and hide is not None and record_file_withheld(m.file, memex,
                                                                              hide):
                 rec = None  # a private entry was added since the pass chose its scope
     except OSError as e:

@@ -383,8 +383,8 @@ class RecordIndex:
 
     def _refresh_notes(self, root: Root, memex: Memex, s: RefreshSummary) -> None:
         store = memex.store
-        states = {p: st for p, st in store.file_states().items()
-                  if not p.startswith("sessions/")}
+        is_record = memex.settings.record_filter()
+        states = {p: st for p, st in store.file_states().items() if not is_record(p)}
         known = self._files("notes", root.path)
         changed = [p for p, st in states.items()
                    if known.get(f"notes:{p}") != (st[0], st[1])]

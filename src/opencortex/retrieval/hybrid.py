@@ -71,8 +71,25 @@ def snippet(body: str, query: str | re.Pattern[str] | None, width: int = 160) ->
     pattern = query_pattern(query) if isinstance(query, str) else query
     m = pattern.search(text) if pattern is not None else None
     start = max(0, m.start() - width // 3) if m else 0
-    out = text[start:start + width]
-    return ("…" if start else "") + out + ("…" if start + width < len(text) else "")
+    start, end = _whole_links(text, start, min(len(text), start + width))
+    out = text[start:end]
+    return ("…" if start else "") + out + ("…" if end < len(text) else "")
+
+
+_LINKS = re.compile(r"\[\[[^\]\[]*\](?:\[[^\]]*\])?\]|\b[a-z][\w+.-]*:[^\s\]\[]+",
+                    re.I)
+
+
+def _whole_links(text: str, start: int, end: int) -> tuple[int, int]:
+    """Cut points that keep every link whole: a link (``[[…]]`` or a plain ``id:…``)
+    crossing the start begins the excerpt; one crossing the end is left out (or, when it
+    is all the excerpt would hold, kept whole) -- never a link cut by "…"."""
+    for lk in _LINKS.finditer(text, max(0, start - 300), min(len(text), end + 300)):
+        if lk.start() < start < lk.end():
+            start = lk.start()
+        if lk.start() < end < lk.end():
+            end = lk.start() if lk.start() > start else lk.end()
+    return start, end
 
 
 def query_pattern(query: str) -> re.Pattern[str] | None:

@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,9 +102,11 @@ _LINES = ["--no-heading", "--with-filename", "--line-number", "--null"]
 
 
 def scan(root: str | os.PathLike[str], query: str, regex: bool = False,
-         ignore_case: bool | None = None, limit: int | None = 100) -> list[ScanHit]:
+         ignore_case: bool | None = None, limit: int | None = 100,
+         exclude: Callable[[str], bool] | None = None) -> list[ScanHit]:
     """Headlines under ``root`` whose entry text (or headline) matches ``query``, in file
     order; at most ``limit`` of them (None: all) — a sparse first look, not a dump.
+    ``exclude``: memex-relative paths that are not notes (never listed).
 
     Pass 1 counts matching lines per file (``rg --count``: tiny output); pass 2 runs,
     concurrently, the query and the structure pattern over just enough files (in path
@@ -124,7 +127,8 @@ def scan(root: str | os.PathLike[str], query: str, regex: bool = False,
         path, sep, n = line.partition("\0")
         if sep and n.strip().isdigit():
             counts[path] = int(n)
-    files = sorted(counts)
+    # not the person's notes (the agent's session records: Settings.is_record_file)
+    files = sorted(p for p in counts if exclude is None or not exclude(p.removeprefix("./")))
     hits: list[ScanHit] = []
     i = 0
     while i < len(files):

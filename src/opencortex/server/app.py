@@ -588,7 +588,8 @@ def create_app(memex: Memex, kernel: Kernel | None = None, token: str | None = N
         def snapshot() -> dict[str, tuple[int, int]]:
             from ..memory.incremental import iter_org_files
 
-            return {rel: (st.st_mtime_ns, st.st_size) for rel, st in iter_org_files(memex.root)}
+            return {rel: (st.st_mtime_ns, st.st_size) for rel, st in
+                    iter_org_files(memex.root, exclude=memex.settings.record_filter())}
 
         def indexed() -> dict[str, tuple[int, int]]:
             with kernel.memex_lock:

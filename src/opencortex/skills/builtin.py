@@ -21,10 +21,8 @@ _AGENDA = re.compile(r"\b(agenda|what'?s (next|due|on)|what is (next|due)|overdu
 _CAPTURE = re.compile(r"^\s*(capture|remember|note|todo|add task)\s*[:,-]?\s+(.+)$",
                       re.I | re.S)
 _SHELL = re.compile(r"^\s*(?:run|\$|execute)\s+(.+)$|`([^`]+)`", re.I | re.S)
-RECORD_FOLDERS = ("sessions/",)
 _ADDRESSED = re.compile(r"(?:^|\s)@\w")
 """A headline addressed to the agent (``@agent …``) is a question, never an answer."""
-"""The agent's own conversation records: evidence for recall, not answers to questions."""
 NO_MODEL = ("no language model is configured, so I can only search your notes, show the "
             "agenda, capture entries and run allowed commands; set [llm] in config.toml "
             "or OPENCORTEX_LLM_BASE_URL to chat freely")
@@ -95,7 +93,7 @@ def _earlier(ctx: Context) -> tuple[str, list[Any]] | None:
         if n is not None:
             nodes.setdefault(n.key, n)
     if not nodes and prev.strip():
-        for h in access.search(prev, k=20, exclude_files=RECORD_FOLDERS).hits:
+        for h in access.search(prev, k=20).hits:
             nodes.setdefault(h.key, h)
     return (prev, list(nodes.values())) if nodes else None
 
@@ -108,7 +106,7 @@ def _narrowed(ctx: Context, earlier: tuple[str, list[Any]], k: int = 5) -> Propo
              if not _THOSE.fullmatch(w)]
     keys = {n.key for n in scope}
     if words:
-        res = _access(ctx).search(" ".join(words), k=200, exclude_files=RECORD_FOLDERS)
+        res = _access(ctx).search(" ".join(words), k=200)
         hits: list[Any] = [h for h in res.hits if h.key in keys][:k]
     else:
         hits = scope[:k]
@@ -133,15 +131,16 @@ def _notes_offline(ctx: Context) -> Proposal:
     earlier = _earlier(ctx)
     if earlier is not None:
         return _narrowed(ctx, earlier)
-    res = _access(ctx).search(_arg(ctx, "query") or ctx.text, k=6,
-                              exclude_files=RECORD_FOLDERS)
+    res = _access(ctx).search(_arg(ctx, "query") or ctx.text, k=6)
     res.hits = [h for h in res.hits if not _ADDRESSED.search(h.title)][:5]
     ctx.extra["retrieved"] = {h.key for h in res.hits}
     if not res.hits:
         return {"action": "reply",
                 "text": f"I found nothing in your notes about {ctx.text.strip()!r}.",
                 "citations": []}
-    lines = [f"From your notes ({res.mode} search):"]
+    # an answer written into a note (an @agent headline) says nothing about the search
+    into_note = ctx.signal.meta.get("source") == "org"
+    lines = ["From your notes:" if into_note else f"From your notes ({res.mode} search):"]
     top = ctx.memex.store.nodes_by_keys([res.hits[0].key]).get(res.hits[0].key)
     if top is not None and top.body:  # the best match read in full (stage 2): title + body
         excerpt = "\n".join(top.body.strip().splitlines()[:12])
@@ -152,7 +151,8 @@ def _notes_offline(ctx: Context) -> Proposal:
                      + (f", id:{h.id})" if h.id else ")"))
         if h.snippet:
             lines.append(f"  {h.snippet}")
-    lines += [f"({n})" for n in res.notes]
+    if not into_note:
+        lines += [f"({n})" for n in res.notes]
     return {"action": "reply", "text": "\n".join(lines), "citations": [h.key for h in res.hits]}
 
 
@@ -180,10 +180,10 @@ def _notes_neuro(ctx: Context) -> str:
     if earlier is not None:  # a follow-up: the earlier answer's notes it narrows
         scope = {n.key for n in earlier[1]}
         words = " ".join(_content_words(ctx.text)) or earlier[0]
-        hits = [h for h in _access(ctx).search(words, k=200, exclude_files=RECORD_FOLDERS)
+        hits = [h for h in _access(ctx).search(words, k=200)
                 .hits if h.key in scope][:5]
     else:
-        hits = _access(ctx).search(ctx.text, k=5, exclude_files=RECORD_FOLDERS).hits
+        hits = _access(ctx).search(ctx.text, k=5).hits
     if ctx.extra.get("remote_model"):
         nodes = ctx.memex.store.nodes_by_keys([h.key for h in hits], with_body=False)
         policy = policy_of(ctx.memex.settings.guard)
@@ -233,7 +233,7 @@ def _capture_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
         return Rejection("nothing to capture")
     if re.search(r"^\*+[ \t]", text, re.M):
         return Rejection("captured text may not contain Org headlines")
-    target = ctx.memex.settings.capture_target
+    target = ctx.memex.inbox()  # the one inbox every gateway files in
     return Action("memex.write", {"op": "capture", "path": target.split("::")[0], "to": target,
                                   "text": text, "todo": p.get("todo")}, origin="capture")
 

@@ -382,9 +382,10 @@ def _waiting_nodes(memex: Memex) -> list[Node]:
 
 
 def _inbox_nodes(memex: Memex) -> list[Node]:
-    target = memex.settings.capture_target.split("::")[0]
+    inbox = memex.inbox()
+    target = inbox.split("::")[0]
     out = {n.key: n for n in memex.query(f"file:{target} level:1")
-           if n.file == target} if target.endswith(".org") else {}
+           if n.file == target} if target.endswith(".org") and "::" not in inbox else {}
     for h in memex.query("heading:inbox"):
         if h.title.strip().casefold() == "inbox":
             for n in memex.query(f"file:{h.file}"):
@@ -519,7 +520,7 @@ def _symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
             return Rejection("nothing to capture: give the task's text")
         if re.search(r"^\*+[ \t]", text, re.M):
             return Rejection("captured text may not contain Org headlines")
-        target = ctx.memex.settings.capture_target
+        target = ctx.memex.inbox()
         todo = p.get("todo")
         return Action("memex.write", {"op": "capture", "path": target.split("::")[0],
                                       "to": target, "text": text,

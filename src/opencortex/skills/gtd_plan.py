@@ -55,20 +55,13 @@ def file_keywords(memex: Memex, rel: str) -> tuple[list[str], list[str]]:
 
 def capture_target(memex: Memex, keyword: str, nodes: list[Node]) -> tuple[str, str]:
     """Where a new entry goes, and the keyword it gets there: a WAITING entry to the memex's
-    waiting-for heading; otherwise the configured capture target when that file exists,
-    else the memex's Inbox heading; the first of those whose file
-    allows ``keyword`` (else one that does, else the keyword falls back to TODO)."""
-    cfg = memex.settings.capture_target
+    waiting-for heading; otherwise the one inbox (:meth:`Memex.inbox`); the first of those
+    whose file allows ``keyword`` (else the keyword falls back to TODO)."""
     targets: list[str] = []
     if keyword == "WAITING":  # a waiting-for list, when the memex keeps one, holds it
         targets += [n.key for n in nodes if n.level == 1 and not n.todo
                     and re.fullmatch(r"waiting(?:[- ]for)?(?: list)?", n.title.strip(), re.I)]
-    if (memex.root / cfg.split("::")[0]).is_file():
-        targets.append(cfg)
-    inbox = [n for n in nodes if n.title.strip().casefold() == "inbox" and n.level == 1]
-    targets += [n.key for n in inbox]
-    if not targets:
-        targets.append(cfg)
+    targets.append(memex.inbox())  # the one inbox (Memex.inbox)
     for t in targets:
         todo, done = file_keywords(memex, t.split("::")[0])
         if keyword in todo or keyword in done:
@@ -167,9 +160,7 @@ def _slot_steps(ref: str, node: Node | None, s: Slots) -> list[dict[str, Any]]:
     if s.tags:
         steps.append({"op": "tag", "ref": ref, "changes": [f"+{t}" for t in s.tags]})
     if s.effort:
-        key = next((k for k in (node.properties if node else {}) if k.lower() == "effort"),
-                   "Effort")
-        steps.append({"op": "set-property", "ref": ref, "key": key, "value": s.effort})
+        steps.append({"op": "set-property", "ref": ref, "key": "Effort", "value": s.effort})
     return steps
 
 

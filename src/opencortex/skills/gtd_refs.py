@@ -47,14 +47,13 @@ def cite(n: Node) -> str:
 
 
 def all_nodes(memex: Memex) -> list[Node]:
-    """Every headline in the index (session records aside), read once per index generation
+    """Every headline in the index (which never holds session records), read once per index generation
     (every GTD-shaped request looks through them all)."""
     held: dict[str, tuple[str, list[Node]]] = memex.derived("gtd-all-nodes", dict)
     gen = memex.store.generation()
     got = held.get("v")
     if got is None or got[0] != gen:
-        got = held["v"] = (gen, [n for n in memex.store.find([])
-                                 if not n.file.startswith("sessions/")])
+        got = held["v"] = (gen, memex.store.find([]))
     return list(got[1])
 
 

@@ -87,7 +87,7 @@ def find_node(memex: Memex, ref: str, hide: Any = None) -> list[Any]:
     want = ref.casefold()
     hits = []
     for n in memex.store.all_nodes():
-        if n.file.startswith("sessions/") or (hide is not None and hide(n.tags)):
+        if hide is not None and hide(n.tags):
             continue
         title = n.title.casefold()
         aliases = n.properties.get("ROAM_ALIASES", "").casefold()

@@ -17,6 +17,8 @@ from ..org.model import Heading, Timestamp
 __all__ = [
     "add_log_note",
     "append_text",
+    "before_blank_lines",
+    "canonical_key",
     "insert_entry",
     "newline_of",
     "prop_line",
@@ -196,6 +198,17 @@ def set_property(text: str, h: Heading, key: str, value: str | None) -> str:
     return _splice(text, pos, pos, prefix + block + ("" if prefix else nl))
 
 
+ORG_PROPERTY_CASE = {"effort": "Effort"}
+"""Property keys Org itself writes in mixed case (``org-effort-property``: what
+``org-set-effort`` writes); every other key keeps the spelling given.  Org reads keys
+case-blind, so one spelling per key keeps a drawer from holding two."""
+
+
+def canonical_key(key: str) -> str:
+    """``key`` as Org spells it (``EFFORT`` and ``effort`` are ``Effort``)."""
+    return ORG_PROPERTY_CASE.get(key.lower(), key)
+
+
 def prop_line(key: str, value: str) -> str:
     """A node-property line as Org writes it (``org-property-format`` "%-10s %s")."""
     return f"{':' + key + ':':<10} {value}".rstrip()
@@ -226,6 +239,20 @@ def append_text(text: str, h: Heading, addition: str) -> str:
     content_end = max(content_end, h.headline_end)
     add = nl.join(addition.splitlines())
     return _splice(text, content_end, content_end, nl + add)
+
+
+def before_blank_lines(text: str, pos: int) -> int:
+    """``pos`` moved back over the blank lines just before it (a subtree's trailing blank
+    lines): an entry added at the end of a subtree goes above them, so the blank line that
+    set the next heading apart still does."""
+    while pos > 0:
+        start = text.rfind("\n", 0, pos - 1) + 1
+        if pos - 1 < 0 or text[pos - 1] != "\n" or text[start:pos].strip():
+            break
+        if start == 0 or text[start - 1] != "\n":
+            break
+        pos = start
+    return pos
 
 
 def insert_entry(text: str, pos: int, entry: str) -> str:

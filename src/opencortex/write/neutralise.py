@@ -24,8 +24,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["escape_block_content", "neutralise_body", "neutralise_title", "normalise_lines",
-           "unescape_block_content"]
+__all__ = [
+    "defuse_agenda",
+    "escape_block_content",
+    "neutralise_body",
+    "neutralise_title",
+    "normalise_lines",
+    "restore_agenda",
+    "unescape_block_content",
+]
 
 _BREAKS = re.compile(r"\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1b\x7f\ufeff\ud800-\udfff]")
@@ -79,6 +86,28 @@ def escape_block_content(text: str) -> str:
     or ``#+`` (or already with commas before them), and before diary sexps (``%%(``,
     ``&%%(``), which the agenda evaluates inside example blocks too."""
     return _ESC.sub(r"\1,\2", text)
+
+
+_PLANNING_WORD = re.compile(r"^([ \t]*(?:SCHEDULED|DEADLINE|CLOSED|CLOCK))(:)", re.I | re.M)
+_ACTIVE_TS = re.compile(r"<(?=\d{4}-\d{2}-\d{2})")
+_DEFUSED_WORD = re.compile(r"^([ \t]*(?:SCHEDULED|DEADLINE|CLOSED|CLOCK))\u200b(:)",
+                           re.I | re.M)
+_DEFUSED_TS = re.compile("<\u200b(?=\\d{4}-\\d{2}-\\d{2})")
+
+
+def defuse_agenda(text: str) -> str:
+    """Quoted text that Emacs must never count: a zero-width space inside ``CLOCK:``,
+    ``SCHEDULED:``, ``DEADLINE:`` and ``CLOSED:`` at a line start and after the ``<`` of an
+    active timestamp.  Org's clock sums (a regexp search in some versions, even inside
+    blocks), the agenda's timestamp search and planning lines then see plain words; the
+    text reads the same.  Idempotent; :func:`restore_agenda` undoes it."""
+    text = _PLANNING_WORD.sub(r"\1" + ZWSP + r"\2", text)
+    return _ACTIVE_TS.sub("<" + ZWSP, text)
+
+
+def restore_agenda(text: str) -> str:
+    """The inverse of :func:`defuse_agenda` (what a reader of the record shows)."""
+    return _DEFUSED_TS.sub("<", _DEFUSED_WORD.sub(r"\1\2", text))
 
 
 def unescape_block_content(text: str) -> str:

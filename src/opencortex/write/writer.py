@@ -161,7 +161,7 @@ class MemexWriter:
         except BaseException:
             self.store.rollback()
             raise
-        sync(self.root, self.store, only=[rel])
+        sync(self.root, self.store, only=[rel], exclude=self.settings.is_record_file)
         return WriteResult(op, rel, description, jid, node_key, snap.hash, after_hash)
 
     def _verify(self, old: OrgDocument, new_text: str, idx: int | None,
@@ -266,6 +266,7 @@ class MemexWriter:
     def set_property(self, node: Node, key: str, value: str | None) -> WriteResult:
         if not re.fullmatch(r"[^\s:]+(?::[^\s:]+)*", key or "") or key.upper() == "END":
             raise WriteError(f"{key!r} is not a valid property name (no spaces; not END)")
+        key = edits.canonical_key(key)  # :Effort: as org-set-effort writes it, from any spelling
         value = " ".join((value or "").split()) if value is not None else None
         desc = f"{node.title}: {key} = {value}" if value is not None else f"{node.title}: -{key}"
         return self._edit(node, "set-property", desc,
@@ -356,7 +357,9 @@ class MemexWriter:
             snap, doc, idx = self._locate(parent)
             h = doc.headings[idx]
             odd = any("odd" in v.lower().split() for v in doc.keywords.get("STARTUP", []))
-            level, pos = h.stars + (2 if odd else 1), h.subtree_end
+            # above the subtree's trailing blank lines: the next heading keeps its blank line
+            level, pos = h.stars + (2 if odd else 1), edits.before_blank_lines(snap.text,
+                                                                                h.subtree_end)
         else:
             rel = target or self.settings.capture_target
             snap = read_snapshot(self._path(rel))
@@ -444,7 +447,7 @@ class MemexWriter:
                 self.store.rollback()
                 raise
             rel = self._rel(path)
-            sync(self.root, self.store, only=[rel])
+            sync(self.root, self.store, only=[rel], exclude=self.settings.is_record_file)
             out.append(WriteResult("undo", rel, f"undid #{entry.id}: {entry.description}",
                                    entry.id, None, entry.after_hash, entry.before_hash))
         return out

@@ -1,6 +1,8 @@
-"""OpenCortex's own conversations: ``<memex>/sessions/YYYY/MM/DD-<id>.org`` as written by
-``SessionRecorder`` — one headline per turn with its origin and an inactive timestamp, the
-text in an example block with Org comma-escaping, undone here. Times are local (naive)."""
+"""OpenCortex's own conversations: ``<sessions folder>/YYYY/MM/DD-<id>.org`` as written by
+``SessionRecorder`` (the folder is ``Settings.sessions_path``; a root given as a memex also
+finds the old ``<memex>/sessions/`` layout) — one headline per turn with its origin and an
+inactive timestamp, the text in an example block with Org comma-escaping and defused
+agenda words, both undone here. Times are local (naive)."""
 
 from __future__ import annotations
 
@@ -25,38 +27,38 @@ _ORIGIN: dict[str, Origin] = {"person": "person", "assistant": "assistant", "too
 
 def unescape_block(text: str) -> str:
     """Undo ``escape_block`` (the neutraliser's one definition)."""
-    from ...write.neutralise import unescape_block_content
-    return unescape_block_content(text)
+    from ...write.neutralise import restore_agenda, unescape_block_content
+    return restore_agenda(unescape_block_content(text))
 
 
 def default_roots() -> list[Path]:
-    from ...config import env, load_settings
+    from ...config import load_settings
 
-    where = env("OPENCORTEX_MEMEX")
-    if where:
-        return [Path(where).expanduser()]
     try:
-
-        return [load_settings().memex]
+        s = load_settings()
     except Exception:  # a broken config must not stop recall from listing anything else
         return [Path("~/memex").expanduser()]
+    old = s.memex / "sessions"  # records of the old layout, until they are migrated
+    return [s.sessions_path, *([old] if old.is_dir() else [])]
+
 
 
 def discover(roots: list[Path] | None = None) -> list[Path]:
-    """Session files under each memex's ``sessions/YYYY/MM/``."""
+    """Session files under each root's ``YYYY/MM/`` (a sessions folder, ``DD-<id>.org``),
+    or under its ``sessions/YYYY/MM/`` (a memex given as the root, holding records of the
+    old layout)."""
+    from ...config import LEGACY_GLOB, RECORD_GLOB
+
     found: list[Path] = []
     for root in roots if roots is not None else default_roots():
-        d = Path(root) / "sessions"
-        if d.is_dir():
-            found.extend(sorted(p for p in d.glob("*/*/*.org") if is_entry(p)))
-    return found
+        for glob in (RECORD_GLOB, LEGACY_GLOB):
+            if Path(root).is_dir():
+                found.extend(sorted(p for p in Path(root).glob(glob) if is_entry(p)))
+    return list(dict.fromkeys(found))
 
 
 def _root_of(path: Path) -> str:
-    for parent in path.parents:
-        if parent.name == "sessions":
-            return str(parent.parent)
-    return str(path.parent)
+    return str(path.parents[2]) if len(path.parents) > 2 else str(path.parent)
 
 
 def _parse(snap: Snapshot) -> list[Record]:
