@@ -145,3 +145,18 @@ def test_every_documented_setting_is_known() -> None:
            '[llm.providers.local]\npreset = "ollama"\n[guard.tools]\nshell = "ask"\n')
     s = load_settings()
     assert s.capture_target == "inbox.org" and s.notes_dir == "n" and s.server.port == 1
+
+
+def test_every_table_the_settings_read_is_a_known_section() -> None:
+    """A section a parser reads (``_table(data, "x")``) but the name check does not know
+    would make every config that sets it an error ([sessions] was, once)."""
+    import inspect
+    import re
+
+    from opencortex import config
+
+    read = set(re.findall(r'_table\(data, "(\w+)"\)', inspect.getsource(config)))
+    assert read, "the pattern no longer finds the parsers' tables"
+    assert read <= set(config.known_config()), read - set(config.known_config())
+    config.check_config_names({"sessions": {"dir": "agent/sessions", "record": True,
+                                            "retention_days": 30}})

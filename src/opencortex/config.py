@@ -274,7 +274,8 @@ class SessionsSettings:
             raise ConfigError('sessions.dir must be a folder, e.g. "~/.local/share/'
                               'opencortex/sessions" or "agent/sessions" (inside the memex)')
         days = _num(t, "retention_days", "sessions", float)
-        return cls(record=record, dir=where.strip() if where else None, retention_days=365.0 if days is None else days)
+        return cls(record=record, dir=where.strip() if where else None,
+                   retention_days=365.0 if days is None else days)
 
 
 @dataclass(frozen=True, slots=True)
@@ -459,7 +460,8 @@ def known_config() -> dict[str, tuple[str, ...] | None]:
     from dataclasses import fields
 
     typed = {"server": ServerSettings, "telegram": TelegramSettings, "web": WebSettings,
-             "identity": IdentitySettings, "recall": RecallSettings}
+             "identity": IdentitySettings, "recall": RecallSettings,
+             "sessions": SessionsSettings}
     out: dict[str, tuple[str, ...] | None] = dict(_PLAIN_TABLES)
     out.update({name: tuple(f.name for f in fields(cls)) for name, cls in typed.items()})
     out.update({"llm": None, "guard": None})
