@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import os
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import GitError
+from ...guard import runner
+from ...guard.errors import ShellError
+from ...guard.gitrepo import git_dirs as _git_dirs
 from ..records import Receipt, Record, State, Turn, parse_time
 
 __all__ = ["EXTRACTOR", "SOURCE", "Commit", "GitError", "branch_tips", "commit_record",
@@ -29,15 +30,22 @@ _FORMAT = _FLD.join(["%H", "%P", "%an", "%aI", "%s", "%b"])
 
 
 def run(root: str | Path, *args: str, timeout: float = _TIMEOUT) -> str:
-    """Run a read-only git command in ``root``; its stdout, or GitError."""
-    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    """Run a read-only git command in ``root`` through the one runner (pinned config, the
+    sandbox, a timeout, an output cap); its stdout, or GitError."""
+    top = Path(root)
+    # the sandbox shows only what git needs: the work tree and its git directories
+    # (a worktree's or submodule's may live elsewhere)
+    readable = [d for pair in _git_dirs(top.resolve()) for d in pair] if top.is_dir() else []
     try:
-        p = subprocess.run(["git", "-C", str(root), "--no-pager", *args], capture_output=True,
-                           timeout=timeout, env=env, stdin=subprocess.DEVNULL)
-    except FileNotFoundError as e:
-        raise GitError("git is not installed") from e
-    except subprocess.TimeoutExpired as e:
-        raise GitError(f"git {args[0]} timed out after {timeout:.0f} s") from e
+        p = runner.run(runner.git_argv(root, *args), cwd=top if top.is_dir() else ".",
+                       timeout=timeout, readable=readable,
+                       env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
+    except ShellError as e:
+        raise GitError(f"git could not start: {e}") from e
+    if p.timed_out:
+        raise GitError(f"git {args[0]} timed out after {timeout:.0f} s")
+    if p.truncated:
+        raise GitError(f"git {args[0]} printed more than the output cap; narrow it")
     if p.returncode != 0:
         raise GitError(p.stderr.decode("utf-8", "replace").strip()[:300] or
                        f"git {args[0]} exited {p.returncode}")
@@ -129,10 +137,12 @@ def span_history(root: str | Path, path: str, ident: str | None = None,
     Each commit is one turn: header line then the diff of that span (capped)."""
     root = str(root)
     how = f"git log -L :{ident}:{path}" if ident else f"git log --follow -p -- {path}"
-    args = (["log", f"-L:{ident}:{path}", f"-n{max_commits}"] if ident else
-            ["log", "--follow", "-p", f"-n{max_commits}", "--", path])
+    fmt = f"--format={_REC}%H{_FLD}%an{_FLD}%aI{_FLD}%s{_FLD}"
+    # the format goes before ``--``: after it git reads it as a second path
+    args = (["log", f"-L:{ident}:{path}", f"-n{max_commits}", fmt] if ident else
+            ["log", "--follow", "-p", f"-n{max_commits}", fmt, "--", path])
     try:
-        out = run(root, *args, f"--format={_REC}%H{_FLD}%an{_FLD}%aI{_FLD}%s{_FLD}")
+        out = run(root, *args)
     except GitError as e:
         if ident:  # the function may not be findable by git's funcname rules: the file then
             return span_history(root, path, None, max_commits, max_chars)
