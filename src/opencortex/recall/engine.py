@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import RecallError, UnknownRecallSession
+from ..errors import OutsideBoundary, RecallError, UnknownRecallSession
 from ..locking import OuterLock
 from .answer import read_answer
 from .state import RecallState
@@ -220,12 +220,6 @@ def within(path: str | Path, roots: Iterable[Root]) -> bool:
         if p == top or top in p.parents:
             return True
     return False
-
-
-class OutsideBoundary(RecallError):
-    """A client named a root the person did not configure."""
-
-    status = 403
 
 
 class Recall:

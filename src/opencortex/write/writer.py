@@ -20,6 +20,13 @@ from ..errors import NodeNotFoundError, WriteError
 from ..memory.incremental import sync
 from ..memory.nodes import Node, content_hash, heading_keys
 from ..memory.store import IndexStore
+from ..org.constructs import (
+    check_priority,
+    check_property_name,
+    check_property_value,
+    check_tag,
+    check_tags,
+)
 from ..org.model import Heading, OrgDocument
 from ..org.parser import parse
 from ..org.timestamps import format_timestamp
@@ -153,10 +160,15 @@ class MemexWriter:
 
     def _verify(self, old: OrgDocument, new_text: str, idx: int | None,
                 check: Callable[[Heading], bool], what: str, added: int = 0,
-                fields: frozenset[str] | None = None, settings: bool = False) -> None:
-        """The whole file must parse as before except the intended change (verify.py)."""
+                fields: frozenset[str] | None = None, settings: bool = False,
+                tags: list[str] | None = None) -> None:
+        """The whole file must parse as before except the intended change (verify.py); a
+        new entry (``added``) has exactly the ``tags``, the ID and CREATED properties and
+        no planning line."""
         intent = Intent(frozenset() if idx is None else frozenset({idx}), fields, added,
-                        settings)
+                        settings, frozenset() if added else None,
+                        frozenset({"ID", "CREATED"}) if added else None,
+                        tuple(tags or ()) if added else None)
         verify_write(old, new_text, intent, check, what, target=None if added else idx)
 
     def _edit(self, node: Node, op: str, description: str,
@@ -231,17 +243,16 @@ class MemexWriter:
         p = (priority or "").strip().upper().strip("[#]") or None
         if p == "NONE":
             p = None
-        if p is not None and not re.fullmatch(r"[A-Z0-9]", p):
-            raise WriteError(f"{priority!r} is not a priority: use A, B, C or none")
+        if p is not None:
+            check_priority(p)
         desc = f"{node.title}: priority {p or 'removed'}"
         return self._edit(node, "priority", desc,
                           [lambda t, x: edits.set_priority(t, x, p)],
                           lambda x: x.priority == p)
 
     def set_property(self, node: Node, key: str, value: str | None) -> WriteResult:
-        if not re.fullmatch(r"[^\s:]+(?::[^\s:]+)*", key or "") or key.upper() == "END":
-            raise WriteError(f"{key!r} is not a valid property name (no spaces; not END)")
-        value = " ".join((value or "").split()) if value is not None else None
+        check_property_name(key)
+        value = check_property_value(value) if value is not None else None
         desc = f"{node.title}: {key} = {value}" if value is not None else f"{node.title}: -{key}"
         return self._edit(node, "set-property", desc,
                           [lambda t, x: edits.set_property(t, x, key, value)],
@@ -256,9 +267,7 @@ class MemexWriter:
         tags = list(doc.headings[idx].tags)
         for c in changes:
             name = c[1:] if c[:1] in "+-" else c
-            name = name.strip(":")
-            if not re.fullmatch(r"[\w@#%]+", name):
-                raise WriteError(f"{name!r} is not a valid Org tag (letters, digits, _@#%)")
+            name = check_tag(name)
             if c.startswith("-"):
                 tags = [t for t in tags if t != name]
             elif name not in tags:
@@ -327,7 +336,7 @@ class MemexWriter:
             title = title.lstrip("* ") or title
         if not title:
             raise WriteError("nothing to capture: give the entry's text")
-        tags = [t.strip(":") for t in (tags or []) if t.strip(":")]
+        tags = check_tags(tags)
         org_id = str(uuid.uuid4())
         if parent is not None:
             snap, doc, idx = self._locate(parent)
@@ -357,7 +366,7 @@ class MemexWriter:
         entry = self._entry(level, title, text_body, todo, tags, org_id, nl)
         new_text = edits.insert_entry(snap.text, pos, entry)
         self._verify(doc, new_text, None, lambda x: x.id == org_id and x.title == expected,
-                     f"capture {title!r}", added=added)
+                     f"capture {title!r}", added=added, tags=tags)
         return self._commit("capture", f"captured {title!r}", snap, new_text, "id:" + org_id)
 
     def new_note(self, title: str, body: str = "", tags: list[str] | None = None, *,
@@ -367,10 +376,7 @@ class MemexWriter:
         title = neutralise_title(title)
         if not title:
             raise WriteError("a note needs a title")
-        tags = [t.strip(":") for t in (tags or []) if t.strip(":")]
-        for t in tags:
-            if not re.fullmatch(r"[\w@#%]+", t):
-                raise WriteError(f"{t!r} is not a valid Org tag (letters, digits, _@#%)")
+        tags = check_tags(tags)
         folder = self.settings.notes_dir.strip("/") or "."
         base = _slug(title)
         n = 1
@@ -386,7 +392,7 @@ class MemexWriter:
         head = f"#+TITLE: {title}\n" + (f"#+FILETAGS: :{':'.join(tags)}:\n" if tags else "") + "\n"
         text = head + self._entry(1, title, body, None, [], org_id, "\n")
         self._verify(parse(head, str(snap.path)), text, None, lambda x: x.id == org_id,
-                     f"new note {title!r}", added=added)
+                     f"new note {title!r}", added=added, tags=[])
         return self._commit("new-note", f"new note {rel}", snap, text, "id:" + org_id)
 
     def undo(self, count: int = 1, batch: str | None = None) -> list[WriteResult]:
