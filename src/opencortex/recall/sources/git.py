@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,7 +103,7 @@ def log(root: str | Path, exclude: list[str] | None = None) -> Iterator[Commit]:
 def commit_record(root: str | Path, sha: str) -> Record:
     """Open one commit: its message and the paths it touched, read with ``git show``."""
     root = str(root)
-    handle = f"git -C {root} show {sha}"
+    handle = shlex.join(["git", "-C", root, "show", sha])
     try:
         out = run(root, "show", "--no-renames", "--name-status",
                    f"--format={_FORMAT}{_FLD}", sha)
@@ -127,7 +128,7 @@ def commit_record(root: str | Path, sha: str) -> Record:
                       hashlib.sha256(out.encode()).hexdigest(), EXTRACTOR, "succeeded",
                       skipped_lines=0, unverified_person_turns=None, omitted_chars=0)
     return Record(SOURCE, full, root, f"{root}@{full}", subject, root, None, t, t, turns,
-                  f"git -C {root} show {full}", receipt, extra={"author": author})
+                  shlex.join(["git", "-C", root, "show", full]), receipt, extra={"author": author})
 
 
 def span_history(root: str | Path, path: str, ident: str | None = None,
@@ -136,7 +137,8 @@ def span_history(root: str | Path, path: str, ident: str | None = None,
     ``git log -L :ident:path`` when given and found, else the file via ``--follow``.
     Each commit is one turn: header line then the diff of that span (capped)."""
     root = str(root)
-    how = f"git log -L :{ident}:{path}" if ident else f"git log --follow -p -- {path}"
+    how = shlex.join(["git", "log", f"-L:{ident}:{path}"] if ident else
+                     ["git", "log", "--follow", "-p", "--", path])
     fmt = f"--format={_REC}%H{_FLD}%an{_FLD}%aI{_FLD}%s{_FLD}"
     # the format goes before ``--``: after it git reads it as a second path
     args = (["log", f"-L:{ident}:{path}", f"-n{max_commits}", fmt] if ident else
@@ -175,4 +177,4 @@ def span_history(root: str | Path, path: str, ident: str | None = None,
                       detail=how)
     return Record(SOURCE, path, root, f"{root}/{path}", f"history of {path}", root, None,
                   min(times) if times else None, max(times) if times else None, turns,
-                  f"cd {root} && {how}", receipt, extra={"how": how})
+                  f"cd {shlex.quote(root)} && {how}", receipt, extra={"how": how})
