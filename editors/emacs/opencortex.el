@@ -97,6 +97,14 @@ When nil the token comes from `auth-source', then $OPENCORTEX_TOKEN, then
   "File holding the daemon's token (written by `opencortex token')."
   :type 'file)
 
+(defcustom opencortex-approver-token-file
+  (expand-file-name "opencortex/approver-token"
+                    (or (getenv "XDG_CONFIG_HOME") "~/.config"))
+  "File holding the person's approver token (written 0600 by the daemon).
+Only the person's own tools send it: with it Emacs may list every pending
+approval with its arguments and approve or deny one; the API token alone cannot."
+  :type 'file)
+
 (defcustom opencortex-answer-timeout 300
   "Seconds to watch a saved file for answers to @agent headlines."
   :type 'number)
@@ -157,6 +165,20 @@ Looks at `opencortex-token', `auth-source' (host \"127.0.0.1\" or the host of
         (and env (not (string-empty-p (string-trim env))) (string-trim env)))
       (opencortex--file-token)))
 
+(defun opencortex-get-approver-token ()
+  "The person's approver token: $OPENCORTEX_APPROVER_TOKEN, then
+`opencortex-approver-token-file'; nil when neither is there."
+  (let ((env (getenv "OPENCORTEX_APPROVER_TOKEN")))
+    (if (and env (not (string-empty-p (string-trim env))))
+        (string-trim env)
+      (let ((file (and opencortex-approver-token-file
+                       (expand-file-name opencortex-approver-token-file))))
+        (when (and file (file-readable-p file))
+          (let ((tok (string-trim (with-temp-buffer
+                                    (insert-file-contents file)
+                                    (buffer-string)))))
+            (and (not (string-empty-p tok)) tok)))))))
+
 ;;;; HTTP
 
 (defun opencortex--endpoint (path)
@@ -164,13 +186,18 @@ Looks at `opencortex-token', `auth-source' (host \"127.0.0.1\" or the host of
   (concat (string-remove-suffix "/" opencortex-url) path))
 
 (defun opencortex--headers (auth)
-  "Request headers; with AUTH non-nil, the bearer token too."
-  (let ((tok (and auth (opencortex-get-token))))
+  "Request headers; with AUTH non-nil, the bearer token and (Emacs being the
+person's own tool) the approver token too."
+  (let ((tok (and auth (opencortex-get-token)))
+        (approver (and auth (opencortex-get-approver-token))))
     (append '(("Content-Type" . "application/json")
               ("Accept" . "application/json"))
             (when tok
               (list (cons "Authorization"
-                          (encode-coding-string (concat "Bearer " tok) 'utf-8)))))))
+                          (encode-coding-string (concat "Bearer " tok) 'utf-8))))
+            (when approver
+              (list (cons "X-OpenCortex-Approver"
+                          (encode-coding-string approver 'utf-8)))))))
 
 (defun opencortex--json-read (string)
   "Parse the JSON STRING into alists and lists, or nil when it is not JSON."

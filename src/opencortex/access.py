@@ -268,7 +268,10 @@ class Access:
         """A Recall engine whose boundary leaves out the notes this client may not see."""
         from .recall.engine import Recall
 
-        engine = Recall(self.memex, roots, gateway=self._gateway)
+        if self.client in PERSON:
+            engine = Recall(self.memex, roots, gateway=self._gateway)
+        else:  # another client may narrow the boundary, never widen it
+            engine = Recall.narrowed(self.memex, list(roots or []), gateway=self._gateway)
         engine.hide = self.hide
         return engine
 

@@ -64,6 +64,7 @@ ENVIRONMENT: dict[str, str] = {
     "OPENCORTEX_EMBED_API_KEY": "the default variable of an openai: embedder's API key",
     "OPENCORTEX_TELEGRAM_TOKEN": "the default variable of the Telegram bot token",
     "OPENCORTEX_TOKEN": "the daemon's bearer token (else the token file)",
+    "OPENCORTEX_APPROVER_TOKEN": "the person's approver token (else the approver-token file)",
     "OPENCORTEX_LOAD_PLUGINS": "plugin allow-list, comma-separated (empty: none)",
     "OPENCORTEX_RG": "the ripgrep binary",
     "OPENCORTEX_NO_PROGRESS": "no progress bars",

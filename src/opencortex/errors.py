@@ -8,12 +8,14 @@
      ├── NodeNotFoundError          404  a node reference matched nothing (or too much)
      ├── QuerySyntaxError           400  a structured query does not parse
      ├── ValidationError            422  client input that does not fit the schema
+     │    └── InvalidOrgConstruct   422  a tag, keyword, property or title that is not one
      ├── SessionIdError             422  a session id that is not one (also ValueError)
      ├── SignalError                422  a raw message that cannot become a Signal
      ├── ScanError                  400  a literal scan that cannot run (no ripgrep, bad regex)
      ├── EmbeddingError             503  an embedder could not be built or could not embed
      ├── RecallError                400  a recall request that cannot run (also ValueError)
-     │    └── UnknownRecallSession  404  no recall session with that id
+     │    ├── UnknownRecallSession  404  no recall session with that id
+     │    └── OutsideBoundary       403  a client named a root the person did not configure
      ├── GitError                   500  git could not run or refused (also RuntimeError)
      ├── WebError                   502  a web fetch was refused or failed
      ├── ServerError                500  the daemon cannot start as asked
@@ -24,6 +26,7 @@
      ├── WriteError                 409  a write to the memex was refused or failed
      │    ├── ConflictError         409  the file changed on disk since it was read
      │    ├── VerifyError           422  the edited text does not parse as intended
+     │    ├── InvalidOrgConstruct
      │    └── UnsafePathError       403  the path leaves the memex (also a GuardError)
      ├── GuardError                 403  a guard refusal or failure
      │    ├── GuardDenied           403  an action the policy does not allow (``.decision``)
@@ -59,12 +62,14 @@ __all__ = [
     "GuardDenied",
     "GuardError",
     "IndexStoreError",
+    "InvalidOrgConstruct",
     "NeedsApproval",
     "NeedsKeyError",
     "NodeNotFoundError",
     "NotRegularError",
     "OpenCortexError",
     "OrgParseError",
+    "OutsideBoundary",
     "ProviderError",
     "QuerySyntaxError",
     "RateLimitedError",
@@ -175,6 +180,12 @@ class UnknownRecallSession(RecallError):
     status = 404
 
 
+class OutsideBoundary(RecallError):
+    """A client (or a cue) named a recall root the person did not configure."""
+
+    status = 403
+
+
 class GitError(OpenCortexError, RuntimeError):
     """git could not run or refused (the message says which)."""
 
@@ -233,6 +244,13 @@ class ConflictError(WriteError):
 
 
 class VerifyError(WriteError):
+    status = 422
+
+
+class InvalidOrgConstruct(ValidationError, WriteError):
+    """A tag, keyword, priority, property or title a client gave is not that one Org
+    construct (org/constructs.py); nothing was written."""
+
     status = 422
 
 

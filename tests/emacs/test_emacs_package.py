@@ -84,7 +84,8 @@ def daemon(memex: Path, tmp_path: Path):
     """A real `opencortex serve` over a private memex copy: (url, memex, env)."""
     cmd = _serve_cmd()
     port = _free_port()
-    env = dict(os.environ, OPENCORTEX_TOKEN=TOKEN, HOME=str(tmp_path))
+    env = dict(os.environ, OPENCORTEX_TOKEN=TOKEN, HOME=str(tmp_path),
+               OPENCORTEX_APPROVER_TOKEN="emacs-test-approver-fedcba9876543210")
     log = (tmp_path / "serve.log").open("w+", encoding="utf-8")
     proc = subprocess.Popen(
         [*cmd, "--host", "127.0.0.1", "--port", str(port), "--memex", str(memex), "--index", str(tmp_path / "index.sqlite")],

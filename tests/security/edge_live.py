@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.server.conftest import TOKEN, Live, run_server
+from tests.server.conftest import APPROVER, TOKEN, Live, run_server
 
 PRIVATE_ID = "5e1c7a00-0000-4000-8000-00000000beef"
 SECRETS = ("quixotic walrus", "Zanzibar vault", "Heliotrope marmalade", "Obsidian pangolin",
@@ -66,7 +66,8 @@ def start_live(memex: Path, index: Path, **options: Any) -> tuple[Live, Any]:
 
     m = Memex(memex, index=index)
     m.sync()
-    app = create_app(m, token=TOKEN, **{"heartbeat": 0, "rate": 0, "watch": 0, **options})
+    app = create_app(m, token=TOKEN, **{"heartbeat": 0, "rate": 0, "watch": 0,
+                                        "approver_token": APPROVER, **options})
     app.state.kernel.heartbeat_embed = 0
     server, thread, port = run_server(app)
     return Live(port, TOKEN, app, m), (server, thread, m)

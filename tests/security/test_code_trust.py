@@ -356,14 +356,14 @@ def test_trust_in_chat_asks_with_the_code_and_trusts_those_bytes(
 def test_daemon_trust_skill_route_uses_the_approvals(memex: Path, tmp_path: Path) -> None:
     pytest.importorskip("uvicorn")
     from opencortex.server.app import cancel_pending, create_app
-    from tests.server.conftest import TOKEN, Live, run_server
+    from tests.server.conftest import APPROVER, PERSON, TOKEN, Live, run_server
 
     marker = tmp_path / "marker"
     (memex / "skills").mkdir()
     (memex / "skills" / "planted.org").write_text(planted(marker))
     m = Memex(memex, index=tmp_path / "i.sqlite3")
     m.sync()
-    app = create_app(m, token=TOKEN, heartbeat=0, rate=0)
+    app = create_app(m, token=TOKEN, heartbeat=0, rate=0, approver_token=APPROVER)
     server, t, port = run_server(app)
     live = Live(port, TOKEN, app, m)
     try:
@@ -378,10 +378,11 @@ def test_daemon_trust_skill_route_uses_the_approvals(memex: Path, tmp_path: Path
         assert a["kind"] == "trust skill" and a["tool"] == "skill.trust"
         assert a["args"]["text"] == (memex / "skills" / "planted.org").read_text()
         assert "#+begin_src python" in a["reason"] and not marker.exists()
-        _, body, _ = live.request("GET", "/v1/approvals")
+        _, body, _ = live.request("GET", "/v1/approvals", headers=PERSON)
         listed = next(p for p in body["pending"] if p["id"] == a["id"])
         assert listed["kind"] == "trust skill" and "open(" in listed["args"]["text"]
-        st, _, _ = live.request("POST", f"/v1/approvals/{a['id']}", {"approve": True})
+        st, _, _ = live.request("POST", f"/v1/approvals/{a['id']}", {"approve": True},
+                                 headers=PERSON)
         assert st == 200
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

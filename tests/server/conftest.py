@@ -22,6 +22,9 @@ from opencortex.server import create_app  # noqa: E402
 from opencortex.server.app import cancel_pending  # noqa: E402
 
 TOKEN = "test-token-0123456789abcdef"
+APPROVER = "test-approver-fedcba9876543210"
+PERSON = {"X-OpenCortex-Approver": APPROVER}
+"""Headers of the person's own tool (TUI, Emacs): only they resolve approvals."""
 
 
 @dataclass
@@ -116,7 +119,7 @@ def make_live(memex: Path, tmp_path: Path) -> Iterator[Any]:
         m = Memex(memex, index=tmp_path / f"i{len(started)}.sqlite3")
         m.sync()
         opts = {"heartbeat": 0, "rate": 0, **options}
-        app = create_app(m, token=TOKEN, **opts)
+        app = create_app(m, token=TOKEN, **{"approver_token": APPROVER, **opts})
         app.state.kernel.heartbeat_embed = 0
         server, t, port = run_server(app)
         started.append((server, t, m))

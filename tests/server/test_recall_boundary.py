@@ -1,11 +1,15 @@
 """``POST /v1/recall`` keeps a session's boundary: a reply without ``sources`` still searches
-the git history the first turn named (a real repository, a real loopback server)."""
+the git history the first turn named (a real repository, a real loopback server).  The
+repository is one the person configured (``[recall] sources``): a client's ``sources``
+may narrow recall to it, never add a root (tests/security/test_hostile_repo.py)."""
 
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 
 def _repo(path: Path) -> Path:
@@ -21,8 +25,11 @@ def _repo(path: Path) -> Path:
     return path
 
 
-def test_a_reply_without_sources_keeps_the_first_turns(live: Any, tmp_path: Path) -> None:
+def test_a_reply_without_sources_keeps_the_first_turns(make_live: Any, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(tmp_path / "feeder")
+    monkeypatch.setenv("OPENCORTEX_RECALL_SOURCES", f"git:{repo}")
+    live = make_live()
     st, first, _ = live.request("POST", "/v1/recall", {
         "cue": "that commit where we fixed the quokka feeder overflow",
         "sources": [f"git:{repo}"]})

@@ -9,7 +9,7 @@ import time
 import urllib.parse
 from typing import Any
 
-from .conftest import Live
+from .conftest import PERSON, Live
 
 
 def test_auth_required_except_healthz(live: Live) -> None:
@@ -110,14 +110,16 @@ def test_ask_action_approved_via_api_sse(live: Live) -> None:
                                                "stream": True}):
         events.append((name, json.loads(data)))
         if name == "approval":
-            st, pend, _ = live.request("GET", "/v1/approvals")
+            st, pend, _ = live.request("GET", "/v1/approvals", headers=PERSON)
             assert st == 200
             [p] = pend["pending"]
             assert p["id"] == events[-1][1]["id"]
             assert p["tool"] == "shell" and p["reason"] and p["created"]
-            st, body, _ = live.request("POST", f"/v1/approvals/{p['id']}", {"approve": True})
+            st, body, _ = live.request("POST", f"/v1/approvals/{p['id']}", {"approve": True},
+                                       headers=PERSON)
             assert (st, body["ok"]) == (200, True)
-            st, body, _ = live.request("POST", f"/v1/approvals/{p['id']}", {"approve": True})
+            st, body, _ = live.request("POST", f"/v1/approvals/{p['id']}", {"approve": True},
+                                       headers=PERSON)
             assert st == 409 and body["type"] == "ApprovalError" and body["status"] == 409
     names = [n for n, _ in events]
     assert names[0] == "approval" and names[-1] == "done"
@@ -133,15 +135,18 @@ def test_ask_action_denied_via_api_json(live: Live) -> None:
     t.start()
     pend: list[dict[str, Any]] = []
     for _ in range(400):
-        pend = live.request("GET", "/v1/approvals")[1]["pending"]
+        pend = live.request("GET", "/v1/approvals", headers=PERSON)[1]["pending"]
         if pend:
             break
         time.sleep(0.025)
     assert pend and pend[0]["tool"] == "shell" and "date" in json.dumps(pend[0]["args"])
-    st, body, _ = live.request("POST", "/v1/approvals/nope", {"approve": True})
+    st, body, _ = live.request("POST", "/v1/approvals/nope", {"approve": True},
+                                   headers=PERSON)
     assert (st, body["type"], body["status"]) == (404, "UnknownApproval", 404)
-    assert live.request("POST", f"/v1/approvals/{pend[0]['id']}", {"approve": 1})[0] == 422
-    st, _, _ = live.request("POST", f"/v1/approvals/{pend[0]['id']}", {"approve": False})
+    assert live.request("POST", f"/v1/approvals/{pend[0]['id']}", {"approve": 1},
+                        headers=PERSON)[0] == 422
+    st, _, _ = live.request("POST", f"/v1/approvals/{pend[0]['id']}", {"approve": False},
+                                 headers=PERSON)
     assert st == 200
     t.join(60)
     st, body, _ = out["r"]

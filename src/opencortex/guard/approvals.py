@@ -27,6 +27,9 @@ class Pending:
     """Exactly what will run if approved (pass it to ``Guard.last_mile(approved=...)``)."""
     reason: str
     created: datetime
+    raised_by: str = ""
+    """The gateway whose request raised it (``http``, ``telegram``, ``tui``, ...): the
+    client that may see it; only the person resolves it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,14 +60,14 @@ class ApprovalQueue:
         self._keep = keep_resolved
         self._clock = clock
 
-    def request(self, action: Action, reason: str) -> Pending:
+    def request(self, action: Action, reason: str, raised_by: str = "") -> Pending:
         """Queue ``action`` for approval; the id is short enough to type ("/approve 3f9a2c1b")."""
         with self._lock:
             while True:
                 ident = secrets.token_hex(4)
                 if ident not in self._open and ident not in self._closed:
                     break
-            p = Pending(ident, action, reason, self._clock())
+            p = Pending(ident, action, reason, self._clock(), raised_by)
             self._open[ident] = _Entry(p)
             return p
 

@@ -18,11 +18,13 @@ from __future__ import annotations
 import itertools
 import re
 import shutil
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["configured_programs"]
+from . import runner
+from .errors import ShellError
+
+__all__ = ["configured_programs", "git_dirs"]
 
 _MAX_CONFIG = 1 << 20
 _MAX_UP = 64
@@ -33,7 +35,7 @@ _SECTION = re.compile(r"^\s*\[\s*([A-Za-z0-9.-]+)", re.M)
 _RISKY_SECTIONS = ("diff", "filter", "merge", "include", "includeif")
 
 
-def _git_dirs(start: Path) -> Iterable[tuple[Path, Path]]:
+def git_dirs(start: Path) -> Iterable[tuple[Path, Path]]:
     """(where found, git directory) that git would use from ``start`` (walking up, as
     discovery does)."""
     d = start
@@ -72,7 +74,7 @@ def configured_programs(starts: Iterable[Path], root: Path | None = None) -> lis
     found: list[str] = []
     seen: set[Path] = set()
     for s in starts:
-        for where, g in _git_dirs(s):
+        for where, g in git_dirs(s):
             if root is not None and _inside(where.resolve(), root) and not _inside(g, root):
                 found.append(f"{where / '.git'} leads to a git directory outside the "
                              f"memex ({g})")
@@ -102,18 +104,18 @@ def _inside(p: Path, root: Path) -> bool:
 
 def _risky_names(cfg: Path) -> list[str]:
     """The risky keys as git itself reads ``cfg`` (a config git cannot read is risky)."""
-    git = shutil.which("git")
-    if git is None:
+    if shutil.which("git") is None:
         return []  # no git: no git command can run either
     try:
-        p = subprocess.run([git, "config", "--file", str(cfg), "--no-includes", "--list",
-                            "--name-only", "-z"], capture_output=True, timeout=5,
-                           stdin=subprocess.DEVNULL, env={"PATH": "/usr/bin:/bin",
-                                                          "GIT_CONFIG_NOSYSTEM": "1",
-                                                          "HOME": "/nonexistent"})
-    except (OSError, subprocess.SubprocessError):
+        # not boxed: ``config --file F --no-includes --list`` reads that one file and runs
+        # nothing, and this runs inside the guard's check of every git command
+        p = runner.run(runner.git_argv(cfg.parent, "config", "--file", str(cfg),
+                                       "--no-includes", "--list", "--name-only", "-z"),
+                       cwd=cfg.parent, timeout=5, max_output=_MAX_CONFIG * 4, sandbox=False,
+                       env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    except ShellError:
         return [f"{cfg} (git could not read it)"]
-    if p.returncode != 0:
+    if p.returncode != 0 or p.timed_out or p.truncated:
         return [f"{cfg} (git could not parse it)"]
     out = []
     for name in p.stdout.decode("utf-8", "replace").split("\0"):

@@ -17,7 +17,7 @@ import functools
 import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,11 +84,13 @@ def _base_args(sized: bool = True) -> list[str]:
 
 def wrap(bwrap: str, argv: Sequence[str], exe: str, cwd: str | os.PathLike[str],
          memex_root: str | os.PathLike[str] | None, *,
-         home: str | os.PathLike[str] | None = None, sized: bool = True) -> list[str]:
+         home: str | os.PathLike[str] | None = None, sized: bool = True,
+         readable: Iterable[str | os.PathLike[str]] = ()) -> list[str]:
     """The bwrap command line that runs ``argv`` (program ``exe``) in ``cwd``, boxed in.
 
     ``home`` (default: the real $HOME) is hidden behind an empty tmpfs; ``memex_root`` is
-    bound back read-only on top, so it stays visible wherever it lives.
+    bound back read-only on top, so it stays visible wherever it lives; so are the
+    directories in ``readable`` (a repository's git directory, say).
     """
     out = [bwrap, *_base_args(sized)[:-3]]
     hide: list[str] = []
@@ -101,6 +103,7 @@ def wrap(bwrap: str, argv: Sequence[str], exe: str, cwd: str | os.PathLike[str],
         out += ["--tmpfs", h]
     keep = [Path(memex_root).resolve()] if memex_root is not None else []
     keep.append(Path(cwd).resolve())
+    keep += [Path(r).resolve() for r in readable if Path(r).exists()]
     prog = Path(exe).resolve()
     if _inside(prog, real_home):
         keep.append(prog)  # an allowlisted tool under the hidden home stays runnable

@@ -12,13 +12,8 @@ import itertools
 import os
 import posixpath
 import re
-import selectors
 import shlex
 import shutil
-import signal
-import subprocess
-import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +24,7 @@ from .errors import ShellError, UnsafePathError
 from .paths import confine
 from .policy import GuardPolicy, ShellPolicy
 from .readonly import WRAPPER_GRAMMARS, classify, exec_commands, globs_ok
+from .runner import git_env_pins, spawn
 from .secrets import redact
 
 __all__ = [
@@ -635,12 +631,6 @@ _SECRETISH = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|
 _PASS_ENV = re.compile(r"HOME|USER|LOGNAME|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR")
 
 
-_GIT_SAFE = (("core.fsmonitor", "false"), ("core.hooksPath", "/dev/null"),
-             ("core.pager", "cat"), ("log.showSignature", "false"),
-             # a repository's own config cannot choose the program git verifies with
-             ("gpg.program", "false"), ("gpg.openpgp.program", "false"),
-             ("gpg.x509.program", "false"), ("gpg.ssh.program", "false"),
-             ("core.alternateRefsCommand", "true"), ("core.sshCommand", "false"))
 
 
 def minimal_env(policy: ShellPolicy | GuardPolicy, parent: Mapping[str, str] | None = None,
@@ -658,9 +648,7 @@ def minimal_env(policy: ShellPolicy | GuardPolicy, parent: Mapping[str, str] | N
                 "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0", "NO_COLOR": "1"})
     # settings from the environment outrank every config file: a repository's own
     # .git/config cannot make a read-only command start its fsmonitor, hooks or gpg
-    for n, (k, v) in enumerate(_GIT_SAFE):
-        env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = k, v
-    env["GIT_CONFIG_COUNT"] = str(len(_GIT_SAFE))
+    env.update(git_env_pins())
     for k, v in (extra or {}).items():
         if not _SECRETISH.search(k) and k not in ("PATH", "LD_PRELOAD", "LD_LIBRARY_PATH"):
             env[k] = v
@@ -678,13 +666,6 @@ def _resolve_program(prog: str, sp: ShellPolicy) -> str:
         raise ShellError(f"{prog}: not found in {os.pathsep.join(sp.path)} "
                          "(guard.shell.path)")
     return found
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def run_shell(argv: Sequence[str], policy: ShellPolicy | GuardPolicy, cwd: str | os.PathLike[str],
@@ -732,81 +713,17 @@ def run_shell(argv: Sequence[str], policy: ShellPolicy | GuardPolicy, cwd: str |
         env.update({"HOME": _sandbox.HOME, "TMPDIR": "/tmp"})
         run = _sandbox.wrap(box.bwrap, argv, exe, where, memex_root, sized=box.sized)
         prog = box.bwrap
-    start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            run, executable=prog, cwd=where, env=env,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            close_fds=True)
-    except OSError as e:
-        raise ShellError(f"cannot start {argv[0]}: {e}") from e
-    if stdin is not None:
-        assert proc.stdin is not None
-        pipe = proc.stdin
-
-        def feed() -> None:
-            try:
-                pipe.write(stdin.encode())
-                pipe.close()
-            except OSError:
-                pass
-
-        threading.Thread(target=feed, daemon=True).start()
-
-    bufs = {"out": bytearray(), "err": bytearray()}
-    truncated = timed_out = False
-    sel = selectors.DefaultSelector()
-    assert proc.stdout is not None and proc.stderr is not None
-    sel.register(proc.stdout, selectors.EVENT_READ, "out")
-    sel.register(proc.stderr, selectors.EVENT_READ, "err")
-    deadline = start + limit
-    drain_until: float | None = None
-    try:
-        while sel.get_map():
-            now = time.monotonic()
-            if drain_until is not None and now > drain_until:
-                break  # something escaped the group and holds the pipe; stop reading
-            if now >= deadline:
-                timed_out = True
-                _kill_group(proc)
-                break
-            events = sel.select(min(deadline - now, 0.05))
-            for key, _ in events:
-                chunk = os.read(key.fd, 65536)
-                if not chunk:
-                    sel.unregister(key.fileobj)
-                    continue
-                b = bufs[key.data]
-                room = cap - len(b)
-                if room > 0:
-                    b += chunk[:room]
-                if len(chunk) > room:
-                    truncated = True
-            if truncated:
-                _kill_group(proc)
-                break
-            if drain_until is None and proc.poll() is not None:
-                _kill_group(proc)  # stragglers left in the group
-                drain_until = time.monotonic() + 0.5
-    finally:
-        sel.close()
-        for f in (proc.stdout, proc.stderr):
-            f.close()
-    try:
-        rc = proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        rc = proc.wait()
-    out = bufs["out"].decode("utf-8", "replace")
-    err = bufs["err"].decode("utf-8", "replace")
+    ran = spawn(run, prog, where, env, limit, cap, stdin, bool(sandbox))
+    truncated, timed_out = ran.truncated, ran.timed_out
+    out = ran.stdout.decode("utf-8", "replace")
+    err = ran.stderr.decode("utf-8", "replace")
     if redact_output:
         out, err = redact(out), redact(err)
     if truncated:
         note = f"\n[output truncated at {cap} bytes; the command was stopped]"
-        out += note if len(bufs["out"]) >= cap else ""
-        err += note if len(bufs["err"]) >= cap else ""
+        out += note if len(ran.stdout) >= cap else ""
+        err += note if len(ran.stderr) >= cap else ""
     if timed_out:
         err += f"\n[timed out after {limit:g}s; the command and its children were killed]"
-    return ShellResult(rc, out, err, truncated, timed_out, tuple(argv),
-                       time.monotonic() - start, bool(sandbox))
+    return ShellResult(ran.returncode, out, err, truncated, timed_out, tuple(argv),
+                       ran.seconds, bool(sandbox))

@@ -348,7 +348,9 @@ class Gateway:
                        key: str | None) -> Completion:
         conn, resp = self._post(p, data, headers, key)
         try:
-            raw = resp.read()
+            raw = _http.read_answer(resp, _http.answer_deadline(p.timeout))
+        except _http.AnswerLimit as e:
+            raise ProviderError(p.name, f"{p.base_url}: {e}") from None
         except TimeoutError:
             raise _Transient(f"timed out reading the answer from {p.base_url} "
                              f"(timeout={p.timeout:g}s)") from None
@@ -488,7 +490,9 @@ def _json_as_stream(p: Provider, conn: http.client.HTTPConnection,
     """A server that ignored ``stream: true`` and sent one JSON answer: replay it as a stream."""
     try:
         try:
-            raw = resp.read()
+            raw = _http.read_answer(resp, _http.answer_deadline(p.timeout))
+        except _http.AnswerLimit as e:
+            raise ProviderError(p.name, f"{p.base_url}: {e}") from None
         except TimeoutError:
             raise _Transient(f"timed out reading the answer from {p.base_url}") from None
         except (OSError, http.client.HTTPException) as e:
@@ -594,12 +598,14 @@ def _sse_events(p: Provider, conn: http.client.HTTPConnection, resp: http.client
 def _chunks(p: Provider, resp: http.client.HTTPResponse) -> Iterator[str]:
     """SSE data payloads; an event whose lines are separate JSON chunks (a server that left out
     the blank separator lines) is split back up.  Read failures become ``_Transient``."""
-    events = _http.sse_data(resp)
+    events = _http.sse_data(resp, _http.answer_deadline(p.timeout))
     while True:
         try:
             data = next(events)
         except StopIteration:
             return
+        except _http.AnswerLimit as e:
+            raise ProviderError(p.name, f"{p.base_url}: {e}") from None
         except TimeoutError:
             raise _Transient(f"the stream from {p.base_url} went silent for more than "
                              f"timeout={p.timeout:g}s") from None

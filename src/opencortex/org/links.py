@@ -122,6 +122,24 @@ class LinkSyntax:
         return m.end(), m.group(1), _NL_TRIM.sub("", m.group(2)), raw
 
 
+_last_close: tuple[str, int, int] = ("", 0, -1)
+
+
+def _close_after(s: str, start: int) -> int:
+    """``s.find("]]", start)``, remembering the last answer for the same text: a run of
+    ``[[a][`` with no ``]]`` after it asks once per link, and each search to the end of a
+    long text made the object parser quadratic.  The answer for ``start`` is known when
+    the last search began at or before it and found nothing, or found ``]]`` at or after
+    it.  One tuple, replaced whole: safe across threads."""
+    global _last_close
+    text, since, found = _last_close
+    if text is s and since <= start and (found == -1 or start <= found):
+        return found
+    found = s.find("]]", start)
+    _last_close = (s, start, found)
+    return found
+
+
 def match_bracket_link(s: str, pos: int) -> tuple[int, str, str | None] | None:
     """Match ``org-link-bracket-re`` at ``pos``: (end, raw path, description).
 
@@ -135,7 +153,7 @@ def match_bracket_link(s: str, pos: int) -> tuple[int, str, str | None] | None:
         path = m.group(1)
         i += 1
         if i < n and s[i] == "[":
-            close = s.find("]]", i + 2)
+            close = _close_after(s, i + 2)
             if close != -1:
                 return close + 2, path, s[i + 1 : close]
             return None
@@ -164,7 +182,7 @@ def match_bracket_link(s: str, pos: int) -> tuple[int, str, str | None] | None:
     path = s[pos + 2 : i]
     i += 1
     if i < n and s[i] == "[":
-        close = s.find("]]", i + 2)
+        close = _close_after(s, i + 2)
         if close != -1:
             return close + 2, path, s[i + 1 : close]
         return None

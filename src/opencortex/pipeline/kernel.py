@@ -452,7 +452,9 @@ class Kernel:
             self.reply(sig, f"Blocked: {d.reason}")
             return None
         if d.needs_approval:
-            pending = self.approvals.request(d.action, d.reason)
+            pending = self.approvals.request(d.action, d.reason,
+                                             str(sig.meta.get("gateway") or
+                                                 sig.meta.get("source") or ""))
             self.log.info("approval %s requested for %s: %s", pending.id, action.tool, d.reason)
             notify = sig.meta.get("on_approval")  # a gateway that streams (SSE, TUI)
             if callable(notify):

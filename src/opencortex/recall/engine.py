@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import RecallError, UnknownRecallSession
+from ..errors import OutsideBoundary, RecallError, UnknownRecallSession
 from ..locking import OuterLock
 from .answer import read_answer
 from .state import RecallState
@@ -215,6 +215,19 @@ def session_boundary(session: str, state_dir: Path | None = None) -> dict[str, A
     return {"memex": st.memex, "index": st.index, "roots": st.roots}
 
 
+def within(path: str | Path, roots: Iterable[Root]) -> bool:
+    """Is ``path`` one of ``roots`` or inside one (after resolving links)?"""
+    try:
+        p = Path(path).expanduser().resolve()
+    except (OSError, RuntimeError):
+        return False
+    for r in roots:
+        top = Path(r.path)
+        if p == top or top in p.parents:
+            return True
+    return False
+
+
 class Recall:
     """The recall engine over one memex (its index store holds the record index)."""
 
@@ -279,6 +292,20 @@ class Recall:
         return summary
 
     # -- roots ---------------------------------------------------------------------------
+    @classmethod
+    def narrowed(cls, memex: Memex, roots: list[Root], **kw: Any) -> Recall:
+        """The engine for a client that is not the person: ``roots`` may only narrow to
+        places inside the person's boundary (the memex, its repository, ``[recall]
+        sources`` and the default transcript folders), never add one (OutsideBoundary)."""
+        eng = cls(memex, None, **kw)
+        for r in roots:
+            if not within(r.path, eng.base_roots):
+                raise OutsideBoundary(
+                    f"recall reads only what the person configured ([recall] sources, the "
+                    f"memex and its repository); {r} is not one of them — add it to "
+                    "[recall] sources in the config to read it")
+        return eng
+
     def _base_roots(self, given: list[Root], cfg: RecallSettings, defaults: bool) -> list[Root]:
         root = str(Path(self.memex.root))
         # the agent's own records: their folder, and the memex while it still holds
@@ -436,7 +463,11 @@ class Recall:
             elif exp["kind"] == "roots":
                 roots += [_root(s) for s in exp["roots"]]
         for place in cue.places:
+            # a cue (the person's words, a transcript quoted into them, a model's reading)
+            # may narrow to a place inside the boundary, never name a new root
             p = Path(place).expanduser()
+            if not within(p, [_root(s) for s in st.roots]):
+                continue
             top = gitsrc.toplevel(p)
             if top is not None:
                 roots.append(Root("git", str(top)))

@@ -10,8 +10,9 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -209,11 +210,15 @@ def head_line(text: str, width: int = 80) -> str | None:
     return None
 
 
-def shell_handle(command: str, cwd: str | None, env: dict[str, str] | None = None) -> str:
+def shell_handle(argv: Sequence[str], cwd: str | None, env: dict[str, str] | None = None
+                 ) -> str:
     """``cd <cwd> && [ENV=..] command``, leaving out the ``cd`` when the directory is gone
-    (a dead ``cd`` would stop the resume before it starts)."""
-    prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in (env or {}).items())
-    cmd = prefix + command
+    (a dead ``cd`` would stop the resume before it starts).  Every word is quoted: a
+    session id or path comes from a transcript file, and the person pastes this line
+    into a shell."""
+    prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in (env or {}).items()
+                     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k))
+    cmd = prefix + shlex.join(argv)
     if cwd and os.path.isdir(cwd):
         return f"cd {shlex.quote(cwd)} && {cmd}"
     return cmd

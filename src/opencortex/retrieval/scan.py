@@ -13,14 +13,16 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ScanError
+from ..guard import runner
+from ..guard.errors import ShellError
 
 __all__ = ["ScanError", "ScanHit", "find_rg", "scan"]
 
@@ -68,23 +70,20 @@ def find_rg() -> str:
 _BASE = ["--no-config", "--no-messages", "--color", "never"]
 
 
-def _start(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([find_rg(), *_BASE, *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-
-
-def _finish(proc: subprocess.Popen[bytes]) -> bytes:
+def _rg(args: list[str], cwd: Path) -> bytes:
+    """One ripgrep pass through the one runner (argv, the sandbox, a timeout, a cap)."""
     try:
-        out, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired as e:
-        proc.kill()
-        proc.communicate()
-        raise ScanError("ripgrep took more than 120 s; narrow the query") from e
-    if proc.returncode == 2 and not out:
-        msg = err.decode("utf-8", "replace").strip().splitlines()
+        ran = runner.run([find_rg(), *_BASE, *args], cwd=cwd, memex_root=cwd, timeout=120,
+                         env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
+    except ShellError as e:
+        raise ScanError(f"ripgrep could not start: {e}") from e
+    if ran.timed_out:
+        raise ScanError("ripgrep took more than 120 s; narrow the query")
+    if ran.returncode == 2 and not ran.stdout:
+        msg = ran.stderr.decode("utf-8", "replace").strip().splitlines()
         raise ScanError(f"ripgrep rejected the query: {msg[-1] if msg else 'error'}"
                         " (without --regex the query is a plain string)")
-    return out
+    return ran.stdout
 
 
 def _lines_by_file(raw: bytes) -> dict[str, list[tuple[int, str]]]:
@@ -120,8 +119,8 @@ def scan(root: str | os.PathLike[str], query: str, regex: bool = False,
     case = ["--ignore-case"] if ignore_case else (["--smart-case"] if ignore_case is None
                                                   else ["--case-sensitive"])
     q = [*case, *([] if regex else ["--fixed-strings"]), "-e", query]
-    listing = _finish(_start(["--count", "--null", "--glob", "*.org", "--max-filesize",
-                              "256M", "--no-ignore-parent", *q, "--", "."], root))
+    listing = _rg((["--count", "--null", "--glob", "*.org", "--max-filesize",
+                              "256M", "--no-ignore-parent", *q, "--", "."]), root)
     counts: dict[str, int] = {}
     for line in listing.decode("utf-8", "replace").split("\n"):
         path, sep, n = line.partition("\0")
@@ -139,9 +138,11 @@ def scan(root: str | os.PathLike[str], query: str, regex: bool = False,
         chunk = files[i:j]
         i = j
         threads = ["--threads", "1"] if len(chunk) <= 100 else []  # startup dominates
-        pm = _start([*_LINES, "--no-ignore", *threads, *q, "--", *chunk], root)
-        ps = _start([*_LINES, "--no-ignore", *threads, "-e", _STRUCT, "--", *chunk], root)
-        matched, structure = _lines_by_file(_finish(pm)), _lines_by_file(_finish(ps))
+        with ThreadPoolExecutor(2) as pool:  # the two passes run side by side
+            pm = pool.submit(_rg, [*_LINES, "--no-ignore", *threads, *q, "--", *chunk], root)
+            ps = pool.submit(_rg, [*_LINES, "--no-ignore", *threads, "-e", _STRUCT, "--",
+                                   *chunk], root)
+            matched, structure = _lines_by_file(pm.result()), _lines_by_file(ps.result())
         for f in chunk:
             if f in matched:
                 hits.extend(_hits_for_file(f, structure.get(f, []), matched[f]))

@@ -396,26 +396,51 @@ async def chat(request: Request) -> Response:
     return StreamingResponse(gen(), media_type="text/event-stream", headers=SSE_HEADERS)
 
 
+def _is_person(request: Request) -> bool:
+    """Does the request carry the approver token (the person's own tool)?"""
+    from .auth import APPROVER_HEADER
+
+    want = request.app.state.approver_token
+    given = request.headers.get(APPROVER_HEADER, "")
+    return bool(want) and hmac.compare_digest(given.encode(), want.encode())
+
+
 async def approvals_list(request: Request) -> Response:
+    """The person (approver token) sees every pending approval with its arguments; any
+    other client only those its own requests raised, without arguments or reason (they
+    may hold private text the guard is asking about)."""
     from ..guard.trust import approval_kind
 
     kernel = request.app.state.kernel
-    return JSON({"pending": [{"id": p.id, "tool": p.action.tool, "args": p.action.args,
-                              "reason": p.reason, "created": p.created.isoformat(),
+    if _is_person(request):
+        return JSON({"pending": [{"id": p.id, "tool": p.action.tool, "args": p.action.args,
+                                  "reason": p.reason, "created": p.created.isoformat(),
+                                  "kind": approval_kind(p.action), "raised_by": p.raised_by}
+                                 for p in kernel.approvals.pending()]})
+    return JSON({"pending": [{"id": p.id, "tool": p.action.tool,
+                              "created": p.created.isoformat(),
                               "kind": approval_kind(p.action)}
-                             for p in kernel.approvals.pending()]})
+                             for p in kernel.approvals.pending() if p.raised_by == "http"]})
 
 
 async def approvals_resolve(request: Request) -> Response:
+    """Only the person resolves an approval: the request must carry the approver token,
+    which the API token's holders do not have."""
     from ..guard.errors import ApprovalError
+    from .auth import APPROVER_HEADER
 
+    if not _is_person(request):
+        return error(403, "only the person approves: send the approver token (the file "
+                     "approver-token beside the API token, or $OPENCORTEX_APPROVER_TOKEN) "
+                     f"in the {APPROVER_HEADER} header, from your own CLI, TUI or Emacs",
+                     kind="AccessDenied")
     body = _object(await read_json(request))
     approve = body.get("approve")
     if not isinstance(approve, bool):
         raise HTTPException(422, "approve must be true or false")
     ident = request.path_params["id"]
     try:
-        request.app.state.kernel.approvals.resolve(ident, approve, by="http")
+        request.app.state.kernel.approvals.resolve(ident, approve, by="person")
     except ApprovalError as e:  # unknown id 404, already resolved 409: the error says
         return error(e.status, str(e), kind=type(e).__name__)
     return JSON({"ok": True, "id": ident, "approved": approve})
@@ -549,7 +574,8 @@ def create_app(memex: Memex, kernel: Kernel | None = None, token: str | None = N
                workers: int = 4, shutdown_timeout: float = 30.0,
                on_stop: Callable[[], None] | None = None,
                request_timeout: float = DEFAULT_TIMEOUT,
-               allowed_hosts: tuple[str, ...] = (), runtime: Any = None) -> Gate:
+               allowed_hosts: tuple[str, ...] = (), runtime: Any = None,
+               approver_token: str | None = None) -> Gate:
     """The ASGI app over ``memex``.  Without ``kernel`` one is built (and shut down with
     the app).  ``heartbeat`` seconds between heartbeat signals (0: none); ``rate``/``burst``
     the per-client token bucket (rate 0: no limit).  ``watch`` seconds between checks of
@@ -558,7 +584,9 @@ def create_app(memex: Memex, kernel: Kernel | None = None, token: str | None = N
     that has not started answering gets 504 (chat routes: plus ``approval_timeout``);
     ``allowed_hosts``: Host names a loopback daemon answers besides its own address.
     ``runtime``: the process's :class:`~opencortex.runtime.Runtime` (default: one around
-    ``memex``) — the kernel, skills, model and guard facade come from it."""
+    ``memex``) — the kernel, skills, model and guard facade come from it.
+    ``approver_token``: the person's credential for resolving approvals (default: the
+    approver-token file, created 0600 when missing)."""
     from ..errors import OpenCortexError
     from .openai_compat import Conversations, chat_completions, models
 
@@ -568,6 +596,13 @@ def create_app(memex: Memex, kernel: Kernel | None = None, token: str | None = N
         token = load_or_create_token()[0]
     if not token:
         raise ValueError("an empty token would let anyone in")
+    if approver_token is None:
+        from .auth import load_approver_token
+
+        approver_token = load_approver_token() or ""
+    if approver_token == token:
+        raise ValueError("the approver token must differ from the API token: a client "
+                         "holding the API token could then approve its own requests")
     if runtime is None:
         from ..runtime import Runtime
 
@@ -645,6 +680,7 @@ def create_app(memex: Memex, kernel: Kernel | None = None, token: str | None = N
                                         OpenCortexError: _project_error, 500: _server_error})
     app.state.memex = memex
     app.state.kernel = kernel
+    app.state.approver_token = approver_token
     app.state.max_body = max_body
     app.state.runtime = runtime
     app.state.access = runtime.access("http")

@@ -686,11 +686,29 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
 _LEAD = re.compile(r"^(?:(?:first\s+thing(?:\s+in\s+the\s+morning)?|and|then|so|also|but|oh|ok|okay|please|that|it'?s|its|it\s+is|"
                    r"is|are|to|about|on|at|by|for|in|the\s+whole\s+thing\s+is|the\s+first\s+one"
                    r"\s+is|first\s+one\s+is|starting|start(?:ing)?\s+from)\b[\s,:;-]*)+", re.I)
-_TRAIL = re.compile(r"(?:[\s,:;-]+(?:(?:has|have|needs?|must|ought)\s+to\s+be(?:\s+(?:in|done|"
+_TRAIL = re.compile(r"[\s,:;-](?:(?:has|have|needs?|must|ought)\s+to\s+be(?:\s+(?:in|done|"
                     r"ready|finished|sent|submitted|handed\s+in))?|must\s+be(?:\s+(?:in|done|ready))?|"
                     r"first\s+thing(?:\s+in\s+the\s+morning)?|and|then|so|also|but|please|it'?s|its|it\s+is|is|are|has|have|"
                     r"to|on|at|by|for|in|from|the|a|an|of|with|the\s+whole\s+thing\s+is|"
-                    r"first\s+one\s+is|the\s+first\s+one\s+is|starting)\b)+[\s,:;.!-]*$", re.I)
+                    r"first\s+one\s+is|the\s+first\s+one\s+is|starting)$", re.I)
+"""One filler phrase ending the text (``, it has to be``), with the separator before it."""
+_TRAIL_PUNCT = frozenset(" \t\n,:;.!-")
+_TRAIL_SPAN = 64  # longer than any phrase above: the search looks no further back
+
+
+def _drop_trailing_fillers(t: str) -> str:
+    """``t`` without the filler phrases (and separators) it ends with.  Peeled from the
+    end with a bounded search each time: linear, where one anchored regex over the whole
+    text backtracks quadratically on a long run of separators."""
+    end = len(t)
+    while True:
+        cut = end
+        while cut and t[cut - 1] in _TRAIL_PUNCT:
+            cut -= 1
+        m = _TRAIL.search(t, max(0, cut - _TRAIL_SPAN), cut)
+        if m is None:
+            return t[:end]
+        end = m.start()
 
 
 def _tidy(rest: str) -> str:
@@ -705,7 +723,7 @@ def _tidy(rest: str) -> str:
         t = m.group(1)
     for _ in range(3):
         t = _LEAD.sub("", t).strip()
-        t = _TRAIL.sub("", " " + t).strip()
+        t = _drop_trailing_fillers(" " + t).strip()
         t = t.strip(" ,;:-.!")
     return t[:1].upper() + t[1:] if t else t
 

@@ -6,6 +6,7 @@ gathered and composed into one reply.  Offline it uses the deterministic decompo
 from __future__ import annotations
 
 import functools
+import re
 from typing import TYPE_CHECKING, Any
 
 from .base import Action, Context, Proposal, Rejection, Skill
@@ -174,6 +175,28 @@ def _writes(intent: dict[str, Any]) -> bool:
     return t in WRITE_TARGETS or (t == "gtd" and intent.get("op") not in GTD_VIEWS)
 
 
+_URLISH = re.compile(r"(?i)\b(?:[a-z][a-z0-9+.-]*://|www\.)\S+")
+_PATHISH = re.compile(r"(?:^|(?<=[\s\"'(]))(?:~|\.{1,2})?/[^\s\"')]*")
+
+
+def grounded(intent: dict[str, Any], text: str) -> bool:
+    """Every URL, path and command the intent carries is in the person's own words: a
+    model may split a request, never supply a URL (a web fetch whose URL carries other
+    text is exfiltration), a repository path (recall of a root nobody named) or a
+    command the person did not type."""
+    said = " ".join(text.split()).casefold()
+    for key, value in intent.items():
+        if key == "target" or not isinstance(value, str):
+            continue
+        v = " ".join(value.split()).casefold()
+        if key in ("url", "command") and v and v not in said:
+            return False
+        for m in (*_URLISH.finditer(value), *_PATHISH.finditer(value)):
+            if len(m.group(0)) > 1 and m.group(0).casefold().rstrip(".,;:!?") not in said:
+                return False
+    return True
+
+
 def supported(intents: list[dict[str, Any]], text: str,
               ctx: Context | None = None) -> list[dict[str, Any]]:
     """The model's intents minus any write-capable one the person's own words do not ask
@@ -183,7 +206,8 @@ def supported(intents: list[dict[str, Any]], text: str,
     readings = _intents(text, ctx)
     asked = [{k: v for k, v in i.items() if k != "text"} for i in readings]
     wanted = {i.get("target") for i in asked if _writes(i)}
-    kept = [i for i in intents if not _writes(i) or i.get("target") in wanted]
+    kept = [i for i in intents if (not _writes(i) or i.get("target") in wanted)
+            and grounded(i, text)]
     # a GTD clause the slot grammar read keeps its reading (dates, times, the entry meant):
     # the model decides where a clause goes, never drops a "friday at 3pm" on the way
     slots = [i for i in readings if i.get("target") == "gtd"]

@@ -122,7 +122,8 @@ def load_token() -> str:
 class RemoteBackend:
     """A running daemon (``opencortex serve``): SSE chat, approvals and search over HTTP."""
 
-    def __init__(self, url: str, token: str | None = None, timeout: float = 30.0) -> None:
+    def __init__(self, url: str, token: str | None = None, timeout: float = 30.0,
+                 approver: str | None = None) -> None:
         u = urllib.parse.urlsplit(url if "://" in url else f"http://{url}")
         if u.scheme not in ("http", "https") or not u.hostname:
             raise BackendError(f"{url!r}: expected http://HOST:PORT")
@@ -131,6 +132,9 @@ class RemoteBackend:
         self.port = u.port
         self.prefix = u.path.rstrip("/")
         self.token = token if token is not None else load_token()
+        self.approver = approver
+        """The person's approver token (read from its file when first needed): the TUI is
+        the person's own tool, so it may resolve approvals."""
         self.timeout = timeout
 
     def _conn(self, timeout: float | None) -> http.client.HTTPConnection:
@@ -139,9 +143,9 @@ class RemoteBackend:
         return cls(self.host, self.port, timeout=timeout)
 
     def _request(self, method: str, path: str, body: Any = None,
-                 timeout: float | None = None) -> tuple[http.client.HTTPConnection,
-                                                         http.client.HTTPResponse]:
-        headers = {"Authorization": f"Bearer {self.token}", "Accept": "*/*"}
+                 timeout: float | None = None, extra: dict[str, str] | None = None
+                 ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        headers = {"Authorization": f"Bearer {self.token}", "Accept": "*/*", **(extra or {})}
         data = None
         if body is not None:
             data = json.dumps(body).encode()
@@ -164,8 +168,9 @@ class RemoteBackend:
             raise BackendError(f"HTTP {resp.status}: {msg}")
         return conn, resp
 
-    def _json(self, method: str, path: str, body: Any = None) -> Any:
-        conn, resp = self._request(method, path, body, self.timeout)
+    def _json(self, method: str, path: str, body: Any = None,
+              extra: dict[str, str] | None = None) -> Any:
+        conn, resp = self._request(method, path, body, self.timeout, extra)
         try:
             return json.loads(resp.read())
         finally:
@@ -194,8 +199,16 @@ class RemoteBackend:
         return self._json("GET", f"/v1/search?{q}")
 
     def resolve(self, ident: str, approved: bool) -> None:
+        from ..server.auth import APPROVER_HEADER, load_approver_token
+
+        if self.approver is None:
+            self.approver = load_approver_token(create=False) or ""
+        if not self.approver:
+            raise BackendError("no approver token: approving needs the file approver-token "
+                               "beside the API token (the daemon writes it) or "
+                               "$OPENCORTEX_APPROVER_TOKEN")
         self._json("POST", f"/v1/approvals/{urllib.parse.quote(ident, safe='')}",
-                   {"approve": approved})
+                   {"approve": approved}, {APPROVER_HEADER: self.approver})
 
     def locate(self, ref: str) -> str | None:
         try:

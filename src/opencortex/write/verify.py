@@ -12,6 +12,7 @@ write op can forget it.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,6 +38,14 @@ class Intent:
     """New entries the op inserts: the first one ``check`` accepts, then its descendants."""
     settings: bool = False
     """An explicit settings edit: the file's keywords and TODO sequences may change."""
+    new_planning: frozenset[str] | None = None
+    """The planning lines (``scheduled``, ``deadline``, ``closed``) the new entry has, exactly
+    (None: not declared).  A line the op did not write — a tag or title from a client that
+    broke the headline into a ``DEADLINE: <%%(diary sexp)>`` line — is refused."""
+    new_properties: frozenset[str] | None = None
+    """The property names (upper case) the new entry has, exactly (None: not declared)."""
+    new_tags: tuple[str, ...] | None = None
+    """The new entry's own tags, exactly (None: not declared)."""
 
 
 def _fingerprint(doc: OrgDocument, h: Heading) -> dict[str, object]:
@@ -76,6 +85,34 @@ def _entry_diff(doc: OrgDocument, h: Heading, a: dict[str, object], b: dict[str,
     return out
 
 
+_PLANNING_WORD = re.compile(r"(SCHEDULED|DEADLINE|CLOSED):")
+
+
+def _declared(h: Heading, intent: Intent, lines: list[str]) -> list[str]:
+    """What the new entry has beyond what the op declared (defence in depth: the writer
+    validated every part, this proves the file reads back as exactly that).  Planning is
+    read from the line after the headline as well as from the parse: Emacs takes
+    ``DEADLINE: <%%(sexp)>`` as planning even where a stricter parser sees no date."""
+    out = []
+    if intent.new_planning is not None:
+        have = frozenset(k for k in ("scheduled", "deadline", "closed") if getattr(h, k))
+        after = lines[h.line] if 0 < h.line < len(lines) else ""
+        if after.lstrip().startswith(("SCHEDULED:", "DEADLINE:", "CLOSED:")):
+            have |= {w.lower() for w in _PLANNING_WORD.findall(after)}
+        if have != intent.new_planning:
+            out.append(f"the new entry would have planning {sorted(have)} instead of "
+                       f"{sorted(intent.new_planning)}")
+    if intent.new_properties is not None:
+        keys = frozenset(k.upper() for k, _ in h.properties)
+        if keys != intent.new_properties:
+            out.append(f"the new entry would have properties {sorted(keys)} instead of "
+                       f"{sorted(intent.new_properties)}")
+    if intent.new_tags is not None and tuple(h.tags) != intent.new_tags:
+        out.append(f"the new entry would have tags {list(h.tags)} instead of "
+                   f"{list(intent.new_tags)}")
+    return out
+
+
 def verify_write(old: OrgDocument, new_text: str, intent: Intent,
                  check: Callable[[Heading], bool], what: str,
                  target: int | None = None) -> OrgDocument:
@@ -94,6 +131,7 @@ def verify_write(old: OrgDocument, new_text: str, intent: Intent,
                               "was written (is the title Org syntax, e.g. a leading TODO "
                               "keyword, priority cookie or COMMENT?)")
         top = new.headings[j].level
+        problems += _declared(new.headings[j], intent, new_text.split("\n"))
         span = range(j, j + intent.added)
         if j + intent.added > len(news) or any(new.headings[i].level <= top for i in span[1:]):
             problems.append(f"the new entry would parse as {len(news) - len(olds)} entries "

@@ -20,6 +20,13 @@ from ..errors import NodeNotFoundError, WriteError
 from ..memory.incremental import sync
 from ..memory.nodes import Node, content_hash, heading_keys
 from ..memory.store import IndexStore
+from ..org.constructs import (
+    check_priority,
+    check_property_name,
+    check_property_value,
+    check_tag,
+    check_tags,
+)
 from ..org.model import Heading, OrgDocument
 from ..org.parser import parse
 from ..org.timestamps import format_timestamp
@@ -56,19 +63,6 @@ class WriteResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def org_tag(name: str) -> str:
-    """A tag as written between colons: letters, digits, ``_@#%`` (what Org reads as one
-    tag); anything else -- a space, a colon, a newline -- would change the headline."""
-    if not isinstance(name, str) or not re.fullmatch(r"[\w@#%]+", name):
-        raise WriteError(f"{name!r} is not a valid Org tag (letters, digits, _@#%)")
-    return name
-
-
-def org_tags(tags: list[str] | None) -> list[str]:
-    """Tags a caller gives (``:x:`` padding dropped), each checked by :func:`org_tag`."""
-    return [org_tag(t.strip(":")) for t in (tags or []) if t.strip(":")]
 
 
 def _q(state: str | None) -> str:
@@ -166,10 +160,15 @@ class MemexWriter:
 
     def _verify(self, old: OrgDocument, new_text: str, idx: int | None,
                 check: Callable[[Heading], bool], what: str, added: int = 0,
-                fields: frozenset[str] | None = None, settings: bool = False) -> None:
-        """The whole file must parse as before except the intended change (verify.py)."""
+                fields: frozenset[str] | None = None, settings: bool = False,
+                tags: list[str] | None = None) -> None:
+        """The whole file must parse as before except the intended change (verify.py); a
+        new entry (``added``) has exactly the ``tags``, the ID and CREATED properties and
+        no planning line."""
         intent = Intent(frozenset() if idx is None else frozenset({idx}), fields, added,
-                        settings)
+                        settings, frozenset() if added else None,
+                        frozenset({"ID", "CREATED"}) if added else None,
+                        tuple(tags or ()) if added else None)
         verify_write(old, new_text, intent, check, what, target=None if added else idx)
 
     def _edit(self, node: Node, op: str, description: str,
@@ -244,6 +243,8 @@ class MemexWriter:
         p = (priority or "").strip().upper().strip("[#]") or None
         if p == "NONE":
             p = None
+        if p is not None:
+            check_priority(p)
         located = self._locate(node)
         doc = located[1]
         spec = (doc.keywords.get("PRIORITIES") or [""])[-1]
@@ -264,10 +265,9 @@ class MemexWriter:
                           lambda x: x.priority == p, located)
 
     def set_property(self, node: Node, key: str, value: str | None) -> WriteResult:
-        if not re.fullmatch(r"[^\s:]+(?::[^\s:]+)*", key or "") or key.upper() == "END":
-            raise WriteError(f"{key!r} is not a valid property name (no spaces; not END)")
+        check_property_name(key)
         key = edits.canonical_key(key)  # :Effort: as org-set-effort writes it, from any spelling
-        value = " ".join((value or "").split()) if value is not None else None
+        value = check_property_value(value) if value is not None else None
         desc = f"{node.title}: {key} = {value}" if value is not None else f"{node.title}: -{key}"
         return self._edit(node, "set-property", desc,
                           [lambda t, x: edits.set_property(t, x, key, value)],
@@ -282,7 +282,7 @@ class MemexWriter:
         tags = list(doc.headings[idx].tags)
         for c in changes:
             name = c[1:] if c[:1] in "+-" else c
-            name = org_tag(name.strip(":"))
+            name = check_tag(name)
             if c.startswith("-"):
                 tags = [t for t in tags if t != name]
             elif name not in tags:
@@ -351,7 +351,7 @@ class MemexWriter:
             title = title.lstrip("* ") or title
         if not title:
             raise WriteError("nothing to capture: give the entry's text")
-        tags = org_tags(tags)
+        tags = check_tags(tags)
         org_id = str(uuid.uuid4())
         if parent is not None:
             snap, doc, idx = self._locate(parent)
@@ -383,7 +383,7 @@ class MemexWriter:
         entry = self._entry(level, title, text_body, todo, tags, org_id, nl)
         new_text = edits.insert_entry(snap.text, pos, entry)
         self._verify(doc, new_text, None, lambda x: x.id == org_id and x.title == expected,
-                     f"capture {title!r}", added=added)
+                     f"capture {title!r}", added=added, tags=tags)
         return self._commit("capture", f"captured {title!r}", snap, new_text, "id:" + org_id)
 
     def note_path(self, title: str) -> str:
@@ -405,7 +405,7 @@ class MemexWriter:
         title = neutralise_title(title)
         if not title:
             raise WriteError("a note needs a title")
-        tags = org_tags(tags)
+        tags = check_tags(tags)
         rel = self.note_path(title)
         snap = read_snapshot(self._path(rel))
         body = model_body(body, 1) if model else neutralise_body(body)
@@ -414,7 +414,7 @@ class MemexWriter:
         head = f"#+TITLE: {title}\n" + (f"#+FILETAGS: :{':'.join(tags)}:\n" if tags else "") + "\n"
         text = head + self._entry(1, title, body, None, [], org_id, "\n")
         self._verify(parse(head, str(snap.path)), text, None, lambda x: x.id == org_id,
-                     f"new note {title!r}", added=added)
+                     f"new note {title!r}", added=added, tags=[])
         return self._commit("new-note", f"new note {rel}", snap, text, "id:" + org_id)
 
     def undo(self, count: int = 1, batch: str | None = None) -> list[WriteResult]:

@@ -89,7 +89,7 @@ def _parse(snap: Snapshot) -> list[Record]:
         starts = [(0, "")]  # a history without a header is one anonymous launch
     key = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
     env = None if path.name == FILENAME else {"AIDER_CHAT_HISTORY_FILE": str(path)}
-    handle = shell_handle("aider --restore-chat-history", str(path.parent), env)
+    handle = shell_handle(["aider", "--restore-chat-history"], str(path.parent), env)
     records: list[Record] = []
     for ordinal, (begin, stamp) in enumerate(starts, 1):
         end = starts[ordinal][0] if ordinal < len(starts) else len(lines)

@@ -212,7 +212,7 @@ def _parse(snap: Snapshot) -> list[Record]:
         title = head_line(first_person.text) if first_person else None
     env = None if _is_default_root(root) or not (Path(root) / "projects").is_dir() \
         else {"CLAUDE_CONFIG_DIR": root}
-    handle = shell_handle(f"claude --resume {parent_id or sid}", cwd, env)
+    handle = shell_handle(["claude", "--resume", parent_id or sid], cwd, env)
     state: State = "succeeded" if turns else ("empty" if skipped == 0 else "validation_failed")
     receipt = Receipt(source=SOURCE, root=root, session_id=sid, locator=loc,
                       revision=snap.revision, sha256=snap.sha256, extractor=EXTRACTOR,

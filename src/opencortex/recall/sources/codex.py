@@ -189,7 +189,7 @@ def _parse(snap: Snapshot) -> list[Record]:
                  cwd=cwd, branch=git.get("branch"),
                  started=parse_time(meta.get("timestamp")) or (min(times) if times else None),
                  ended=max(times) if times else None, turns=turns,
-                 handle=shell_handle(f"codex resume {sid}", cwd), receipt=receipt,
+                 handle=shell_handle(["codex", "resume", sid], cwd), receipt=receipt,
                  parent_id=meta.get("forked_from_id"))
     if meta.get("cli_version"):
         rec.extra["cli_version"] = str(meta["cli_version"])

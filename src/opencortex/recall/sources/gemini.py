@@ -115,7 +115,7 @@ def _record(snap: Snapshot, meta: dict[str, Any], messages: list[tuple[dict[str,
                  cwd=cwd, branch=None,
                  started=parse_time(meta.get("startTime")) or (min(times) if times else None),
                  ended=parse_time(meta.get("lastUpdated")) or (max(times) if times else None),
-                 turns=turns, handle=shell_handle(f"gemini --resume {sid}", cwd),
+                 turns=turns, handle=shell_handle(["gemini", "--resume", sid], cwd),
                  receipt=receipt)
     if meta.get("projectHash"):
         rec.extra["project_hash"] = str(meta["projectHash"])

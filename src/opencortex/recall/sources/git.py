@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import os
-import subprocess
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import GitError
+from ...guard import runner
+from ...guard.errors import ShellError
+from ...guard.gitrepo import git_dirs as _git_dirs
 from ..records import Receipt, Record, State, Turn, parse_time
 
 __all__ = ["EXTRACTOR", "SOURCE", "Commit", "GitError", "branch_tips", "commit_record",
@@ -29,15 +31,22 @@ _FORMAT = _FLD.join(["%H", "%P", "%an", "%aI", "%s", "%b"])
 
 
 def run(root: str | Path, *args: str, timeout: float = _TIMEOUT) -> str:
-    """Run a read-only git command in ``root``; its stdout, or GitError."""
-    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    """Run a read-only git command in ``root`` through the one runner (pinned config, the
+    sandbox, a timeout, an output cap); its stdout, or GitError."""
+    top = Path(root)
+    # the sandbox shows only what git needs: the work tree and its git directories
+    # (a worktree's or submodule's may live elsewhere)
+    readable = [d for pair in _git_dirs(top.resolve()) for d in pair] if top.is_dir() else []
     try:
-        p = subprocess.run(["git", "-C", str(root), "--no-pager", *args], capture_output=True,
-                           timeout=timeout, env=env, stdin=subprocess.DEVNULL)
-    except FileNotFoundError as e:
-        raise GitError("git is not installed") from e
-    except subprocess.TimeoutExpired as e:
-        raise GitError(f"git {args[0]} timed out after {timeout:.0f} s") from e
+        p = runner.run(runner.git_argv(root, *args), cwd=top if top.is_dir() else ".",
+                       timeout=timeout, readable=readable,
+                       env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
+    except ShellError as e:
+        raise GitError(f"git could not start: {e}") from e
+    if p.timed_out:
+        raise GitError(f"git {args[0]} timed out after {timeout:.0f} s")
+    if p.truncated:
+        raise GitError(f"git {args[0]} printed more than the output cap; narrow it")
     if p.returncode != 0:
         raise GitError(p.stderr.decode("utf-8", "replace").strip()[:300] or
                        f"git {args[0]} exited {p.returncode}")
@@ -94,7 +103,7 @@ def log(root: str | Path, exclude: list[str] | None = None) -> Iterator[Commit]:
 def commit_record(root: str | Path, sha: str) -> Record:
     """Open one commit: its message and the paths it touched, read with ``git show``."""
     root = str(root)
-    handle = f"git -C {root} show {sha}"
+    handle = shlex.join(["git", "-C", root, "show", sha])
     try:
         out = run(root, "show", "--no-renames", "--name-status",
                    f"--format={_FORMAT}{_FLD}", sha)
@@ -119,7 +128,7 @@ def commit_record(root: str | Path, sha: str) -> Record:
                       hashlib.sha256(out.encode()).hexdigest(), EXTRACTOR, "succeeded",
                       skipped_lines=0, unverified_person_turns=None, omitted_chars=0)
     return Record(SOURCE, full, root, f"{root}@{full}", subject, root, None, t, t, turns,
-                  f"git -C {root} show {full}", receipt, extra={"author": author})
+                  shlex.join(["git", "-C", root, "show", full]), receipt, extra={"author": author})
 
 
 def span_history(root: str | Path, path: str, ident: str | None = None,
@@ -128,11 +137,14 @@ def span_history(root: str | Path, path: str, ident: str | None = None,
     ``git log -L :ident:path`` when given and found, else the file via ``--follow``.
     Each commit is one turn: header line then the diff of that span (capped)."""
     root = str(root)
-    how = f"git log -L :{ident}:{path}" if ident else f"git log --follow -p -- {path}"
-    args = (["log", f"-L:{ident}:{path}", f"-n{max_commits}"] if ident else
-            ["log", "--follow", "-p", f"-n{max_commits}", "--", path])
+    how = shlex.join(["git", "log", f"-L:{ident}:{path}"] if ident else
+                     ["git", "log", "--follow", "-p", "--", path])
+    fmt = f"--format={_REC}%H{_FLD}%an{_FLD}%aI{_FLD}%s{_FLD}"
+    # the format goes before ``--``: after it git reads it as a second path
+    args = (["log", f"-L:{ident}:{path}", f"-n{max_commits}", fmt] if ident else
+            ["log", "--follow", "-p", f"-n{max_commits}", fmt, "--", path])
     try:
-        out = run(root, *args, f"--format={_REC}%H{_FLD}%an{_FLD}%aI{_FLD}%s{_FLD}")
+        out = run(root, *args)
     except GitError as e:
         if ident:  # the function may not be findable by git's funcname rules: the file then
             return span_history(root, path, None, max_commits, max_chars)
@@ -165,4 +177,4 @@ def span_history(root: str | Path, path: str, ident: str | None = None,
                       detail=how)
     return Record(SOURCE, path, root, f"{root}/{path}", f"history of {path}", root, None,
                   min(times) if times else None, max(times) if times else None, turns,
-                  f"cd {root} && {how}", receipt, extra={"how": how})
+                  f"cd {shlex.quote(root)} && {how}", receipt, extra={"how": how})

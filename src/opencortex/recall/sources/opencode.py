@@ -140,7 +140,7 @@ def _session_record(conn: sqlite3.Connection, snap: Snapshot, row: sqlite3.Row,
                   cwd=cwd, branch=None,
                   started=parse_time(row["time_created"]) if "time_created" in cols else None,
                   ended=parse_time(row["time_updated"]) if "time_updated" in cols else None,
-                  turns=turns, handle=shell_handle(f"opencode -s {sid}", cwd),
+                  turns=turns, handle=shell_handle(["opencode", "-s", sid], cwd),
                   receipt=receipt,
                   parent_id=(row["parent_id"] if "parent_id" in cols and row["parent_id"]
                              else None))

@@ -1,0 +1,91 @@
+"""One validator per Org construct a client can set: tags, TODO keywords, priorities,
+property names and values, titles.
+
+Every entry point (CLI, HTTP, MCP, ask/GTD, Telegram) ends in the writer, and the writer
+calls these, so a value from a client is checked once, the same way, wherever it came
+from.  Each one accepts only what Org reads back as that one construct: a tag holding a
+newline or a colon would otherwise end the headline and start a planning line (a
+``DEADLINE`` with a diary sexp that Emacs's agenda evaluates), a property value with a
+newline a new drawer line.  A refusal says what is allowed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ..errors import InvalidOrgConstruct
+
+__all__ = ["InvalidOrgConstruct", "check_keyword", "check_priority", "check_property_name",
+           "check_property_value", "check_tag", "check_tags", "check_title"]
+
+_TAG = re.compile(r"[\w@#%]{1,200}")
+_PROP = re.compile(r"[^\s:]+(?::[^\s:]+)*\+?")
+_KEYWORD = re.compile(r"[^\s|()\[\]:*]{1,40}")
+_MAX_VALUE = 4000
+_MAX_TITLE = 4000
+
+
+def check_tag(tag: str) -> str:
+    """A tag as Org reads one: letters, digits, ``_@#%`` (surrounding colons dropped)."""
+    if not isinstance(tag, str):
+        raise InvalidOrgConstruct(f"a tag is a string, got {type(tag).__name__}")
+    name = tag.strip(":") if tag.count(":") <= 2 else tag
+    if not _TAG.fullmatch(name):
+        raise InvalidOrgConstruct(f"{tag[:80]!r} is not a valid Org tag (1-200 of letters, "
+                                  "digits, _@#%; no spaces, colons or line breaks)")
+    return name
+
+
+def check_tags(tags: Iterable[str] | None) -> list[str]:
+    """Each of ``tags`` checked (empty strings dropped), order kept, duplicates removed."""
+    out = [check_tag(t) for t in (tags or []) if not (isinstance(t, str) and not t.strip(":"))]
+    return list(dict.fromkeys(out))
+
+
+def check_keyword(word: str, allowed: Iterable[str] | None = None) -> str:
+    """A TODO keyword: one word, and one of ``allowed`` (the file's) when given."""
+    kws = list(allowed) if allowed is not None else None
+    if not isinstance(word, str) or not _KEYWORD.fullmatch(word):
+        raise InvalidOrgConstruct(f"{str(word)[:80]!r} is not a TODO keyword (one word"
+                                  + (f"; use one of: {', '.join(kws)})" if kws else ")"))
+    if kws is not None and word not in kws:
+        raise InvalidOrgConstruct(f"{word!r} is not a TODO keyword here; use one of: "
+                                  f"{', '.join(kws)}")
+    return word
+
+
+def check_priority(p: str) -> str:
+    """A priority cookie's letter: A-Z or 0-9."""
+    if not isinstance(p, str) or not re.fullmatch(r"[A-Z0-9]", p):
+        raise InvalidOrgConstruct(f"{str(p)[:20]!r} is not a priority: use A, B, C or none")
+    return p
+
+
+def check_property_name(key: str) -> str:
+    """A property name: no spaces or line breaks, not END (``FOO+`` appends)."""
+    if not isinstance(key, str) or not _PROP.fullmatch(key) or key.upper() in ("END", "END+"):
+        raise InvalidOrgConstruct(f"{str(key)[:80]!r} is not a valid property name (no "
+                                  "spaces; not END)")
+    return key
+
+
+def check_property_value(value: str) -> str:
+    """A property value: one line (runs of whitespace, line breaks included, become one
+    space), no NUL, at most 4000 characters."""
+    if not isinstance(value, str) or "\0" in value:
+        raise InvalidOrgConstruct("a property value is text without NUL characters")
+    v = " ".join(value.split())
+    if len(v) > _MAX_VALUE:
+        raise InvalidOrgConstruct(f"a property value holds at most {_MAX_VALUE} characters")
+    return v
+
+
+def check_title(title: str) -> str:
+    """A headline title: one line of text, no NUL, at most 4000 characters (the writer's
+    neutraliser then makes sure Org reads it as text)."""
+    if not isinstance(title, str) or "\0" in title or any(c in title for c in "\r\n\v\f"):
+        raise InvalidOrgConstruct("a title is one line of text (no line breaks or NUL)")
+    if len(title) > _MAX_TITLE:
+        raise InvalidOrgConstruct(f"a title holds at most {_MAX_TITLE} characters")
+    return title
