@@ -406,15 +406,54 @@ def is_text_operation(sentence: str, embed: EmbedFn | None) -> bool:
     return _classify_many([body], embed)[0] == "chat"
 
 
+_MACHINE_STATE = re.compile(
+    r"(?:^|\s)[~/.][\w./-]|\b\w+\.(?:py|rs|go|js|ts|json|toml|ya?ml|org|md|txt|log|sh)\b|"
+    r"\b(?:disk|disks|partition|ram|cpu|load|uptime|ports?|process(?:es)?|pid|installed|"
+    r"running|listening|branch|branches|repo|repository|commits?|working tree|stash|"
+    r"directory|folder|kernel|battery|wi-?fi|ip address|this (?:machine|box|computer|laptop)|"
+    r"right now|free space|space left)\b", re.IGNORECASE)
+"""A question about the machine's state (a path or file, disk, memory, processes, ports, a
+repository): what a command answers, never the notes."""
+_LIVE = re.compile(
+    r"\b(?:online|on the (?:web|internet|net)|web|internet|google|current(?:ly)?|latest|"
+    r"today|tonight|tomorrow|yesterday|last night|this week|right now|news|weather|forecast|"
+    r"score|exchange rate|outage|price|prices|stock)\b", re.IGNORECASE)
+"""A question about the world as it is now, or one that names the web: the web's, not the
+notes'."""
+
+
+def _asks_notes(intent: Intent, notes: Hint, forced: set[str]) -> bool:
+    """Is this a question that the person's notes answer, read by the classifier as chat,
+    web, shell or a capture only for want of knowing the memex?  Syntax (a command, a URL,
+    a slash), a named tool, a question about the machine's state or the live world, and a
+    GTD view or an existing task (the GTD hint) keep their target."""
+    t, text = intent.target, intent.text
+    if t not in ("chat", "web", "shell", "gtd") or not is_question(text) or any(
+            d in text for d in forced):
+        return False
+    if rule_target(text) is not None or is_pleasantry(text):
+        return False
+    if t == "gtd" and intent.args.get("op") not in ("capture", "todo"):
+        return False
+    if t == "shell" and _MACHINE_STATE.search(text):
+        return False
+    if t == "web" and _LIVE.search(text):
+        return False
+    return notes(text)
+
+
 def decompose(text: str, *, embed: EmbedFn | None = None,
-              hint: Hint | None = None) -> list[Intent]:
+              hint: Hint | None = None, notes: Hint | None = None) -> list[Intent]:
     """Split ``text`` into ordered atomic intents (empty list for blank text).
 
     ``embed`` maps texts to unit rows; the default is the in-process MiniLM, built on first use
     (the classifier's weights come from the cache, trained once per training set).  ``hint``
     (the router skill passes ``skills.gtd_route.hint(memex)``) marks a clause as a GTD request
     about an item the index holds: such a clause is kept whole and goes to gtd unless a rule
-    for unambiguous syntax claims it.
+    for unambiguous syntax claims it.  ``notes`` (the router skill passes the notes
+    answerer's test) marks a question the person's notes answer: such a question goes to
+    notes rather than to chat, web, shell or a capture (``_asks_notes``: questions go to the
+    memex first).
     """
     if not text or not text.strip():
         return []
@@ -450,6 +489,10 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
     if hint is not None:  # a remark joined to its command ("X isn't happening, move it…")
         merged = [("gtd" if t != "gtd" and _hinted(b, hint) else t, b, c) for t, b, c in merged]
     intents = [Intent(t, extract_args(t, b), c) for t, b, c in merged]
+    if notes is not None:
+        held = set(forced.values())  # a directive names the tool: kept
+        intents = [Intent("notes", extract_args("notes", i.text), i.text)
+                   if _asks_notes(i, notes, held) else i for i in intents]
     # A bare "hi"/"thanks" next to real requests is politeness, not an intent of its own.
     if any(i.target != "chat" for i in intents):
         intents = [i for i in intents if not (i.target == "chat" and is_pleasantry(i.text))]

@@ -63,27 +63,22 @@ def _access(ctx: Context) -> Any:
 
 
 def _notes_offline(ctx: Context) -> Proposal:
-    res = _access(ctx).search(_arg(ctx, "query") or ctx.text, k=6,
-                              exclude_files=RECORD_FOLDERS)
-    res.hits = [h for h in res.hits if not _ADDRESSED.search(h.title)][:5]
-    ctx.extra["retrieved"] = {h.key for h in res.hits}
-    if not res.hits:
+    """The extractive answer (``notes_answer``): the units of the top notes that answer the
+    question, each cited; below the calibrated threshold, what was searched and the closest
+    notes — never a guess presented as the answer."""
+    from .notes_answer import cached_answer, quoted, reply_text
+
+    a = cached_answer(_access(ctx), _arg(ctx, "query") or ctx.text,
+                      exclude_files=RECORD_FOLDERS)
+    ctx.extra["notes_answer"] = a
+    if not a.units and not a.hits:
+        ctx.extra["retrieved"] = set()
         return {"action": "reply",
                 "text": f"I found nothing in your notes about {ctx.text.strip()!r}.",
                 "citations": []}
-    lines = [f"From your notes ({res.mode} search):"]
-    top = ctx.memex.store.nodes_by_keys([res.hits[0].key]).get(res.hits[0].key)
-    if top is not None and top.body:  # the best match read in full (stage 2): title + body
-        excerpt = "\n".join(top.body.strip().splitlines()[:12])
-        lines.append(f"{' / '.join([*top.outline, top.title])}\n{excerpt}\n"
-                     f"({top.file}:{top.line})\n\nAlso:")
-    for h in res.hits:
-        lines.append(f"- {' / '.join(h.outline)} ({h.file}:{h.line}"
-                     + (f", id:{h.id})" if h.id else ")"))
-        if h.snippet:
-            lines.append(f"  {h.snippet}")
-    lines += [f"({n})" for n in res.notes]
-    return {"action": "reply", "text": "\n".join(lines), "citations": [h.key for h in res.hits]}
+    cites = list(dict.fromkeys(u.key for u in quoted(a)))
+    ctx.extra["retrieved"] = {u.key for u in a.units} | {h.key for h in a.hits}
+    return {"action": "reply", "text": reply_text(a), "citations": cites}
 
 
 def _notes_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
