@@ -422,23 +422,36 @@ _LIVE = re.compile(
 notes'."""
 
 
+_GTD_WORDS = re.compile(
+    r"\b(?:tasks?|todos?|to-dos?|due|deadlines?|overdue|scheduled|agenda|next actions?|"
+    r"waiting|inbox|projects?|done|finished|remind(?:er)?s?|errands?|calendar|on my (?:plate|"
+    r"list)|today|tomorrow|tonight|this week|next week|weekend)\b", re.IGNORECASE)
+"""Words of a question over the task list ("what's due friday?"): GTD's, not the notes'."""
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|mine|we|our|us)\b", re.IGNORECASE)
+
+
 def _asks_notes(intent: Intent, notes: Hint, forced: set[str]) -> bool:
-    """Is this a question that the person's notes answer, read by the classifier as chat,
-    web, shell or a capture only for want of knowing the memex?  Syntax (a command, a URL,
-    a slash), a named tool, a question about the machine's state or the live world, and a
-    GTD view or an existing task (the GTD hint) keep their target."""
+    """Is this a question for the person's notes, read by the classifier as chat, web,
+    shell, GTD or recall only for want of knowing the memex?  Syntax (a command, a URL, a slash), a
+    named tool, a question about the machine's state (with a command to answer it) or the
+    live world, and a question over the task list keep their target; a question about the
+    person ("… my …", "… I …") that would be chat goes to the notes even when they do not
+    answer it (they say so, and what they hold nearest); any other one only when the
+    notes answer it."""
     t, text = intent.target, intent.text
-    if t not in ("chat", "web", "shell", "gtd") or not is_question(text) or any(
+    if t not in ("chat", "web", "shell", "gtd", "recollect") or not is_question(text) or any(
             d in text for d in forced):
         return False
     if rule_target(text) is not None or is_pleasantry(text):
         return False
-    if t == "gtd" and intent.args.get("op") not in ("capture", "todo"):
+    if t == "gtd" and _GTD_WORDS.search(text):
         return False
-    if t == "shell" and _MACHINE_STATE.search(text):
+    if t == "shell" and _MACHINE_STATE.search(text) and intent.args.get("command"):
         return False
     if t == "web" and _LIVE.search(text):
         return False
+    if t == "chat" and _FIRST_PERSON.search(text):
+        return True
     return notes(text)
 
 

@@ -36,10 +36,11 @@ if TYPE_CHECKING:
 
 __all__ = ["THRESHOLD", "NotesAnswer", "Unit", "answer", "is_record", "units_of"]
 
-THRESHOLD = 0.44
-"""Lowest unit score presented as an answer (``bench/notes_qa.py --calibrate``: the 5-fold
-cross-validated threshold over the own answerable and unanswerable questions)."""
-W_COS, W_LEX, W_TYPE, W_RANK = 0.50, 0.38, 0.08, 0.04
+THRESHOLD = 0.38
+"""Lowest unit score presented as an answer (``bench/notes_qa.py --calibrate``: over the
+own 44 answerable and 12 unanswerable questions, the 5 folds chose 0.378-0.387, 0.381 on
+all; 5-fold cross-validated accuracy of answer / no answer 56/56)."""
+W_COS, W_LEX, W_TYPE, W_RANK = 0.50, 0.34, 0.08, 0.08
 """The weights of meaning, words, question kind and retrieval rank in a unit's score."""
 RECORD_ORIGINS = frozenset({"person", "assistant", "tool", "external", "injected"})
 """The ``ORIGIN`` values the session recorder writes on each turn it keeps."""
@@ -50,7 +51,7 @@ what when where which who whom whose why will with would you your my me we our u
 any anything again ever get got just know like much many some tell than them thing things
 again did does doing done go goes going i'm i've im keep kept make makes made say said
 should use used using want wanted way""".split())
-_WORD = re.compile(r"[\w'’%°€$£-]+")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _NUMBER = re.compile(r"\d")
 _DATE = re.compile(
     r"\b(?:\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|"
@@ -89,6 +90,8 @@ class Unit:
     outline: list[str]
     rank: int
     """The retrieval rank of the hit it came from (0 = best)."""
+    context: str = ""
+    """The sentences around a paragraph's sentence (what the reply shows with it)."""
     score: float = 0.0
     parts: dict[str, float] = field(default_factory=dict)
 
@@ -159,10 +162,30 @@ def _table_units(rows: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return out
 
 
-def units_of(body: str) -> list[tuple[int, str]]:
-    """(line offset in the body, text) of each sentence, list item and table row; drawers,
-    keywords, blocks' delimiters and blank lines are no units."""
-    out: list[tuple[int, str]] = []
+_ABBREV = re.compile(r"(?:^|\s)(?:dr|mr|mrs|ms|st|vs|e\.g|i\.e|etc|approx|no|fig|cf|ca)\.$",
+                     re.I)
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences of a paragraph; a period after a title or an abbreviation ("Dr.",
+    "e.g.") ends none."""
+    out: list[str] = []
+    for piece in _SENTENCE_END.split(text):
+        piece = piece.strip()
+        if not piece:
+            continue
+        if out and _ABBREV.search(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+def units_of(body: str) -> list[tuple[int, str, str]]:
+    """(line offset in the body, text, context) of each sentence, list item and table row
+    (a sentence's context: it with the sentences either side of it in its paragraph);
+    drawers, keywords, blocks' delimiters and blank lines are no units."""
+    out: list[tuple[int, str, str]] = []
     lines = body.splitlines()
     para: list[tuple[int, str]] = []
     table: list[tuple[int, str]] = []
@@ -171,21 +194,22 @@ def units_of(body: str) -> list[tuple[int, str]]:
     def flush_para() -> None:
         if para:
             text = " ".join(s.strip() for _, s in para)
-            start = para[0][0]
-            for s in _SENTENCE_END.split(text):
-                if s.strip():
-                    out.append((start, s.strip()))
+            sents = _sentences(text)
+            for i, s in enumerate(sents):
+                line = next((ln for ln, raw in para if s[:20] in raw), para[0][0])
+                out.append((line, s, " ".join(sents[max(0, i - 1): i + 2])))
             para.clear()
 
     def flush_item() -> None:
         nonlocal item
         if item is not None:
-            out.append((item[0], " ".join(s.strip() for s in item[2])))
+            text = " ".join(s.strip() for s in item[2])
+            out.append((item[0], text, text))
             item = None
 
     def flush_table() -> None:
         if table:
-            out.extend(_table_units(table))
+            out.extend((ln, t, t) for ln, t in _table_units(table))
             table.clear()
 
     in_drawer = False
@@ -217,7 +241,7 @@ def units_of(body: str) -> list[tuple[int, str]]:
         flush_item()
         para.append((i, s))
     flush_para(); flush_item(); flush_table()  # noqa: E702
-    return [(ln, _plain(t)) for ln, t in out if len(_plain(t)) > 2]
+    return [(ln, _plain(t), _plain(c)) for ln, t, c in out if len(_plain(t)) > 2]
 
 
 def _stem(w: str) -> str:
@@ -264,10 +288,12 @@ def _candidates(access: Access, hits: list[Any], per_hit: int = 6) -> list[Unit]
             outline = [*n.outline, n.title] if n.outline[-1:] != [n.title] else list(n.outline)
             title = _plain(re.sub(r"<[^>]*>|\[\d{4}-[^\]]*\]", "", n.title)).strip()
             body_start = n.line + 1 + _drawer_lines(n)
-            for off, text in units_of(n.body or ""):
-                units.append(Unit(text, n.key, n.file, body_start + off, n.id, outline, rank))
-            if title and len(title.split()) > 2:
-                units.append(Unit(_plain(n.title), n.key, n.file, n.line, n.id, outline, rank))
+            for off, text, around in units_of(n.body or ""):
+                units.append(Unit(text, n.key, n.file, body_start + off, n.id, outline, rank,
+                                  around))
+            if title and re.search(r"\d", n.title):  # a dated or numbered headline
+                units.append(Unit(_plain(n.title), n.key, n.file, n.line, n.id, outline, rank,
+                                  _plain(n.title)))
     return units
 
 
@@ -280,6 +306,13 @@ def _drawer_lines(n: Node) -> int:
     if n.properties:
         k += 2 + len(n.properties)
     return k
+
+
+def _heading(outline: list[str]) -> str:
+    """The note's title and the unit's own heading (what a reader keeps in mind)."""
+    clean = [_plain(re.sub(r"<[^>]*>|\[\d{4}-[^\]]*\]", "", t)).strip() for t in outline]
+    clean = [t for t in clean if t]
+    return " / ".join(dict.fromkeys([*clean[:1], *clean[-1:]]))
 
 
 def answer(access: Access, question: str, *, k: int = 6,
@@ -301,6 +334,7 @@ def answer(access: Access, question: str, *, k: int = 6,
     unit_words = [set(content_words(u.text)) for u in units]
     ctx_words = [w | set(content_words(" ".join(u.outline))) for u, w in zip(units, unit_words,
                                                                              strict=True)]
+    near_words = [set(content_words(u.context)) for u in units]
     df: dict[str, int] = {}
     for ws in ctx_words:
         for w in ws & qwords:
@@ -309,13 +343,13 @@ def answer(access: Access, question: str, *, k: int = 6,
     total = sum(idf.values()) or 1.0
     kinds = _kinds(question)
     emb = retriever_for(access.memex).embedder
-    vecs = emb.embed([question] + [f"{u.outline[-1] if u.outline else ''}: {u.text}"
-                                   for u in units])
+    vecs = emb.embed([question] + [f"{_heading(u.outline)}: {u.text}" for u in units])
     q, rows = vecs[0], vecs[1:]
-    for u, row, uw, cw in zip(units, rows, unit_words, ctx_words, strict=True):
+    for u, row, uw, cw, nw in zip(units, rows, unit_words, ctx_words, near_words,
+                                  strict=True):
         cos = float(row @ q)
-        lex = (0.6 * sum(idf[w] for w in qwords & cw) + 0.4 * sum(idf[w] for w in qwords & uw)) \
-            / total
+        lex = (0.5 * sum(idf[w] for w in qwords & (cw | nw))
+               + 0.5 * sum(idf[w] for w in qwords & uw)) / total
         typ = (sum(_fits(kd, u.text) for kd in kinds) / len(kinds)) if kinds else 0.5
         rank = 1.0 / (1 + u.rank)
         u.parts = {"cos": cos, "lex": lex, "type": typ, "rank": rank}
@@ -336,7 +370,7 @@ def reply_text(a: NotesAnswer, more: int = 2) -> str:
                       + (f", id:{h.id})" if h.id else ")") for h in a.hits[:3]]
         return "\n".join(lines)
     top = a.units[0]
-    lines = [top.text, f"  — {' / '.join(top.outline)} ({top.cite})"]
+    lines = [top.context or top.text, f"  — {_heading(top.outline)} ({top.cite})"]
     others = [u for u in a.units[1:] if u.score >= a.threshold * 0.8][:more]
     if others:
         lines.append("Also in your notes:")
