@@ -460,7 +460,15 @@ class Kernel:
 
     # -- act ------------------------------------------------------------------------
     def act(self, sig: Signal, action: Action) -> Signal | None:
-        """The guard decides before any actuator runs, and again at the last mile."""
+        """The guard decides before any actuator runs, and again at the last mile.  A
+        question to the notes is answered, never acted on: its plan may hold a reply only
+        (no command, write, web request or approval), whatever proposed it."""
+        if sig.payload.get("target") == "notes" and action.tool != "reply":
+            self.log.warning("refused %s from %s: a notes question only replies",
+                             action.tool, action.origin)
+            self.reply(sig, "Not done: a question about your notes is answered from them, "
+                       f"never with {action.tool!r}; ask for it as an instruction.")
+            return None
         ctx = GuardContext.of(self.memex.root)
         d = self.guard.check(action, ctx)
         approved: Any = d

@@ -430,11 +430,12 @@ _GTD_WORDS = re.compile(
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|mine|we|our|us)\b", re.IGNORECASE)
 
 
-def _asks_notes(intent: Intent, notes: Hint, forced: set[str]) -> bool:
+def _asks_notes(intent: Intent, notes: Hint, forced: set[str], hint: Hint | None) -> bool:
     """Is this a question for the person's notes, read by the classifier as chat, web,
     shell, GTD or recall only for want of knowing the memex?  Syntax (a command, a URL, a slash), a
     named tool, a question about the machine's state (with a command to answer it) or the
-    live world, and a question over the task list keep their target; a question about the
+    live world, a view of the task list and a question about a task it holds keep their
+    target (a question is never a capture); a question about the
     person ("… my …", "… I …") that would be chat goes to the notes even when they do not
     answer it (they say so, and what they hold nearest); any other one only when the
     notes answer it."""
@@ -444,8 +445,9 @@ def _asks_notes(intent: Intent, notes: Hint, forced: set[str]) -> bool:
         return False
     if rule_target(text) is not None or is_pleasantry(text):
         return False
-    if t == "gtd" and _GTD_WORDS.search(text):
-        return False
+    if t == "gtd" and ((_GTD_WORDS.search(text) and intent.args.get("op") != "capture")
+                       or (hint is not None and hint(text))):
+        return False  # a view of the task list, or a question about a task it holds
     if t == "shell" and _MACHINE_STATE.search(text) and intent.args.get("command"):
         return False
     if t == "web" and _LIVE.search(text):
@@ -505,7 +507,7 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
     if notes is not None:
         held = set(forced.values())  # a directive names the tool: kept
         intents = [Intent("notes", extract_args("notes", i.text), i.text)
-                   if _asks_notes(i, notes, held) else i for i in intents]
+                   if _asks_notes(i, notes, held, hint) else i for i in intents]
     # A bare "hi"/"thanks" next to real requests is politeness, not an intent of its own.
     if any(i.target != "chat" for i in intents):
         intents = [i for i in intents if not (i.target == "chat" and is_pleasantry(i.text))]

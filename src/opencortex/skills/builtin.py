@@ -62,14 +62,19 @@ def _access(ctx: Context) -> Any:
     return Access.for_signal(ctx.memex, ctx.signal.meta)
 
 
+def _question(ctx: Context) -> str:
+    """The question as the person asked it (a delegation's clause, its question words
+    kept: they say what kind of answer is wanted), else the router's query."""
+    return ctx.text.strip() or _arg(ctx, "query")
+
+
 def _notes_offline(ctx: Context) -> Proposal:
     """The extractive answer (``notes_answer``): the units of the top notes that answer the
     question, each cited; below the calibrated threshold, what was searched and the closest
     notes — never a guess presented as the answer."""
     from .notes_answer import cached_answer, quoted, reply_text
 
-    a = cached_answer(_access(ctx), _arg(ctx, "query") or ctx.text,
-                      exclude_files=RECORD_FOLDERS)
+    a = cached_answer(_access(ctx), _question(ctx), exclude_files=RECORD_FOLDERS)
     ctx.extra["notes_answer"] = a
     if not a.units and not a.hits:
         ctx.extra["retrieved"] = set()
@@ -136,8 +141,7 @@ def _notes_neuro(ctx: Context) -> str:
     from ..guard.policy import policy_of
     from .notes_answer import cached_answer
 
-    a = cached_answer(_access(ctx), _arg(ctx, "query") or ctx.text,
-                      exclude_files=RECORD_FOLDERS)
+    a = cached_answer(_access(ctx), _question(ctx), exclude_files=RECORD_FOLDERS)
     units = a.units
     if ctx.extra.get("remote_model"):
         policy = policy_of(ctx.memex.settings.guard)

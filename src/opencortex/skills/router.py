@@ -146,8 +146,11 @@ GTD_VIEWS = frozenset({"agenda", "next", "review"})
 
 
 def _writes(intent: dict[str, Any]) -> bool:
+    """Does this intent act (change things, run a command, or go to the web)?  Such an
+    intent needs the person's words to ask for it: a question the deterministic reading
+    sends to the notes never becomes a command, a capture or a web request."""
     t = intent.get("target")
-    return t in WRITE_TARGETS or (t == "gtd" and intent.get("op") not in GTD_VIEWS)
+    return t in WRITE_TARGETS or t == "web" or (t == "gtd" and intent.get("op") not in GTD_VIEWS)
 
 
 def supported(intents: list[dict[str, Any]], text: str,
