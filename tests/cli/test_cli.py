@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,18 @@ def test_init_is_idempotent(tmp_path: Path) -> None:
     assert s2.data["llm"]["providers"]["ollama"]["models"]["fast"] == "tiny"
     assert "not reachable" in d2["probe"] or "reachable" in d2["probe"]
     assert config_path().exists() and (config_path().parent / "token").stat().st_mode & 0o077 == 0
+
+
+def test_ask_json_answers_a_notes_question_and_lists_what_it_quotes(mx: list[str]) -> None:
+    """`ask --json` over the indexed example memex (vectors too): the fact first, the note
+    cited as file:line, and `citations` naming every note the answer quotes."""
+    run("index", "--embed", *mx)
+    out = run("ask", "where else does the nightly restic job copy to, apart from the usb disk?",
+              *mx)
+    assert isinstance(out, dict)
+    assert [i["target"] for i in out["intents"]] == ["notes"]
+    assert "B2" in out["answer"]
+    assert "(notes/backups.org:" in out["answer"]
+    quoted = {c.split("::")[0] for c in out["citations"] if "::" in c}
+    named = set(re.findall(r"\(([\w/.-]+\.org):\d+", out["answer"]))
+    assert named <= quoted | {"notes/backups.org"} and out["citations"]
