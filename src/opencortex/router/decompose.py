@@ -424,9 +424,15 @@ notes'."""
 
 _GTD_WORDS = re.compile(
     r"\b(?:tasks?|todos?|to-dos?|due|deadlines?|overdue|scheduled|agenda|next actions?|"
-    r"waiting|inbox|projects?|done|finished|remind(?:er)?s?|errands?|calendar|on my (?:plate|"
+    r"waiting|inbox|projects?|done|finished|remind(?:er)?s?|errands?|calendar|someday|"
+    r"maybe|tagged|contexts?|on my (?:plate|"
     r"list)|today|tomorrow|tonight|this week|next week|weekend)\b", re.IGNORECASE)
 """Words of a question over the task list ("what's due friday?"): GTD's, not the notes'."""
+_GTD_LISTS = re.compile(
+    r"\b(?:someday|maybe|inbox|waiting|tagged|agenda|next actions?|projects?|tasks?|todos?|"
+    r"to-dos?|errands?|contexts?|on my (?:plate|list))\b|@\w", re.IGNORECASE)
+"""Words naming one of the task lists ("anything in someday/maybe?"): GTD's, whatever op
+the words alone read as."""
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|mine|we|our|us)\b", re.IGNORECASE)
 
 
@@ -445,7 +451,8 @@ def _asks_notes(intent: Intent, notes: Hint, forced: set[str], hint: Hint | None
         return False
     if rule_target(text) is not None or is_pleasantry(text):
         return False
-    if t == "gtd" and ((_GTD_WORDS.search(text) and intent.args.get("op") != "capture")
+    if t == "gtd" and (_GTD_LISTS.search(text)
+                       or (_GTD_WORDS.search(text) and intent.args.get("op") != "capture")
                        or (hint is not None and hint(text))):
         return False  # a view of the task list, or a question about a task it holds
     if t == "shell" and _MACHINE_STATE.search(text) and intent.args.get("command"):
