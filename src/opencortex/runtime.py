@@ -189,17 +189,38 @@ class Runtime:
 
     # -- lifetime ------------------------------------------------------------------------
     def close(self, timeout: float = 5.0) -> None:
-        """Shut down the kernels it built; close the memex if it opened it."""
+        """Shut down the kernels it built; close the memex if it opened it — at once, or,
+        when a request is still running after ``timeout`` (a slow model's answer), as soon
+        as the last one ends: a late answer must find its store open, not fail with "Cannot
+        operate on a closed database" in front of the person."""
+        busy = []
         for k in self._kernels:
             for p in k.approvals.pending():  # let waiting requests finish now
                 try:
                     k.approvals.cancel(p.id, by="shutdown")
                 except Exception:  # already answered meanwhile
                     pass
-            k.shutdown(timeout=timeout)
+            if not k.shutdown(timeout=timeout):
+                busy.append(k)
         self._kernels.clear()
-        if self._owns_memex and self._memex is not None:
-            self._memex.close()
+        if not (self._owns_memex and self._memex is not None):
+            return
+        memex = self._memex
+        if not busy:
+            memex.close()
+            return
+        left = [len(busy)]
+        guard = threading.Lock()
+
+        def one_idle() -> None:
+            with guard:
+                left[0] -= 1
+                last = left[0] == 0
+            if last:
+                memex.close()
+
+        for k in busy:
+            k.when_idle(one_idle)
 
     def __enter__(self) -> Runtime:
         return self

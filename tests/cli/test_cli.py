@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,18 @@ def test_init_without_a_terminal_says_which_flags_to_pass(tmp_path: Path) -> Non
                            text=True, timeout=120)
     assert piped.returncode == 0, piped.stderr
     assert (tmp_path / "piped" / "gtd.org").exists()
+
+
+def test_ask_json_answers_a_notes_question_and_lists_what_it_quotes(mx: list[str]) -> None:
+    """`ask --json` over the indexed example memex (vectors too): the fact first, the note
+    cited as file:line, and `citations` naming every note the answer quotes."""
+    run("index", "--embed", *mx)
+    out = run("ask", "where else does the nightly restic job copy to, apart from the usb disk?",
+              *mx)
+    assert isinstance(out, dict)
+    assert [i["target"] for i in out["intents"]] == ["notes"]
+    assert "B2" in out["answer"]
+    assert "(notes/backups.org:" in out["answer"]
+    quoted = {c.split("::")[0] for c in out["citations"] if "::" in c}
+    named = set(re.findall(r"\(([\w/.-]+\.org):\d+", out["answer"]))
+    assert named <= quoted | {"notes/backups.org"} and out["citations"]

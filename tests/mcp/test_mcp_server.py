@@ -19,7 +19,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 
 CACHING = "notes/caching-strategies.org"
 CACHING_ID = "6d4942f8-dde5-46fc-aa5e-559c341cc2d6"
-READ_ONLY = {"search", "read", "query", "agenda", "review", "links_suggest", "recollect"}
+READ_ONLY = {"search", "read", "query", "agenda", "review", "links_suggest", "recollect", "answer"}
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memex"
 
 
@@ -51,6 +51,8 @@ async def _session(memex: Path, index: Path, log: Path) -> dict[str, Any]:
                                  (await s.list_resource_templates()).resource_templates]
             seen["search"] = _data(await s.call_tool("search", {"query": "cache invalidation",
                                                                 "k": 5}))
+            seen["answer"] = _data(await s.call_tool(
+                "answer", {"question": "how many eggs do I crack into the shakshuka?"}))
             seen["read"] = _data(await s.call_tool("read", {"refs": [f"id:{CACHING_ID}"],
                                                             "depth": 0}))
             seen["agenda"] = _data(await s.call_tool("agenda", {"days": 30,
@@ -101,7 +103,7 @@ def test_tools_listed_with_annotations_and_described_inputs(session) -> None:
     seen, _, _ = session
     tools = seen["tools"]
     assert seen["server"] == "opencortex"
-    assert {"search", "read", "agenda", "capture", "recollect"} <= set(tools)
+    assert {"search", "read", "agenda", "capture", "recollect", "answer"} <= set(tools)
     for name, tool in tools.items():
         ann = tool.annotations
         assert ann is not None and ann.destructive_hint is (name == "undo"), name
@@ -122,6 +124,14 @@ def test_search_finds_the_caching_note(session) -> None:
     assert h["outline"][0] == "Caching strategies" and h["outline"][-1] == h["title"]
     assert "cach" in h["snippet"].lower()
     assert "why" not in h
+
+
+def test_answer_quotes_the_note_that_answers_and_cites_it(session) -> None:
+    a = session[0]["answer"]
+    assert a["answered"] and "eggs" in a["answer"]
+    assert "(notes/shakshuka.org:" in a["answer"]
+    assert any(c.startswith("id:") or c.startswith("notes/shakshuka.org::")
+               for c in a["citations"])
 
 
 def test_read_returns_the_note_text(session) -> None:

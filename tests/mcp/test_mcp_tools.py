@@ -29,7 +29,8 @@ CACHING_ID = "6d4942f8-dde5-46fc-aa5e-559c341cc2d6"
 TAILSCALE = "gtd.org::Inbox/Look into Tailscale ACL tags for the new server"
 COVERED = {"search", "read", "query", "agenda", "capture", "append", "todo", "schedule",
            "deadline", "tag", "priority", "property", "new_note", "save_answer", "undo",
-           "review", "links_suggest", "recollect"}
+           "review", "links_suggest", "recollect",
+           "answer"}  # answer: tests/mcp/test_mcp_server.py::test_answer_quotes_the_note_...
 
 
 def _params(memex: Path, index: Path) -> StdioServerParameters:

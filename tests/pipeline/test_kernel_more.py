@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import threading
 from pathlib import Path
 
@@ -105,27 +106,51 @@ def _gateway(server: FakeLLM, local: bool = True):
                              key_required=False, local=local, max_retries=0, timeout=5)])
 
 
-def test_model_proposal_verified_rejected_then_accepted(mx: Memex) -> None:
+def test_a_model_answer_without_a_valid_citation_is_replaced_by_the_notes(mx: Memex) -> None:
+    """A model's notes answer citing nothing it was given (a made-up note) is not shown: the
+    offline extractive answer is, and the reply says so."""
     server = FakeLLM()
     try:
-        key = "id:6d4942f8-dde5-46fc-aa5e-559c341cc2d6"
-        route = Reply(body=completion(json.dumps(  # the note it cites is surely in context
+        route = Reply(body=completion(json.dumps(
             {"action": "route", "intents": [{"target": "notes", "query": "caching strategies"}]})))
-        server.push(route,
-            Reply(body=completion(json.dumps({"action": "reply", "text": "x",
-                                              "citations": ["id:made-up"]}))),
-            Reply(body=completion(json.dumps({"action": "reply", "text": "Use cache-aside.",
-                                              "citations": [key]}))))
+        server.push(route, Reply(body=completion(json.dumps(
+            {"action": "reply", "text": "Use write-behind.", "citations": ["id:made-up"]}))))
         k = Kernel(mx, reasoner=Reasoner(_gateway(server)), record_sessions=False)
         out = k.ask("caching strategies")
-        assert out == ["Use cache-aside."]
-        assert len(server.seen) == 3  # route, then a rejected and an accepted answer
-        second = server.seen[2].body["messages"]
-        assert any("rejected" in m["content"] and "id:made-up" in m["content"]
-                   for m in second)
+        assert len(server.seen) == 2  # route, one answer: no retry of a guess
+        assert "had no valid citation" in out[0] and "write-behind" not in out[0].lower()
+        assert "notes/" in out[0]  # the extractive answer, cited
         k.shutdown()
     finally:
         server.close()
+
+
+def test_a_model_answer_cites_numbered_passages_mapped_back_to_notes(mx: Memex) -> None:
+    server = FakeLLM()
+    try:
+        route = Reply(body=completion(json.dumps(
+            {"action": "route", "intents": [{"target": "notes", "query": "caching strategies"}]})))
+        server.push(route, Reply(body=completion(json.dumps(
+            {"action": "reply", "text": "Cache-aside, with a TTL [1]."}))))
+        k = Kernel(mx, reasoner=Reasoner(_gateway(server)), record_sessions=False)
+        replies = k.ask_full("caching strategies")
+        k.shutdown()
+    finally:
+        server.close()
+    prompt = server.seen[1].body["messages"][-1]["content"]
+    assert "[1] " in prompt and prompt.rstrip().endswith("Question: caching strategies")
+    text, data = replies[-1]
+    assert text.startswith("Cache-aside, with a TTL [1].")
+    first = re.search(r"\[1\] ([^\n]+)", text)
+    assert first is not None and ".org:" in first.group(1)  # [1] is a note, file:line
+    assert data["citations"] and all(c.startswith(("id:", "notes/", "projects/", "journal/"))
+                                     or "::" in c for c in data["citations"])
+
+
+def _passage_of(n: object) -> str:
+    """How a passage of node ``n`` starts in the notes prompt: its number, then its outline."""
+    outline = [*n.outline, n.title] if n.outline[-1:] != [n.title] else n.outline  # type: ignore[attr-defined]
+    return "] " + " / ".join(outline)
 
 
 def test_private_notes_never_reach_a_remote_model(mx: Memex) -> None:
@@ -136,11 +161,11 @@ def test_private_notes_never_reach_a_remote_model(mx: Memex) -> None:
         k = Kernel(mx, reasoner=Reasoner(_gateway(server, local=False)),
                    record_sessions=False)
         k.ask("sleep and running")
-        sent = json.dumps(server.seen[1].body)
+        sent = server.seen[1].body["messages"][-1]["content"]
         private = mx.query("tags:private")
         assert private
-        assert not any(f"key={n.key} " in sent for n in private)  # :private: never leaves
-        assert "key=" in sent  # other notes do
+        assert not any(_passage_of(n) in sent for n in private)  # :private: never leaves
+        assert "[1] " in sent  # other notes do
         k.shutdown()
     finally:
         server.close()
@@ -150,8 +175,8 @@ def test_private_notes_never_reach_a_remote_model(mx: Memex) -> None:
             {"action": "reply", "text": "ok", "citations": []}))))
         k = Kernel(mx, reasoner=Reasoner(_gateway(server, local=True)), record_sessions=False)
         k.ask("sleep and running")
-        sent = json.dumps(server.seen[1].body)
-        assert any(f"key={n.key} " in sent for n in mx.query("tags:private"))  # local: fine
+        sent = server.seen[1].body["messages"][-1]["content"]
+        assert any(_passage_of(n) in sent for n in mx.query("tags:private"))  # local: fine
         k.shutdown()
     finally:
         server.close()

@@ -210,6 +210,7 @@ TOOL_CALLS: dict[str, list[dict[str, Any]]] = {
     "review": SPANS,
     "links_suggest": [*_each_ref(k=20), {"node": PUBLIC, "k": 20}],
     "recollect": [{"message": f"that note about the {q}"} for q in QUERIES[:4]],
+    "answer": [{"question": q} for q in QUERIES],
     "capture": [{"text": "a child note", "to": r} for r in
                 ("Zanzibar vault combination", f"id:{PRIVATE_ID}", "secret.org",
                  "diary.org", f"opencortex://node/{PRIVATE_ID}")],

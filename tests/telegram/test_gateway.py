@@ -276,3 +276,11 @@ def test_run_stops_on_the_event(kernel, api):
     th.join(timeout=10)
     assert not th.is_alive()
     assert len(api.to(OWNER)) == 1
+
+
+def test_a_notes_question_is_answered_from_the_note_cited(kernel, api, logs):
+    api.message(OWNER, "how many eggs do I crack into the shakshuka?")
+    gw = gateway(kernel, api)
+    assert gw.poll_once() == 1
+    text = "\n".join(wait_for(lambda: api.to(OWNER), timeout=120))
+    assert "eggs" in text and "(notes/shakshuka.org:" in text

@@ -127,6 +127,13 @@ def test_local_backend_answers_with_citations_and_approvals(local):
     assert any(re.search(r"exited 0\s+hi", s) for s in out)
 
 
+def test_local_backend_answers_a_notes_question_from_the_note(local):
+    app, out = make_app(local)
+    app.handle("how many eggs do I crack into the shakshuka?", wait=120)
+    text = "\n".join(out)
+    assert "eggs" in text and "(notes/shakshuka.org:" in text
+
+
 # -- a running daemon ---------------------------------------------------------------------
 TOKEN = "tui-test-token-0123456789"
 

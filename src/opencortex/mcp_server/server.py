@@ -123,6 +123,19 @@ class OpenCortexTools:
 
         return self._call(run)
 
+    def answer(self, question: str) -> dict[str, Any]:
+        """The notes answer (``skills.notes_answer``) over what this client may see."""
+        def run() -> dict[str, Any]:
+            from ..skills.notes_answer import answer, quoted, reply_text
+
+            a = answer(self.access, question)
+            return {"answered": a.answered, "answer": reply_text(a),
+                    "citations": list(dict.fromkeys(u.citation for u in quoted(a))),
+                    "passages": [u.to_dict() for u in quoted(a)],
+                    "closest": [h.key for h in a.hits[:3]] if not a.answered else []}
+
+        return self._call(run)
+
     def read(self, refs: list[str], depth: int = 1, budget: int = 4000) -> dict[str, Any]:
         """The nodes' full text, then what they link to, within ``budget`` tokens."""
         refs = [node_ref(r) for r in refs]
@@ -354,6 +367,17 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         each with id, key, file, line, outline (ancestor titles then its own), title,
         score and a snippet; pass a hit's id or key to `read` for the full text."""
         return t.search(query, k, mode, filters)
+
+    @_tool(server, READ_ONLY, "Answer from the notes")
+    def answer(
+        question: Annotated[str, Field(description="A question about what the user's "
+                                       "notes hold, asked as a person would.")],
+    ) -> dict[str, Any]:
+        """Answer a question from the user's notes, offline: the sentences, list items or
+        table rows that answer it, each cited (file:line, id:), in 'answer', and the notes
+        quoted in 'citations'. When nothing scores above the calibrated threshold,
+        'answered' is false and the answer says what was searched and the closest notes."""
+        return t.answer(question)
 
     @_tool(server, READ_ONLY, "Read nodes in full")
     def read(

@@ -105,6 +105,7 @@ class Kernel:
                                              daemon=True)
         self._sync_thread.start()
         self._inflight: set[Future[Signal]] = set()
+        self._idle: list[Callable[[], None]] = []
         self._lock = threading.Lock()
         self.embedding: Future[int] | None = None
         """The heartbeat's background embedding pass, while one runs (its node count)."""
@@ -168,6 +169,27 @@ class Kernel:
     def _done(self, fut: Future[Signal]) -> None:
         with self._lock:
             self._inflight.discard(fut)
+            due = self._idle if not self._inflight else []
+            if due:
+                self._idle = []
+        for fn in due:
+            self._run_idle(fn)
+
+    def when_idle(self, fn: Callable[[], None]) -> None:
+        """Call ``fn`` once no signal is in flight (now, if none is): what closes the memex
+        under a request still running after a shutdown timed out (a slow model's late
+        answer would otherwise touch a closed store)."""
+        with self._lock:
+            if self._inflight:
+                self._idle.append(fn)
+                return
+        self._run_idle(fn)
+
+    def _run_idle(self, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except Exception as e:  # a failing clean-up is logged, never a request's error
+            self.log.error("idle callback failed: %s", e)
 
     def _sync_loop(self) -> None:
         while True:
@@ -443,7 +465,15 @@ class Kernel:
 
     # -- act ------------------------------------------------------------------------
     def act(self, sig: Signal, action: Action) -> Signal | None:
-        """The guard decides before any actuator runs, and again at the last mile."""
+        """The guard decides before any actuator runs, and again at the last mile.  A
+        question to the notes is answered, never acted on: its plan may hold a reply only
+        (no command, write, web request or approval), whatever proposed it."""
+        if sig.payload.get("target") == "notes" and action.tool != "reply":
+            self.log.warning("refused %s from %s: a notes question only replies",
+                             action.tool, action.origin)
+            self.reply(sig, "Not done: a question about your notes is answered from them, "
+                       f"never with {action.tool!r}; ask for it as an instruction.")
+            return None
         ctx = GuardContext.of(self.memex.root)
         d = self.guard.check(action, ctx)
         approved: Any = d

@@ -408,15 +408,76 @@ def is_text_operation(sentence: str, embed: EmbedFn | None) -> bool:
     return _classify_many([body], embed)[0] == "chat"
 
 
+_MACHINE_STATE = re.compile(
+    r"(?:^|\s)[~/.][\w./-]|\b\w+\.(?:py|rs|go|js|ts|json|toml|ya?ml|org|md|txt|log|sh)\b|"
+    r"\b(?:disk|disks|partition|ram|cpu|load|uptime|ports?|process(?:es)?|pid|installed|"
+    r"running|listening|branch|branches|repo|repository|commits?|working tree|stash|"
+    r"directory|folder|kernel|battery|wi-?fi|ip address|this (?:machine|box|computer|laptop)|"
+    r"right now|free space|space left)\b", re.IGNORECASE)
+"""A question about the machine's state (a path or file, disk, memory, processes, ports, a
+repository): what a command answers, never the notes."""
+_LIVE = re.compile(
+    r"\b(?:online|on the (?:web|internet|net)|web|internet|google|current(?:ly)?|latest|"
+    r"today|tonight|tomorrow|yesterday|last night|this week|right now|news|weather|forecast|"
+    r"score|exchange rate|outage|price|prices|stock)\b", re.IGNORECASE)
+"""A question about the world as it is now, or one that names the web: the web's, not the
+notes'."""
+
+
+_GTD_WORDS = re.compile(
+    r"\b(?:tasks?|todos?|to-dos?|due|deadlines?|overdue|scheduled|agenda|next actions?|"
+    r"waiting|inbox|projects?|done|finished|remind(?:er)?s?|errands?|calendar|someday|"
+    r"maybe|tagged|contexts?|on my (?:plate|"
+    r"list)|today|tomorrow|tonight|this week|next week|weekend)\b", re.IGNORECASE)
+"""Words of a question over the task list ("what's due friday?"): GTD's, not the notes'."""
+_GTD_LISTS = re.compile(
+    r"\b(?:someday|maybe|inbox|waiting|tagged|agenda|next actions?|projects?|tasks?|todos?|"
+    r"to-dos?|errands?|contexts?|on my (?:plate|list))\b|@\w", re.IGNORECASE)
+"""Words naming one of the task lists ("anything in someday/maybe?"): GTD's, whatever op
+the words alone read as."""
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|mine|we|our|us)\b", re.IGNORECASE)
+
+
+def _asks_notes(intent: Intent, notes: Hint, forced: set[str], hint: Hint | None) -> bool:
+    """Is this a question for the person's notes, read by the classifier as chat, web,
+    shell, GTD or recall only for want of knowing the memex?  Syntax (a command, a URL, a slash), a
+    named tool, a question about the machine's state (with a command to answer it) or the
+    live world, a view of the task list and a question about a task it holds keep their
+    target (a question is never a capture); a question about the
+    person ("… my …", "… I …") that would be chat goes to the notes even when they do not
+    answer it (they say so, and what they hold nearest); any other one only when the
+    notes answer it."""
+    t, text = intent.target, intent.text
+    if t not in ("chat", "web", "shell", "gtd", "recollect") or not is_question(text) or any(
+            d in text for d in forced):
+        return False
+    if rule_target(text) is not None or is_pleasantry(text):
+        return False
+    if t == "gtd" and (_GTD_LISTS.search(text)
+                       or (_GTD_WORDS.search(text) and intent.args.get("op") != "capture")
+                       or (hint is not None and hint(text))):
+        return False  # a view of the task list, or a question about a task it holds
+    if t == "shell" and _MACHINE_STATE.search(text) and intent.args.get("command"):
+        return False
+    if t == "web" and _LIVE.search(text):
+        return False
+    if t == "chat" and _FIRST_PERSON.search(text):
+        return True
+    return notes(text)
+
+
 def decompose(text: str, *, embed: EmbedFn | None = None,
-              hint: Hint | None = None) -> list[Intent]:
+              hint: Hint | None = None, notes: Hint | None = None) -> list[Intent]:
     """Split ``text`` into ordered atomic intents (empty list for blank text).
 
     ``embed`` maps texts to unit rows; the default is the in-process MiniLM, built on first use
     (the classifier's weights come from the cache, trained once per training set).  ``hint``
     (the router skill passes ``skills.gtd_route.hint(memex)``) marks a clause as a GTD request
     about an item the index holds: such a clause is kept whole and goes to gtd unless a rule
-    for unambiguous syntax claims it.
+    for unambiguous syntax claims it.  ``notes`` (the router skill passes the notes
+    answerer's test) marks a question the person's notes answer: such a question goes to
+    notes rather than to chat, web, shell or a capture (``_asks_notes``: questions go to the
+    memex first).
     """
     if not text or not text.strip():
         return []
@@ -452,6 +513,10 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
     if hint is not None:  # a remark joined to its command ("X isn't happening, move it…")
         merged = [("gtd" if t != "gtd" and _hinted(b, hint) else t, b, c) for t, b, c in merged]
     intents = [Intent(t, extract_args(t, b), c) for t, b, c in merged]
+    if notes is not None:
+        held = set(forced.values())  # a directive names the tool: kept
+        intents = [Intent("notes", extract_args("notes", i.text), i.text)
+                   if _asks_notes(i, notes, held, hint) else i for i in intents]
     # A bare "hi"/"thanks" next to real requests is politeness, not an intent of its own.
     if any(i.target != "chat" for i in intents):
         intents = [i for i in intents if not (i.target == "chat" and is_pleasantry(i.text))]

@@ -77,13 +77,32 @@ def _intents(text: str, ctx: Context | None) -> list[dict[str, Any]]:
     return [dict(i) for i in done[text]]
 
 
+def _notes_hint(ctx: Context | None) -> Any:
+    """Does the person's memex answer this question (``notes_answer``, over the sender's
+    view)?  The router's test for sending a question to the notes first.  None without a
+    memex."""
+    if ctx is None or getattr(ctx, "memex", None) is None:
+        return None
+    from .notes_answer import answers
+
+    access = _access_of(ctx)
+    return lambda clause: answers(access, clause)
+
+
+def _access_of(ctx: Context) -> Any:
+    from ..access import Access
+
+    return Access.for_signal(ctx.memex, ctx.signal.meta)
+
+
 def _read(text: str, ctx: Context | None) -> list[dict[str, Any]]:
     h = _gtd_hint(ctx)
     if h is None:
         return [dict(i) for i in _reading(text)]
     from ..router import decompose
 
-    return [i.to_dict() | {"text": i.text} for i in decompose(text, hint=h)]
+    return [i.to_dict() | {"text": i.text}
+            for i in decompose(text, hint=h, notes=_notes_hint(ctx))]
 
 
 def _offline(ctx: Context) -> Proposal:
@@ -171,8 +190,11 @@ GTD_VIEWS = frozenset({"agenda", "next", "review"})
 
 
 def _writes(intent: dict[str, Any]) -> bool:
+    """Does this intent act (change things, run a command, or go to the web)?  Such an
+    intent needs the person's words to ask for it: a question the deterministic reading
+    sends to the notes never becomes a command, a capture or a web request."""
     t = intent.get("target")
-    return t in WRITE_TARGETS or (t == "gtd" and intent.get("op") not in GTD_VIEWS)
+    return t in WRITE_TARGETS or t == "web" or (t == "gtd" and intent.get("op") not in GTD_VIEWS)
 
 
 _URLISH = re.compile(r"(?i)\b(?:[a-z][a-z0-9+.-]*://|www\.)\S+")
