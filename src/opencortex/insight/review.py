@@ -374,7 +374,7 @@ def review(memex: Memex, start: dt.date, end: dt.date, phrase: str = "",
             if session:
                 if n.level == 1 and inside(first := _first_ts(n.title)):
                     rv.sessions.append(Item("session", n.title, rel, n.line,
-                                            first.isoformat()))
+                                            first.isoformat(), None, list(n.tags)))
                 continue
             parent = anc[-1] if anc else None
             day = _DAY_HEAD.match(parent.title) if parent is not None else None

@@ -9,6 +9,7 @@ serialises them, since they share its index connection.  Each call first brings 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import inspect
 import logging
 from collections.abc import Callable
@@ -153,14 +154,20 @@ class OpenCortexTools:
                 raise ResourceError(str(e)) from e
 
 
-def _tool(server: MCPServer, annotations: ToolAnnotations, title: str
-          ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a tool, its docstring (dedented) as the description."""
+def _tool(server: MCPServer, annotations: ToolAnnotations, title: str,
+          egress: Callable[[Any], Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a tool, its docstring (dedented) as the description; whatever it returns
+    passes the egress check (``Access.egress``) on its way to the client: the one wrapper
+    every tool is registered through, so a tool added later is covered too."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        server.add_tool(fn, title=title, description=inspect.cleandoc(fn.__doc__ or ""),
+        @functools.wraps(fn)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            return egress(fn(*args, **kwargs))
+
+        server.add_tool(checked, title=title, description=inspect.cleandoc(fn.__doc__ or ""),
                         annotations=annotations)
-        return fn
+        return checked
 
     return deco
 
@@ -171,8 +178,9 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
     server: MCPServer = MCPServer("opencortex", title="OpenCortex",
                                   version=__version__, instructions=INSTRUCTIONS,
                                   log_level="WARNING")
+    egress = t.access.egress
 
-    @_tool(server, READ_ONLY, "Search the memex")
+    @_tool(server, READ_ONLY, "Search the memex", egress)
     def search(
         query: Annotated[str, Field(description="What to look for: words, \"a phrase\", "
                                     "or a question.")],
@@ -189,7 +197,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         score and a snippet; pass a hit's id or key to `read` for the full text."""
         return t.search(query, k, mode, filters)
 
-    @_tool(server, READ_ONLY, "Read nodes in full")
+    @_tool(server, READ_ONLY, "Read nodes in full", egress)
     def read(
         refs: Annotated[list[str], Field(min_length=1, description=(
             "Nodes to read: an ID, a key from `search` (id:… or FILE::Outline/Title), "
@@ -204,7 +212,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         breadth-first within a token budget. Each node comes with its backlinks."""
         return t.read(refs, depth, budget)
 
-    @_tool(server, READ_ONLY, "Agenda")
+    @_tool(server, READ_ONLY, "Agenda", egress)
     def agenda(
         days: Annotated[int, Field(ge=0, le=366, description=(
             "How many days ahead to look for scheduled items and deadlines."))] = 7,
@@ -215,7 +223,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         overdue tasks, and NEXT actions, each with file, line, outline and dates."""
         return t.agenda(days, today)
 
-    @_tool(server, WRITES, "Capture an entry")
+    @_tool(server, WRITES, "Capture an entry", egress)
     def capture(
         text: Annotated[str, Field(min_length=1, description=(
             "The entry: first line is the headline, further lines its body."))],
@@ -231,7 +239,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         key, id, file and line."""
         return t.capture(text, to, todo, tags)
 
-    @_tool(server, DIALOGUE, "Recollect past work")
+    @_tool(server, DIALOGUE, "Recollect past work", egress)
     def recollect(
         message: Annotated[str, Field(description=(
             "What you want to recall, or your reply in an ongoing recollection."))],
@@ -252,7 +260,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
                      description="A node's Org text (its whole subtree). {id}: an Org ID, "
                      "or any node reference `read` accepts, URL-encoded.")
     def node(id: str) -> str:
-        return t.node_text(id)
+        return str(egress(t.node_text(id)))
 
     server.opencortex_tools = t  # type: ignore[attr-defined]
     return server

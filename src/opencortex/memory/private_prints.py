@@ -1,0 +1,71 @@
+"""The content half of the egress check, kept with the index: fingerprints of every node a
+privacy tag covers (:class:`opencortex.guard.egress.Prints`), and which files hold one.
+
+Refreshed incrementally after each sync (a file's prints are rebuilt only when its indexed
+content hash changed) and read as one immutable snapshot by the egress check, which may
+run on any thread and never touches the index connection itself."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..guard.egress import Prints
+from ..guard.policy import GuardPolicy
+from ..guard.privacy import is_private
+from .nodes import Node
+from .store import IndexStore
+
+__all__ = ["PrintsSnapshot", "PrivatePrints"]
+
+
+@dataclass(frozen=True, slots=True)
+class PrintsSnapshot:
+    prints: Prints
+    files: frozenset[str]
+    """Memex-relative paths of the files that hold at least one private node."""
+
+
+_EMPTY = PrintsSnapshot(Prints(), frozenset())
+
+
+class PrivatePrints:
+    """Per-file prints keyed by the index's content hash; ``snapshot`` is their union."""
+
+    def __init__(self, policy: GuardPolicy) -> None:
+        self.policy = policy
+        self._files: dict[str, tuple[str, Prints, bool]] = {}
+        self.snapshot: PrintsSnapshot | None = None
+
+    def _prints_of(self, nodes: Iterable[Node]) -> tuple[Prints, bool]:
+        texts = [f"{n.title}\n{n.body or ''}" for n in nodes
+                 if is_private(n.tags, self.policy)]
+        return (Prints.of(texts), True) if texts else (Prints(), False)
+
+    def refresh(self, store: IndexStore, stale: Iterable[str] = ()) -> PrintsSnapshot:
+        """Bring the prints up to the index (call under the memex lock).  ``stale``: files
+        whose indexed text changed without their content hash changing (an unsaved buffer)."""
+        for rel in stale:
+            self._files.pop(rel, None)
+        states = {rel: h for rel, (_, _, h) in store.file_states().items()}
+        changed = [rel for rel, h in states.items()
+                   if (got := self._files.get(rel)) is None or got[0] != h]
+        gone = [rel for rel in self._files if rel not in states]
+        for rel in gone:
+            del self._files[rel]
+        if len(changed) > 64 and len(changed) > len(states) // 4:  # first build: one scan
+            by_file: dict[str, list[Node]] = {rel: [] for rel in changed}
+            for n in store.all_nodes(with_body=True):
+                if n.file in by_file:
+                    by_file[n.file].append(n)
+            for rel, nodes in by_file.items():
+                self._files[rel] = (states[rel], *self._prints_of(nodes))
+        else:
+            for rel in changed:
+                self._files[rel] = (states[rel],
+                                    *self._prints_of(store.file_nodes(rel, with_body=True)))
+        if changed or gone or self.snapshot is None:
+            private = {rel: p for rel, (_, p, priv) in self._files.items() if priv}
+            self.snapshot = (PrintsSnapshot(Prints.union(private.values()),
+                                            frozenset(private)) if private else _EMPTY)
+        return self.snapshot
