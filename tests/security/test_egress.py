@@ -393,3 +393,62 @@ def test_review_summary_of_private_items_is_not_sent(memex: Path, tmp_path: Path
     summarise(rv, m.settings)
     assert not any("Quillfeather" in s for s in seen) and rv.summary is None
     m.close()
+
+
+# -- MCP: every tool and resource through the one wrapper ----------------------------------
+MCP_ARGS = {"search": {"query": "x"}, "read": {"refs": ["x"]}, "agenda": {},
+            "capture": {"text": "x"}, "recollect": {"message": "x"}}
+
+
+def test_every_mcp_tool_result_passes_the_egress_check(memex: Path, tmp_path: Path) -> None:
+    """Each tool's work is made to return the canary: what the client gets holds none of
+    it.  A tool added without a probe here fails the test until it has one."""
+    import anyio
+
+    pytest.importorskip("mcp")
+    from opencortex.mcp_server import build_server
+
+    _plant(memex)
+    m = Memex(memex, index=tmp_path / "i.sqlite3")
+    m.sync()
+    server = build_server(m)
+    t = server.opencortex_tools  # type: ignore[attr-defined]
+
+    async def run() -> list[str]:
+        tools = {x.name for x in await server.list_tools()}
+        assert tools == MCP_ARGS.keys(), f"tools without a probe: {tools ^ MCP_ARGS.keys()}"
+        out = []
+        for name in sorted(tools):
+            setattr(t, name, lambda *a, **k: {"text": f"Sure:\n{CANARY}", "n": [CANARY]})
+            res = await server.call_tool(name, MCP_ARGS[name])
+            out.append(json.dumps(res.model_dump(), ensure_ascii=False))
+        t.node_text = lambda ref: f"* x\n{CANARY}\n"
+        got = await server.read_resource("opencortex://node/x")
+        out.append(json.dumps([getattr(c, "content", str(c)) for c in got]))
+        return out
+
+    for text in anyio.run(run):
+        assert CANARY_WORD not in text and "withheld" in text, text[:400]
+    m.close()
+
+
+# -- Telegram: the one send --------------------------------------------------------------------
+def test_telegram_send_passes_the_egress_check(memex: Path, tmp_path: Path) -> None:
+    from opencortex.runtime import Runtime
+    from opencortex.telegram import TelegramGateway
+    from tests.telegram.test_gateway import OWNER, TOKEN, FakeBotAPI
+
+    _plant(memex)
+    m = Memex(memex, index=tmp_path / "i.sqlite3")
+    m.sync()
+    k = Runtime(memex=m).kernel()
+    api = FakeBotAPI()
+    try:
+        gw = TelegramGateway(k, TOKEN, [OWNER], api_base=api.base, poll_timeout=0)
+        gw.send(OWNER, f"here you go:\n{CANARY}\nbye")
+        sent = "\n".join(api.to(OWNER))
+        assert CANARY_WORD not in sent and "withheld" in sent and "bye" in sent, sent
+    finally:
+        api.close()
+        k.shutdown(timeout=10)
+        m.close()

@@ -44,6 +44,21 @@ MIN_SHINGLE_CHARS = 32
 """A shingle of short words (``a b c …``, table rules) is not a fingerprint."""
 
 _WORD = re.compile(r"\w+")
+_STRUCT = re.compile(r"^\s*(?:#\+|:[\w-]+:|(?:SCHEDULED|DEADLINE|CLOSED|CLOCK):"
+                     r"|- (?:State \"|Note taken on |Rescheduled from |Refiled on ))")
+"""Org structure, not prose: keywords, drawer and property lines, planning, clocks — the
+same in a private and a public entry (``#+TODO: …``, ``SCHEDULED: <…>``)."""
+_LINK = re.compile(r"\[\[([^\]\n]*)\](?:\[([^\]\n]*)\])?\]")
+"""An Org link: only its description counts (``[[id:…][Title]]``: the same link in a public
+note is not private text)."""
+
+
+def _prose(line: str) -> str:
+    if _STRUCT.match(line):
+        return ""
+    if "[[" in line:
+        line = _LINK.sub(lambda m: m.group(2) or "", line)
+    return line
 _LEAD = re.compile(r"^[\s*#+|:>\-–•\[\]xX]*")  # Org/Markdown bullets, stars, quotes, pipes
 
 
@@ -75,18 +90,25 @@ class Verdict:
 
 
 def _norm_line(line: str) -> str:
+    """A line as prose, casefolded, without leading bullets and with one space per gap."""
     return " ".join(_LEAD.sub("", line).casefold().split())
 
 
 def _shingles(words: list[str]) -> Iterable[tuple[int, int]]:
-    """(hash, first word index) of each SHINGLE-word window long enough to count."""
+    """(hash, first word index) of each SHINGLE-word window that starts at a word of at
+    least 4 characters (content-defined anchors: the same passage has the same anchors
+    wherever it is copied, and half the windows of prose are skipped) and is long enough
+    to count."""
     n = len(words)
     if n < SHINGLE:
         return
+    cum = [0]
+    for w in words:
+        cum.append(cum[-1] + len(w))
+    need = MIN_SHINGLE_CHARS - SHINGLE + 1
     for i in range(n - SHINGLE + 1):
-        window = words[i:i + SHINGLE]
-        if sum(map(len, window)) + SHINGLE - 1 >= MIN_SHINGLE_CHARS:
-            yield hash(" ".join(window)), i
+        if len(words[i]) >= 4 and cum[i + SHINGLE] - cum[i] >= need:
+            yield hash(" ".join(words[i:i + SHINGLE])), i
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +124,14 @@ class Prints:
         lines: set[int] = set()
         shingles: set[int] = set()
         for text in texts:
+            words: list[str] = []
             for raw in text.splitlines():
-                norm = _norm_line(raw)
+                prose = _prose(raw)
+                norm = _norm_line(prose)
                 if len(norm) >= MIN_LINE:
                     lines.add(hash(norm))
-            shingles.update(h for h, _ in _shingles(_WORD.findall(text.casefold())))
+                words.extend(_WORD.findall(prose.casefold()))
+            shingles.update(h for h, _ in _shingles(words))
         return Prints(frozenset(lines), frozenset(shingles))
 
     @staticmethod
@@ -127,11 +152,12 @@ class Prints:
         word_line: list[int] = []
         words: list[str] = []
         for i, raw in enumerate(lines):
-            norm = _norm_line(raw)
+            prose = _prose(raw)
+            norm = _norm_line(prose)
             if len(norm) >= MIN_LINE and hash(norm) in self.lines:
                 out.add(i)
             if self.shingles:
-                ws = _WORD.findall(raw.casefold())
+                ws = _WORD.findall(prose.casefold())
                 words.extend(ws)
                 word_line.extend([i] * len(ws))
         if self.shingles:
@@ -177,11 +203,14 @@ def check_value(value: Any, prints: Prints | None, *, private: bool = False,
     """:func:`check` over every string in JSON-like data (keys are the schema, kept);
     ``(value, anything_withheld)``.  ``private``: the whole value's provenance is private."""
     cut = False
+    seen: dict[str, Verdict] = {}  # a reply repeats its text (reply, replies, data.answer)
 
     def walk(v: Any) -> Any:
         nonlocal cut
         if isinstance(v, str):
-            got = check(Carried(v, private, why) if private else v, prints)
+            got = seen.get(v)
+            if got is None:
+                got = seen[v] = check(Carried(v, private, why) if private else v, prints)
             cut = cut or got.withheld
             return got.text
         if isinstance(v, dict):

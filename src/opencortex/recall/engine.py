@@ -659,23 +659,34 @@ def _hidden_notes(index: RecordIndex, memex: Memex, hide: Callable[[Iterable[str
 
 def _hidden_memex_records(index: RecordIndex, memex: Memex,
                           hide: Callable[[Iterable[str]], bool]) -> set[int]:
-    """Records read from a file inside the memex (the agent's own session records) that
-    hold an entry ``hide`` withholds: a turn of a conversation that could see private
-    notes is tagged private, and the whole conversation is withheld with it."""
+    """Session records that hold an entry ``hide`` withholds: a turn of a conversation
+    that could see private notes, or that carried private text, is tagged private, and the
+    whole conversation is withheld with it.  A record file inside the memex, indexed and
+    no symlink, is judged by the memex index; any other (the agent's records outside the
+    memex, a symlink, a deleted original read from the archive) by its own bytes
+    (``ground.record_withheld``)."""
     from ..memory.query import Predicate
+    from .ground import record_withheld
+    from .sources.opencortex_sessions import SOURCE as SESSIONS
 
     root = Path(memex.root).resolve()
-    rows = list(index.q("SELECT id, file FROM rec_records WHERE kind <> 'note'"))
+    rows = list(index.q("SELECT id, file, source FROM rec_records WHERE kind <> 'note'"))
     out: set[int] = set()
     verdict: dict[str, bool] = {}
-    for rid, file in rows:
+    archive = None
+    for rid, file, source in rows:
         rel = memex_relpath(file, root)
-        if rel is None:
-            continue  # a transcript outside the memex: no Org tags to honour
-        if rel not in verdict:
-            nodes = memex.store.find([Predicate("file", (rel,))])
-            verdict[rel] = any(n.file == rel and hide(n.tags) for n in nodes)
-        if verdict[rel]:
+        if rel is None and source != SESSIONS:
+            continue  # another tool's transcript outside the memex: no Org tags to honour
+        if file not in verdict:
+            nodes = [] if rel is None or os.path.islink(file) else [
+                n for n in memex.store.find([Predicate("file", (rel,))]) if n.file == rel]
+            if nodes:
+                verdict[file] = any(hide(n.tags) for n in nodes)
+            else:
+                archive = archive if archive is not None else archive_of(memex)
+                verdict[file] = record_withheld(file, source, memex, hide, archive)
+        if verdict[file]:
             out.add(rid)
     return out
 

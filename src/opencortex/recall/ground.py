@@ -255,19 +255,33 @@ def memex_relpath(file: str, root: Path) -> str | None:
         return None
 
 
-def _memex_file_withheld(file: str, memex: Memex, hide: Callable[[Any], bool]) -> bool:
-    """Whether a record file inside the memex (the agent's own session records) holds an
-    entry ``hide`` withholds, as the file is on disk now.  Read after the record was opened:
-    a session record only grows, so an entry private now was private when it was read."""
-    rel = memex_relpath(file, Path(memex.root).resolve()) if memex is not None else None
-    if rel is None:
-        return False  # outside the memex: no Org tags to honour
-    path = Path(memex.root) / rel
+def record_withheld(file: str, source: str, memex: Memex | None,
+                    hide: Callable[[Any], bool], archive: Any = None) -> bool:
+    """Whether a session record holds an entry ``hide`` withholds, judged from its own
+    bytes wherever it lives: inside the memex, outside it (the agent's session records
+    are Org files whatever their folder), behind a symlink (its target's tags count), or,
+    the original deleted, in the transcript archive (the copy keeps its origin's privacy).
+    Bytes that cannot be read (nor found archived) are withheld: privacy unknown.  Another
+    tool's transcript outside the memex carries no Org tags to honour.  Read after the
+    record was opened: a session record only grows, so an entry private now was private
+    when it was read."""
+    from .sources.opencortex_sessions import SOURCE as SESSIONS
+
+    root = Path(memex.root).resolve() if memex is not None else None
+    rel = memex_relpath(file, root) if root is not None else None
+    if rel is None and source != SESSIONS:
+        return False
+    path = Path(file)
     try:
-        data = path.read_bytes()
+        if os.path.lexists(path):
+            data: bytes | None = path.read_bytes()  # a symlink: what it points at
+        else:
+            data = archive.original_bytes(file) if archive is not None else None
     except OSError:
-        return True  # cannot tell: withhold
-    return any(hide(r[_TAGS].split()) for r in _rows_on_disk(data, path, rel))
+        return True
+    if data is None:
+        return True
+    return any(hide(r[_TAGS].split()) for r in _rows_on_disk(data, path, rel or path.name))
 
 
 def _open_note(m: IndexedRecord, memex: Memex,
@@ -326,10 +340,11 @@ def open_member(m: IndexedRecord, cue: Cue, memex: Memex, budget: int,
         elif m.kind == "note":
             rec = _open_note(m, memex, hide)
         else:
-            rec = open_session(m, archive_of(memex))
-            if rec is not None and hide is not None and _memex_file_withheld(m.file, memex,
-                                                                             hide):
-                rec = None  # a private entry was added since the pass chose its scope
+            archive = archive_of(memex)
+            rec = open_session(m, archive)
+            if rec is not None and hide is not None and record_withheld(
+                    m.file, m.source, memex, hide, archive):
+                rec = None  # a private entry (perhaps added since the pass chose its scope)
     except OSError as e:
         rec, why = None, f"could not be read: {e}"
     else:
