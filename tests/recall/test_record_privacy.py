@@ -85,3 +85,35 @@ def test_an_archived_record_keeps_its_origin_privacy(m: Memex, tmp_path: Path,
     assert SECRET in _shown(m, "cli", str(outside))  # read from the archived copy
     shown = _shown(m, "http", str(outside))
     assert (SECRET in shown) is (not private), shown[:2000]
+
+
+def _git(cwd: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
+                   check=True, capture_output=True)
+
+
+def test_the_git_history_of_a_private_memex_file_is_withheld(m: Memex) -> None:
+    """Recall over the memex's own history: ``git log --follow -p`` of a private file
+    quotes its diff lines; a client that may not see private notes gets no such span."""
+    root = Path(m.root)
+    (root / "vault.org").write_text("* Zebra vault :private:\nThe vault code is 1111.\n")
+    _git(root, "init", "-q")
+    _git(root, "add", "vault.org")
+    _git(root, "commit", "-qm", "zebra vault code")
+    (root / "vault.org").write_text(f"* Zebra vault :private:\nThe vault code is {SECRET}.\n")
+    _git(root, "commit", "-qam", "changed the zebra vault code")
+    m.sync()
+    cue = "today we changed the zebra vault code in vault.org"
+
+    def history(client: str) -> list[dict[str, object]]:
+        engine = _engine(m, client, kind="git")
+        engine.base_roots = [Root("git", str(root))]
+        rnd = engine.start(cue, invoked=True).to_dict()
+        return [x for x in (rnd.get("recognizable") or {}).get("members", [])
+                if "git log" in str(x.get("handle"))]
+
+    # the person's recall opens the span's history (its diff holds the private lines)
+    assert any(x["opened"] for x in history("cli"))
+    assert not history("http")  # never the history of a private memex file

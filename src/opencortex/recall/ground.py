@@ -386,9 +386,26 @@ def _commit_claims(rec: Record, claims: list[Claim]) -> list[Claim]:
     return out
 
 
-def _history_members(cand: Candidate, cue: Cue, budget: int) -> list[Opened]:
+def private_history(repo: str, path: str, memex: Memex) -> bool:
+    """Provenance of a git span: ``path`` of ``repo`` is a memex file that holds private
+    notes now (``Memex.private_prints().files``), or an Org file of the memex the index no
+    longer holds (deleted or renamed: what its history carried cannot be told)."""
+    root = Path(memex.root).resolve()
+    full = Path(repo, path)
+    try:
+        rel = full.resolve().relative_to(root).as_posix()
+    except (ValueError, OSError):
+        return False
+    snap = memex.private_prints()
+    return rel in snap.files or (rel.endswith(".org") and not full.exists())
+
+
+def _history_members(cand: Candidate, cue: Cue, budget: int, memex: Memex | None = None,
+                     hide: Callable[[Any], bool] | None = None) -> list[Opened]:
     """For an artifact the cue names: the change history of its span in the candidate's
-    repositories (``git log -L :ident:path`` when an identifier is named, else --follow)."""
+    repositories (``git log -L :ident:path`` when an identifier is named, else --follow).
+    With ``hide``: never the history of a memex file that holds private notes (or that is
+    no longer indexed: its privacy cannot be told) — its diff lines are private text."""
     arts = [a.value for a in cue.axes if a.kind == "artifact"]
     if not arts:
         return []
@@ -408,7 +425,8 @@ def _history_members(cand: Candidate, cue: Cue, budget: int) -> list[Opened]:
         for art in arts[:2]:
             path = next((f for f in files if f == art or f.endswith("/" + art)
                          or Path(f).name == Path(art).name), None)
-            if path is None:
+            if path is None or (hide is not None and memex is not None
+                                and private_history(repo, path, memex)):
                 continue
             rec = gitsrc.span_history(repo, path, idents[0] if idents else None)
             claims = _claims_from(rec, cue, "history", budget) if rec.turns else []
@@ -431,7 +449,7 @@ def open_candidate(cand: Candidate, cue: Cue, memex: Memex, max_claims: int = 8,
     per = max(2, max_claims // max(1, len(cand.members)))
     for i, m in enumerate(cand.members):
         opened.append(open_member(m, cue, memex, per + (2 if i == 0 else 0), scorer, hide))
-    opened.extend(_history_members(cand, cue, 3))
+    opened.extend(_history_members(cand, cue, 3, memex, hide))
     for o in opened:  # every claim shows where it is relative to its root
         root = o.record.root if o.record is not None else (o.member.root if o.member else None)
         for c in o.claims:

@@ -129,10 +129,13 @@ def span_history(root: str | Path, path: str, ident: str | None = None,
     Each commit is one turn: header line then the diff of that span (capped)."""
     root = str(root)
     how = f"git log -L :{ident}:{path}" if ident else f"git log --follow -p -- {path}"
-    args = (["log", f"-L:{ident}:{path}", f"-n{max_commits}"] if ident else
-            ["log", "--follow", "-p", f"-n{max_commits}", "--", path])
+    fmt = f"--format={_REC}%H{_FLD}%an{_FLD}%aI{_FLD}%s{_FLD}"
+    # the format before "--": after it git took it for a second pathspec ("--follow
+    # requires exactly one pathspec") and no file history was ever read
+    args = (["log", f"-L:{ident}:{path}", f"-n{max_commits}", fmt] if ident else
+            ["log", "--follow", "-p", f"-n{max_commits}", fmt, "--", path])
     try:
-        out = run(root, *args, f"--format={_REC}%H{_FLD}%an{_FLD}%aI{_FLD}%s{_FLD}")
+        out = run(root, *args)
     except GitError as e:
         if ident:  # the function may not be findable by git's funcname rules: the file then
             return span_history(root, path, None, max_commits, max_chars)
