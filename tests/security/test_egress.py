@@ -452,3 +452,34 @@ def test_telegram_send_passes_the_egress_check(memex: Path, tmp_path: Path) -> N
         api.close()
         k.shutdown(timeout=10)
         m.close()
+
+
+# -- recall's phrasing by a non-local model ---------------------------------------------------
+def test_recall_phrasing_of_a_private_record_is_not_sent(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         remote_model: tuple[str, list[str]]
+                                                         ) -> None:
+    """The person's own recall opens a session record with a private turn; its story is
+    phrased by a model only if that model is local: the non-local one receives nothing."""
+    from opencortex.llm import gateway_from_settings
+    from opencortex.recall.index import Root
+    from opencortex.sessions.recorder import SessionRecorder
+    from tests.recall.test_recall_concurrency import _engine
+
+    url, seen = remote_model
+    _remote_config(tmp_path, monkeypatch, url)
+    root = tmp_path / "memex"
+    root.mkdir()
+    rec = SessionRecorder(root)
+    rec.record("s-phr-1", "person", "where did I put the zebra vault plans")
+    rec.record("s-phr-1", "assistant", f"The zebra vault plans say {CANARY}.",
+               tag="private")
+    m = Memex(root, index=tmp_path / "i.sqlite3")
+    m.sync()
+    engine = _engine(m, "cli", kind="opencortex")
+    engine.base_roots = [Root("opencortex", str(root))]
+    engine._gateway = gateway_from_settings(m.settings)
+    rnd = engine.start("zebra vault plans", invoked=True)
+    assert rnd.state == "presented" and CANARY_WORD in json.dumps(rnd.to_dict())
+    assert not any(CANARY_WORD in s for s in seen), seen
+    m.close()
