@@ -78,7 +78,7 @@ def main() -> None:
         m.sync()
         sync_with = time.perf_counter() - t0
         t0 = time.perf_counter()
-        m._refresh_prints(stale=(one,))
+        m._refresh_prints(one)
         incr = time.perf_counter() - t0
         snap = m.private_prints()
         nodes = m.store.all_nodes(with_body=True)

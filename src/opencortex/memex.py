@@ -131,16 +131,20 @@ class Memex:
         return snap
 
     def _written(self, rel: str) -> None:
-        self._refresh_prints()
+        self._refresh_prints(rel)
 
-    def _refresh_prints(self, stale: tuple[str, ...] = ()) -> PrintsSnapshot:
+    def _refresh_prints(self, changed: str | None = None) -> PrintsSnapshot:
+        """Bring the private-text prints up to the index: all files by content hash (after
+        a sync), or the one file ``changed`` just re-indexed (a write, an unsaved buffer)."""
         from .guard.egress import register_remote_source
         from .guard.policy import policy_of
 
         if self._prints is None:
             self._prints = PrivatePrints(policy_of(self.settings.guard))
             register_remote_source(self, _prints_for_remote)
-        return self._prints.refresh(self.store, stale)
+        if changed is not None:
+            return self._prints.refresh_file(self.store, changed)
+        return self._prints.refresh(self.store)
 
     def query(self, expr: str, limit: int | None = None, order: str = "file",
               today: dt.date | None = None, with_body: bool = False) -> list[Node]:
@@ -256,7 +260,7 @@ class Memex:
         except BaseException:
             self.store.rollback()
             raise
-        self._refresh_prints(stale=(rel,))
+        self._refresh_prints(rel)
         return len(rows.nodes)
 
     def node_at(self, file: str, line: int) -> Node | None:

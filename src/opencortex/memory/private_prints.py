@@ -34,7 +34,7 @@ class PrivatePrints:
 
     def __init__(self, policy: GuardPolicy) -> None:
         self.policy = policy
-        self._files: dict[str, tuple[str, Prints, bool]] = {}
+        self._files: dict[str, tuple[str | None, Prints, bool]] = {}
         self.snapshot: PrintsSnapshot | None = None
 
     def _prints_of(self, nodes: Iterable[Node]) -> tuple[Prints, bool]:
@@ -65,7 +65,29 @@ class PrivatePrints:
                 self._files[rel] = (states[rel],
                                     *self._prints_of(store.file_nodes(rel, with_body=True)))
         if changed or gone or self.snapshot is None:
-            private = {rel: p for rel, (_, p, priv) in self._files.items() if priv}
-            self.snapshot = (PrintsSnapshot(Prints.union(private.values()),
-                                            frozenset(private)) if private else _EMPTY)
+            self._union()
+        assert self.snapshot is not None
         return self.snapshot
+
+    def refresh_file(self, store: IndexStore, rel: str) -> PrintsSnapshot:
+        """One file was just re-indexed (a verified write, an unsaved buffer): rebuild its
+        prints only (the next sync checks its content hash again); the union is rebuilt
+        only when the file holds private nodes now or did before."""
+        if self.snapshot is None:
+            return self.refresh(store, (rel,))
+        before = self._files.get(rel)
+        nodes = store.file_nodes(rel, with_body=True)
+        if nodes:
+            self._files[rel] = (None, *self._prints_of(nodes))
+        else:
+            self._files.pop(rel, None)
+        after = self._files.get(rel)
+        if (before is not None and before[2]) or (after is not None and after[2]):
+            self._union()
+        assert self.snapshot is not None
+        return self.snapshot
+
+    def _union(self) -> None:
+        private = {rel: p for rel, (_, p, priv) in self._files.items() if priv}
+        self.snapshot = (PrintsSnapshot(Prints.union(private.values()), frozenset(private))
+                         if private else _EMPTY)

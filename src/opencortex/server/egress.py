@@ -37,12 +37,11 @@ class EgressLayer:
                 start = message
                 ctype = dict(message.get("headers") or []).get(b"content-type", b"")
                 kind = ("sse" if ctype.startswith(b"text/event-stream") else
-                        "json" if b"json" in ctype else
-                        "text" if ctype.startswith(b"text/") else "")
-                if kind == "sse" or not kind:
+                        "json" if b"json" in ctype else "text")
+                if kind == "sse":
                     await send(message)
                 return
-            if message["type"] != "http.response.body" or not kind:
+            if message["type"] != "http.response.body":
                 await send(message)
                 return
             chunk = message.get("body", b"")
@@ -62,7 +61,10 @@ class EgressLayer:
         await self.app(scope, receive, send_)
 
     def _whole(self, data: bytes, kind: str) -> bytes:
-        text = data.decode("utf-8", "replace")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return data  # not text (no route sends bytes): nothing a line could match
         if kind == "json":
             try:
                 value = json.loads(text)
@@ -70,7 +72,8 @@ class EgressLayer:
                 return str(self.check(text)).encode()
             out = self.check(value)
             return data if out == value else json.dumps(out, ensure_ascii=False).encode()
-        return str(self.check(text)).encode()
+        out = str(self.check(text))
+        return data if out == text else out.encode()
 
     def _event(self, chunk: bytes) -> bytes:
         lines = chunk.decode("utf-8", "replace").split("\n")
