@@ -483,3 +483,21 @@ def test_recall_phrasing_of_a_private_record_is_not_sent(tmp_path: Path,
     assert rnd.state == "presented" and CANARY_WORD in json.dumps(rnd.to_dict())
     assert not any(CANARY_WORD in s for s in seen), seen
     m.close()
+
+
+def test_the_persons_conversations_do_not_make_public_text_private(memex: Path,
+                                                                   tmp_path: Path) -> None:
+    """Every turn of a CLI conversation is recorded tagged private (the CLI could see
+    private notes); quoting a public note there must not withhold that note from others."""
+    from opencortex.access import Access
+    from opencortex.sessions.recorder import SessionRecorder
+
+    public = "The rain gauge on the north terrace reads ten millimetres today."
+    (memex / "weather.org").write_text(f"* Weather\n{public}\n")
+    rec = SessionRecorder(memex)
+    rec.record("cli-1", "assistant", f"Your note says: {public}", tag="private")
+    m = Memex(memex, index=tmp_path / "i.sqlite3")
+    m.sync()
+    assert any(f.startswith("sessions/") for f in m.private_prints().files)
+    assert Access(m, "http").egress(public) == public
+    m.close()

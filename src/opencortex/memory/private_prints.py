@@ -29,6 +29,10 @@ class PrintsSnapshot:
 _EMPTY = PrintsSnapshot(Prints(), frozenset())
 
 
+def _session_record(n: Node) -> bool:
+    return n.file.startswith("sessions/") and "session" in n.tags
+
+
 class PrivatePrints:
     """Per-file prints keyed by the index's content hash; ``snapshot`` is their union."""
 
@@ -38,9 +42,14 @@ class PrivatePrints:
         self.snapshot: PrintsSnapshot | None = None
 
     def _prints_of(self, nodes: Iterable[Node]) -> tuple[Prints, bool]:
-        texts = [f"{n.title}\n{n.body or ''}" for n in nodes
-                 if is_private(n.tags, self.policy)]
-        return (Prints.of(texts), True) if texts else (Prints(), False)
+        """The prints of a file's private nodes, and whether it has any.  The agent's own
+        session records are not fingerprinted: their turns are tagged private because the
+        client *could* see private notes, and they quote public notes as often as private
+        ones (whose text is fingerprinted where it is written); the record itself is
+        withheld by its tag."""
+        private = [n for n in nodes if is_private(n.tags, self.policy)]
+        texts = [f"{n.title}\n{n.body or ''}" for n in private if not _session_record(n)]
+        return (Prints.of(texts) if texts else Prints()), bool(private)
 
     def refresh(self, store: IndexStore, stale: Iterable[str] = ()) -> PrintsSnapshot:
         """Bring the prints up to the index (call under the memex lock).  ``stale``: files
