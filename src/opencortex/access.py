@@ -110,6 +110,20 @@ class Access:
         (what recall, deep reads and the skills that read the memex are handed)."""
         return None if self.sees_private else self.hidden
 
+    def egress(self, value: Any, *, private: bool = False, why: str = "") -> Any:
+        """The one egress check (``guard.egress``) for what leaves to this client: for a
+        client that may not see private notes, text whose provenance is private (a
+        :class:`~opencortex.guard.egress.Carried`, or ``private``) is withheld and lines
+        matching the memex's private-text prints are cut, each with a note saying why;
+        JSON-like data is checked string by string.  The person's clients get it as is."""
+        from .guard.egress import Carried, check_value
+
+        if self.sees_private:
+            return value.text if isinstance(value, Carried) else value
+        out, _ = check_value(value, self.memex.private_prints().prints, private=private,
+                             why=why)
+        return out
+
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         with self._lock:

@@ -20,6 +20,7 @@ from .memory.agenda import Agenda
 from .memory.incremental import Progress, SyncSummary, sync
 from .memory.nodes import Node
 from .memory.orgmatch import compile_match, is_org_match
+from .memory.private_prints import PrintsSnapshot, PrivatePrints
 from .memory.query import check_values, parse_query
 from .memory.sqlite_store import SqliteStore
 from .memory.store import IndexStore, open_store
@@ -50,6 +51,7 @@ class Memex:
         self._writer: MemexWriter | None = None
         self._local: SqliteStore | None = None
         self._derived: dict[str, Any] = {}
+        self._prints: PrivatePrints | None = None
         self.lock = MemexLock()
         """The one lock policy: the index is one connection, so every gateway, worker and
         heartbeat holds this around memex calls (the kernel's ``memex_lock`` is it); slow
@@ -93,9 +95,11 @@ class Memex:
     def writer(self) -> MemexWriter:
         if self._writer is None:
             self._writer = MemexWriter(self.root, self.store, self.settings)
+            self._writer.on_indexed = self._written
         return self._writer
 
     def close(self) -> None:
+        self._prints = None  # a closed memex no longer counts for remote prompts
         if self._local is not None:
             self._local.close()
             self._local = None
@@ -112,8 +116,38 @@ class Memex:
 
     # -- reading ---------------------------------------------------------------
     def sync(self, progress: Progress | None = None, workers: int | None = None) -> SyncSummary:
-        return sync(self.root, self.store, progress=progress, workers=workers,
-                    exclude=self.settings.record_filter())
+        summary = sync(self.root, self.store, progress=progress, workers=workers,
+                       exclude=self.settings.record_filter())
+        if summary.added or summary.changed or summary.removed or self._prints is None:
+            self._refresh_prints()
+        return summary
+
+    def private_prints(self) -> PrintsSnapshot:
+        """Fingerprints of the private text in the index, and the files holding private
+        nodes (the egress check's content half, ``guard.egress``): an immutable snapshot,
+        refreshed with the index (each sync, each unsaved buffer indexed)."""
+        prints = self._prints
+        snap = prints.snapshot if prints is not None else None
+        if snap is None:
+            with self.lock:
+                snap = self._refresh_prints()
+        return snap
+
+    def _written(self, rel: str) -> None:
+        self._refresh_prints(rel)
+
+    def _refresh_prints(self, changed: str | None = None) -> PrintsSnapshot:
+        """Bring the private-text prints up to the index: all files by content hash (after
+        a sync), or the one file ``changed`` just re-indexed (a write, an unsaved buffer)."""
+        from .guard.egress import register_remote_source
+        from .guard.policy import policy_of
+
+        if self._prints is None:
+            self._prints = PrivatePrints(policy_of(self.settings.guard))
+            register_remote_source(self, _prints_for_remote)
+        if changed is not None:
+            return self._prints.refresh_file(self.store, changed)
+        return self._prints.refresh(self.store)
 
     def query(self, expr: str, limit: int | None = None, order: str = "file",
               today: dt.date | None = None, with_body: bool = False,
@@ -285,6 +319,7 @@ class Memex:
         except BaseException:
             self.store.rollback()
             raise
+        self._refresh_prints(rel)
         return len(rows.nodes)
 
     def node_at(self, file: str, line: int) -> Node | None:
@@ -293,3 +328,13 @@ class Memex:
         rel = (p.resolve().relative_to(self.root).as_posix() if p.is_absolute() else file)
         hits = self.store.nodes_by_ref(f"{rel}:{int(line)}")
         return hits[0] if hits else None
+
+
+def _prints_for_remote(memex: Memex) -> Any:
+    """A memex's prints for a prompt to a non-local model: none when its person opted in
+    (``[guard] remote_ok = true``); the last snapshot (never the index: the gateway's
+    thread holds no memex lock while it talks to a model)."""
+    prints = memex._prints
+    if prints is None or prints.policy.remote_ok or prints.snapshot is None:
+        return None
+    return prints.snapshot.prints

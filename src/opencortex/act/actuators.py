@@ -63,11 +63,33 @@ def capture_op(action: Action, signal: Signal, env: ActEnv) -> tuple[str, Any]:
 def shell(action: Action, signal: Signal, env: ActEnv) -> Signal:
     res = env.guard.run_shell(action, approved=signal.meta.get("approval"),
                               context=GuardContext.of(env.memex.root))
+    _mark_private_read(action, res.argv, signal, env)
     return signal.feedback("tool-output", tool="shell",
                            command=shlex.join(action.args.get("argv") or []),
                            returncode=res.returncode, text=res.stdout,
                            stderr=res.stderr, truncated=res.truncated,
                            timed_out=res.timed_out)
+
+
+def _mark_private_read(action: Action, argv: tuple[str, ...], signal: Signal,
+                       env: ActEnv) -> None:
+    """Provenance: a command that read a file holding private notes (or a folder with one)
+    taints its chain, so its output leaves only to who may see private notes (the
+    egress check, ``guard.egress``) and the session record of the turn is private."""
+    from pathlib import Path
+
+    from ..guard.egress import Taint, shell_read
+
+    taint = signal.meta.get("taint")
+    if not isinstance(taint, Taint):
+        return
+    root = Path(env.memex.root)
+    cwd = Path(str(action.args.get("cwd") or root))
+    why = shell_read(list(argv or action.args.get("argv") or []),
+                     cwd if cwd.is_absolute() else root / cwd, root.resolve(),
+                     env.memex.private_prints().files)
+    if why:
+        taint.mark(why)
 
 
 def delegate(action: Action, signal: Signal, env: ActEnv) -> Delegation:

@@ -50,10 +50,16 @@ def summarise(rv: Review, settings: Any, gateway: Gateway | None = None) -> Revi
         gateway = gateway_from_settings(settings)
     if not getattr(gateway, "configured", False):
         return rv
+    from ..guard.policy import policy_of
+    from ..guard.privacy import is_private
     from ..llm import Message
 
+    # provenance (guard.egress): a summary of private items is private — only a local
+    # provider gets the prompt unless the person set remote_ok
+    policy = policy_of(settings.guard)
+    private = not policy.remote_ok and any(is_private(i.tags, policy) for i in rv.items)
     try:
-        c = gateway.complete([Message("user", _prompt(rv))], tier="fast")
+        c = gateway.complete([Message("user", _prompt(rv), private=private)], tier="fast")
     except Exception:  # the model failed: the items stand alone
         return rv
     kept = grounded_sentences(c.text or "", len(rv.items))

@@ -208,6 +208,10 @@ class Gateway:
                      schema: tuple[str, dict[str, Any]] | None,
                      tools: Sequence[ToolSpec] | None, temperature: float | None,
                      max_tokens: int | None, stream: bool = False) -> Any:
+        if not p.local and any(m.private for m in msgs):
+            raise ProviderError(p.name, "the prompt carries private notes and this provider "
+                                "is not local: not sent (add a local provider to llm.cascade, "
+                                "or set guard.remote_ok = true to allow it)", retryable=False)
         key = require_key(p)
         model = p.model_for(tier)
         if not model:
@@ -252,7 +256,7 @@ class Gateway:
               schema: tuple[str, dict[str, Any]] | None, tools: Sequence[ToolSpec] | None,
               temperature: float | None, max_tokens: int | None,
               stream: bool) -> dict[str, Any]:
-        redact = None if p.local else self.redact
+        redact = None if p.local else self._remote_redact()
         wire = [m.to_wire(redact) for m in msgs]
         body: dict[str, Any] = {"model": model, "messages": wire, "stream": stream}
         if temperature is not None:  # None: the server's default (some reasoning models want it)
@@ -274,6 +278,22 @@ class Gateway:
         if stream and p.stream_usage:
             body["stream_options"] = {"include_usage": True}
         return body
+
+    def _remote_redact(self) -> Callable[[str], str] | None:
+        """What a prompt to a non-local provider passes: the secret redactor, then the
+        egress check's content half (``guard.egress``: lines matching the private-text
+        prints of every open memex whose ``[guard] remote_ok`` is false are withheld)."""
+        from ..guard.egress import check, remote_prints
+
+        prints = remote_prints()
+        secrets = self.redact
+        if prints is None:
+            return secrets
+
+        def redact(text: str) -> str:
+            return check(secrets(text) if secrets else text, prints).text
+
+        return redact
 
     def _with_retries(self, p: Provider, once: Callable[[], Any]) -> Any:
         attempt = 0

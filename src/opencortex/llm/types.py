@@ -79,6 +79,10 @@ class Message:
     name: str | None = None
     tool_calls: Sequence[ToolCall] | None = None
     tool_call_id: str | None = None
+    private: bool = False
+    """Provenance (``guard.egress``): the caller knows this message carries private notes
+    and the person has not opted in (``remote_ok = false``): it goes to local providers
+    only; a non-local one in the cascade is skipped, saying why."""
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

@@ -9,6 +9,7 @@ serialises them, since they share its index connection.  Each call first brings 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import inspect
 import json
 import logging
@@ -314,14 +315,21 @@ class OpenCortexTools:
 
 
 def _tool(server: MCPServer, annotations: ToolAnnotations, title: str,
-          name: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a tool, its docstring (dedented) as the description."""
+          egress: Callable[[Any], Any], name: str | None = None
+          ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a tool, its docstring (dedented) as the description; whatever it returns
+    passes the egress check (``Access.egress``) on its way to the client: the one wrapper
+    every tool is registered through, so a tool added later is covered too."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        server.add_tool(fn, name=name, title=title,
+        @functools.wraps(fn)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            return egress(fn(*args, **kwargs))
+
+        server.add_tool(checked, name=name, title=title,
                         description=inspect.cleandoc(fn.__doc__ or ""),
                         annotations=annotations)
-        return fn
+        return checked
 
     return deco
 
@@ -350,8 +358,9 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
     server: MCPServer = MCPServer("opencortex", title="OpenCortex",
                                   version=__version__, instructions=INSTRUCTIONS,
                                   log_level="WARNING")
+    egress = t.access.egress
 
-    @_tool(server, READ_ONLY, "Search the memex")
+    @_tool(server, READ_ONLY, "Search the memex", egress)
     def search(
         query: Annotated[str, Field(description="What to look for: words, \"a phrase\", "
                                     "or a question.")],
@@ -368,7 +377,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         score and a snippet; pass a hit's id or key to `read` for the full text."""
         return t.search(query, k, mode, filters)
 
-    @_tool(server, READ_ONLY, "Answer from the notes")
+    @_tool(server, READ_ONLY, "Answer from the notes", egress)
     def answer(
         question: Annotated[str, Field(description="A question about what the user's "
                                        "notes hold, asked as a person would.")],
@@ -379,7 +388,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         'answered' is false and the answer says what was searched and the closest notes."""
         return t.answer(question)
 
-    @_tool(server, READ_ONLY, "Read nodes in full")
+    @_tool(server, READ_ONLY, "Read nodes in full", egress)
     def read(
         refs: Annotated[list[str], Field(min_length=1, description=(
             "Nodes to read: an ID, a key from `search` (id:… or FILE::Outline/Title), "
@@ -394,7 +403,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         breadth-first within a token budget. Each node comes with its backlinks."""
         return t.read(refs, depth, budget)
 
-    @_tool(server, READ_ONLY, "Query by structure")
+    @_tool(server, READ_ONLY, "Query by structure", egress)
     def query(
         expr: Annotated[str, Field(min_length=1, description=(
             "A structured query as `opencortex query` takes it, e.g. 'todo:NEXT "
@@ -413,7 +422,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         planning; pass a key to `read` or to the editing tools."""
         return t.query(expr, limit, order, today, body)
 
-    @_tool(server, READ_ONLY, "Agenda")
+    @_tool(server, READ_ONLY, "Agenda", egress)
     def agenda(
         days: Annotated[int, Field(ge=0, le=366, description=(
             "How many days ahead to look for scheduled items and deadlines."))] = 7,
@@ -424,7 +433,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         overdue tasks, and NEXT actions, each with file, line, outline and dates."""
         return t.agenda(days, today)
 
-    @_tool(server, WRITES, "Capture an entry")
+    @_tool(server, WRITES, "Capture an entry", egress)
     def capture(
         text: Annotated[str, Field(min_length=1, description=(
             "The entry: first line is the headline, further lines its body."))],
@@ -441,7 +450,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         key, id, file and line."""
         return t.capture(text, to, todo, tags)
 
-    @_tool(server, WRITES, "Append to an entry")
+    @_tool(server, WRITES, "Append to an entry", egress)
     def append(
         node: NodeArg,
         text: Annotated[str, Field(min_length=1, description=(
@@ -451,7 +460,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         """Add text to the end of an existing entry's own section."""
         return t.edit("append", node, text)
 
-    @_tool(server, WRITES, "Set a TODO state")
+    @_tool(server, WRITES, "Set a TODO state", egress)
     def todo(
         node: NodeArg,
         state: Annotated[str, Field(min_length=1, description=(
@@ -464,9 +473,9 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
 
     for kind, name, title in (("SCHEDULED", "schedule", "Schedule an entry"),
                               ("DEADLINE", "deadline", "Set a deadline")):
-        _tool(server, WRITES, title, name)(_date_tool(t, kind))
+        _tool(server, WRITES, title, egress, name)(_date_tool(t, kind))
 
-    @_tool(server, WRITES, "Change tags")
+    @_tool(server, WRITES, "Change tags", egress)
     def tag(
         node: NodeArg,
         changes: Annotated[list[str], Field(min_length=1, description=(
@@ -475,7 +484,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         """Add or remove an entry's own tags."""
         return t.edit("tag", node, changes)
 
-    @_tool(server, WRITES, "Set a priority")
+    @_tool(server, WRITES, "Set a priority", egress)
     def priority(
         node: NodeArg,
         level: Annotated[str, Field(description="A, B, C, or none to remove it.")],
@@ -483,7 +492,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         """Set (or remove) an entry's priority cookie ([#A])."""
         return t.edit("set_priority", node, None if level.lower() == "none" else level)
 
-    @_tool(server, WRITES, "Set a property")
+    @_tool(server, WRITES, "Set a property", egress)
     def property(
         node: NodeArg,
         key: Annotated[str, Field(min_length=1, description=(
@@ -494,7 +503,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         """Set (or remove) a property in the entry's :PROPERTIES: drawer."""
         return t.edit("set_property", node, key, value)
 
-    @_tool(server, WRITES, "Create a note")
+    @_tool(server, WRITES, "Create a note", egress)
     def new_note(
         title: Annotated[str, Field(min_length=1, description="The note's title.")],
         body: Annotated[str, Field(description="Its first text.")] = "",
@@ -504,7 +513,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         """Create an atomic note: its own file in the notes folder, with an ID."""
         return t.new_note(title, body, tags)
 
-    @_tool(server, WRITES, "Save an answer under an entry")
+    @_tool(server, WRITES, "Save an answer under an entry", egress)
     def save_answer(
         node: NodeArg,
         answer: Annotated[str, Field(min_length=1, description=(
@@ -519,7 +528,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         its sources as links (as chat's /save does)."""
         return t.save_answer(node, answer, question, citations)
 
-    @_tool(server, DESTRUCTIVE, "Undo my writes")
+    @_tool(server, DESTRUCTIVE, "Undo my writes", egress)
     def undo(
         count: Annotated[int, Field(ge=1, le=100, description=(
             "How many of this connection's writes to take back, newest first."))] = 1,
@@ -528,7 +537,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         client's); refused if the file changed since."""
         return t.undo(count)
 
-    @_tool(server, READ_ONLY, "Review a span of days")
+    @_tool(server, READ_ONLY, "Review a span of days", egress)
     def review(
         when: Annotated[str | None, Field(description=(
             "A span in words: 'last week', 'this month', 'last Tuesday', 'since the "
@@ -542,7 +551,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         captures, journal entries, meetings and agent sessions, each with file:line."""
         return t.review(when, start, end, now)
 
-    @_tool(server, READ_ONLY, "Suggest links")
+    @_tool(server, READ_ONLY, "Suggest links", egress)
     def links_suggest(
         node: NodeArg,
         k: Annotated[int, Field(ge=1, le=20, description="How many suggestions.")] = 5,
@@ -552,7 +561,7 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
         `append`)."""
         return t.links_suggest(node, k)
 
-    @_tool(server, DIALOGUE, "Recollect past work")
+    @_tool(server, DIALOGUE, "Recollect past work", egress)
     def recollect(
         message: Annotated[str, Field(description=(
             "What you want to recall, or your reply in an ongoing recollection."))],
@@ -573,26 +582,26 @@ def build_server(memex: Memex, runtime: Runtime | None = None) -> MCPServer:
                      description="A node's Org text (its whole subtree). {id}: an Org ID, "
                      "or any node reference `read` accepts, URL-encoded.")
     def node(id: str) -> str:
-        return t.node_text(id)
+        return str(egress(t.node_text(id)))
 
     @server.resource(FILE_URI, name="file", title="Memex file", mime_type="text/x-org",
                      description="A whole .org file of the memex (path relative to it, "
                      "as opencortex://files lists), private entries cut out.")
     def file(path: str) -> str:
-        return t.file_text(path)
+        return str(egress(t.file_text(path)))
 
     @server.resource("opencortex://files", name="files", title="Memex files",
                      mime_type="application/json",
                      description="The memex's .org files, each with its entry count.")
     def files() -> str:
-        return t.files()
+        return str(egress(t.files()))
 
     @server.resource("opencortex://agenda", name="agenda", title="Agenda (7 days)",
                      mime_type="application/json",
                      description="Scheduled, deadlines, overdue and next actions for the "
                      "coming week (the `agenda` tool for other spans).")
     def agenda_resource() -> str:
-        return t.agenda_text()
+        return str(egress(t.agenda_text()))
 
     @server.prompt(name="weekly_review", title="Weekly review",
                    description="Review a span of days with the user and plan what next.")

@@ -21,6 +21,7 @@ from typing import Any
 from ..access import Access
 from ..act.registry import ActEnv
 from ..guard import GuardContext
+from ..guard.egress import Carried, Taint, check
 from ..memex import Memex
 from ..org.timestamps import parse_timestamp
 from ..sessions.ids import new_session_id, validate_session_id
@@ -152,6 +153,8 @@ class Kernel:
             return None
         if sig.sensor == "interrupt":
             self._accepting = False
+        if not isinstance(sig.meta.get("taint"), Taint):
+            sig.meta["taint"] = Taint()  # this stimulus's provenance (guard.egress)
         fut: Future[Signal] = Future()
         if sig.sensor in ASYNC_SENSORS:
             fut = self._pool.submit(self.process, sig)
@@ -355,8 +358,10 @@ class Kernel:
     def _answer_under(self, req: Any, replies: list[str]) -> None:
         try:
             with self.memex_lock:
-                self.memex.answer_under(req.key, req.instruction,
-                                        "\n\n".join(replies) or "(no answer)")
+                answer = "\n\n".join(replies) or "(no answer)"
+                if not self._private_entry(req.key):  # an exit: others read this entry
+                    answer = Access(self.memex, "org").egress(answer)
+                self.memex.answer_under(req.key, req.instruction, answer)
             self.log.info("answered @agent request %r in %s", req.instruction, req.file)
         except Exception as e:
             self.log.error("could not write the answer to %r in %s: %s", req.instruction,
@@ -527,6 +532,14 @@ class Kernel:
         return None
 
     def reply(self, sig: Signal, text: str, data: Any = None) -> None:
+        """Answer ``sig``'s sender: every reply channel (HTTP and its SSE, Telegram, an
+        ``@agent`` answer) is fed from here, through the egress check for a sender that may
+        not see private notes (``Access.egress``: provenance, then content)."""
+        carried = _carried(sig, text)
+        acc = Access.for_signal(self.memex, sig.meta)
+        if not acc.sees_private:
+            text = acc.egress(carried)
+            data = acc.egress(data, private=carried.private, why=carried.why)
         ch = sig.meta.get("reply")
         self.stats.replies += 1
         if callable(ch):
@@ -537,19 +550,23 @@ class Kernel:
         else:
             self.log.info("reply to %s: %s", sig.summary(), text[:200])
         remember(self.memex.root, sig.meta.get("session"), sig.text, text, data)
-        self._record(sig, "assistant", text)
+        self._record(sig, "assistant", text, carried.private)
 
-    def _record(self, sig: Signal, origin: str, text: str) -> None:
+    def _record(self, sig: Signal, origin: str, text: str, private: bool = False) -> None:
         if self.recorder is None or conversation(sig.meta) is None or \
                 sig.meta.get("record") is False:
             return
         try:
-            # a turn of a client that sees private notes may quote one: the record is
-            # withheld from every client that does not (search, reads, recall)
+            # a turn of a client that sees private notes may quote one, and so does a turn
+            # that carried private text (by provenance, or matching the private-text
+            # prints): the record is withheld from every client that does not see private
+            # notes (search, reads, recall)
             acc = Access.for_signal(self.memex, sig.meta)
             tags = acc.policy.privacy_tags
-            tag = (("private" if "private" in tags else min(tags))
-                   if acc.sees_private and tags else None)
+            private = private or acc.sees_private or _carried(sig, text).private or \
+                check(text, self.memex.private_prints().prints).withheld
+            tag = ("private" if "private" in tags else min(tags)) if private and tags \
+                else None
             self.recorder.record(str(sig.meta["session"]), origin, text, tag=tag,
                                  properties={"SIGNAL": sig.id,
                                              "SOURCE": str(sig.meta.get("source"))})
@@ -578,6 +595,12 @@ class Kernel:
         self._pool.shutdown(wait=False, cancel_futures=True)
         with self._lock:
             return not self._inflight
+
+
+def _carried(sig: Signal, text: str) -> Carried:
+    """``text`` with its chain's provenance (``meta["taint"]``, set by the actuators)."""
+    taint = sig.meta.get("taint")
+    return taint.carry(text) if isinstance(taint, Taint) else Carried(text)
 
 
 def _tool_reply(p: dict[str, Any]) -> str:

@@ -366,6 +366,12 @@ class Archive:
                 if e.source == kind and e.root == root and e.pruned is None
                 and p not in seen and not os.path.lexists(p)}
 
+    def original_bytes(self, path: str) -> bytes | None:
+        """The archived bytes of the original ``path`` (its latest version), None when the
+        archive does not hold it (or pruned it).  Raises OSError for a damaged object."""
+        e = self.entries().get(os.path.abspath(path))
+        return None if e is None or e.pruned is not None else self.data(e.sha256)
+
     def read_records(self, kind: str, path: str) -> list[Record] | None:
         """The records of the archived copy of ``path``, parsed by its source's reader as if
         read from the original path (locators and handles name the original), each receipt

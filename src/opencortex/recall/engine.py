@@ -31,13 +31,7 @@ if TYPE_CHECKING:
     from ..config import RecallSettings
 from .cue import Cue, activation, bind, read_cue
 from .find import Candidate, group
-from .ground import (
-    Opened,
-    archive_of,
-    open_candidate,
-    qualifications_of,
-    record_file_withheld,
-)
+from .ground import Opened, archive_of, memex_relpath, open_candidate, qualifications_of
 from .index import Hit, RecordIndex, Root
 from .sources import SOURCES
 from .sources import git as gitsrc
@@ -527,7 +521,7 @@ class Recall:
         if leading is not None:
             story = [c.to_dict() for o in opened for c in o.claims]
             if gw is not None:
-                story = _model_phrasing(gw, cue, opened, story, searched)
+                story = _model_phrasing(gw, cue, opened, story, searched, self.memex)
             recog = {"whole": leading.whole, "joins": leading.joins,
                      "members": [o.member_dict() for o in opened]}
             adjacent = [c.to_dict() for c in cands if c is not leading][:3]
@@ -670,19 +664,52 @@ def _model_reading(gw: Gateway, cue: Cue, person: list[str]) -> None:
 
 
 def _model_phrasing(gw: Gateway, cue: Cue, opened: list[Opened], story: list[dict[str, Any]],
-                    searched: dict[str, Any]) -> list[dict[str, Any]]:
+                    searched: dict[str, Any], memex: Memex | None = None
+                    ) -> list[dict[str, Any]]:
     """The story as the model phrases it, each claim verified against its excerpt. Notes
-    may be private: with one among the members, only a local model sees the excerpts."""
+    may be private: with one among the members, only a local model sees the excerpts; a
+    private session record or the history of a private memex file marks the prompt private
+    (``Message.private``: the gateway sends it to local providers only, unless
+    ``remote_ok``), and the gateway's content check withholds private lines besides."""
     from .phrase import phrase_story
 
     local = all(getattr(p, "local", False) for p in gw.providers)
     if not local and any(o.member is not None and o.member.kind == "note" for o in opened):
         return story
     claims = [c for o in opened for c in o.claims]
+    private = not local and memex is not None and _opened_private(opened, memex)
     story, dropped = phrase_story(gw, cue.meant, story, [c.text for c in claims],
-                                  [c.origin for c in claims])
+                                  [c.origin for c in claims], private=private)
     searched["model_claims_dropped"] = dropped
     return story
+
+
+def _opened_private(opened: list[Opened], memex: Memex) -> bool:
+    """Provenance: whether what a pass opened holds private material (unless the person
+    set ``remote_ok``): a session record with a private entry (judged by its own bytes),
+    or the span history of a memex file that holds private notes."""
+    from ..guard.policy import policy_of
+    from ..guard.privacy import is_private
+    from .ground import private_history, record_withheld
+
+    policy = policy_of(memex.settings.guard)
+    if policy.remote_ok:
+        return False
+
+    def test(tags: Iterable[str]) -> bool:
+        return is_private(list(tags), policy)
+
+    archive = None
+    for o in opened:
+        m, rec = o.member, o.record
+        if m is None:
+            if rec is not None and private_history(rec.root, rec.session_id, memex):
+                return True
+        elif m.kind not in ("commit", "note"):
+            archive = archive if archive is not None else archive_of(memex)
+            if record_withheld(m.file, m.source, memex, test, archive):
+                return True
+    return False
 
 
 MAX_CUE = 4000
@@ -707,16 +734,33 @@ def _hidden_notes(index: RecordIndex, memex: Memex, hide: Callable[[Iterable[str
 
 def _hidden_memex_records(index: RecordIndex, memex: Memex,
                           hide: Callable[[Iterable[str]], bool]) -> set[int]:
-    """Records read from a file the agent wrote (its session records, in their folder or
-    in the memex) that hold an entry ``hide`` withholds: a turn of a conversation that
-    could see private notes is tagged private, and the whole conversation is withheld with
-    it.  The file is parsed as it is on disk (records are never indexed as notes)."""
-    rows = list(index.q("SELECT id, file FROM rec_records WHERE source = 'opencortex'"))
+    """Session records that hold an entry ``hide`` withholds: a turn of a conversation
+    that could see private notes, or that carried private text, is tagged private, and the
+    whole conversation is withheld with it.  A record file inside the memex, indexed and
+    no symlink, is judged by the memex index; any other (the agent's records outside the
+    memex, a symlink, a deleted original read from the archive) by its own bytes
+    (``ground.record_withheld``)."""
+    from ..memory.query import Predicate
+    from .ground import record_withheld
+    from .sources.opencortex_sessions import SOURCE as SESSIONS
+
+    root = Path(memex.root).resolve()
+    rows = list(index.q("SELECT id, file, source FROM rec_records WHERE kind <> 'note'"))
     out: set[int] = set()
     verdict: dict[str, bool] = {}
-    for rid, file in rows:
+    archive = None
+    for rid, file, source in rows:
+        rel = memex_relpath(file, root)
+        if rel is None and source != SESSIONS:
+            continue  # another tool's transcript outside the memex: no Org tags to honour
         if file not in verdict:
-            verdict[file] = record_file_withheld(file, memex, hide)
+            nodes = [] if rel is None or os.path.islink(file) else [
+                n for n in memex.store.find([Predicate("file", (rel,))]) if n.file == rel]
+            if nodes:
+                verdict[file] = any(hide(n.tags) for n in nodes)
+            else:
+                archive = archive if archive is not None else archive_of(memex)
+                verdict[file] = record_withheld(file, source, memex, hide, archive)
         if verdict[file]:
             out.add(rid)
     return out

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .archive import Archive
 
 __all__ = ["Claim", "Opened", "agent_record_path", "open_candidate", "qualifications_of",
-           "record_file_withheld"]
+           "record_file_withheld", "record_withheld"]
 
 _SEG_MAX = 280
 _SETTLED = re.compile(r"\b(?:decided|decision|settled|agreed|we'?ll go with|going with|"
@@ -274,19 +274,41 @@ def agent_record_path(file: str, memex: Memex | None) -> tuple[Path, str] | None
     return folder / rel, rel
 
 
-def record_file_withheld(file: str, memex: Memex, hide: Callable[[Any], bool]) -> bool:
-    """Whether a record file the agent wrote (:func:`agent_record_path`) holds an entry
-    ``hide`` withholds, as the file is on disk now.  Read after the record was opened:
-    a session record only grows, so an entry private now was private when it was read."""
-    where = agent_record_path(file, memex)
-    if where is None:
-        return False  # a transcript from elsewhere: no Org tags to honour
-    path, rel = where
+def record_withheld(file: str, source: str, memex: Memex | None,
+                    hide: Callable[[Any], bool], archive: Any = None) -> bool:
+    """Whether a session record holds an entry ``hide`` withholds, judged from its own
+    bytes wherever it lives: inside the memex, outside it (the agent's session records
+    are Org files whatever their folder), behind a symlink (its target's tags count), or,
+    the original deleted, in the transcript archive (the copy keeps its origin's privacy).
+    Bytes that cannot be read (nor found archived) are withheld: privacy unknown.  Another
+    tool's transcript outside the memex carries no Org tags to honour.  Read after the
+    record was opened: a session record only grows, so an entry private now was private
+    when it was read."""
+    from .sources.opencortex_sessions import SOURCE as SESSIONS
+
+    root = Path(memex.root).resolve() if memex is not None else None
+    rel = memex_relpath(file, root) if root is not None else None
+    if rel is None and source != SESSIONS:
+        return False
+    path = Path(file)
     try:
-        data = path.read_bytes()
+        if os.path.lexists(path):
+            data: bytes | None = path.read_bytes()  # a symlink: what it points at
+        else:
+            data = archive.original_bytes(file) if archive is not None else None
     except OSError:
-        return True  # cannot tell: withhold
-    return any(hide(r[_TAGS].split()) for r in _rows_on_disk(data, path, rel))
+        return True
+    if data is None:
+        return True
+    return any(hide(r[_TAGS].split()) for r in _rows_on_disk(data, path, rel or path.name))
+
+
+def record_file_withheld(file: str, memex: Memex, hide: Callable[[Any], bool]) -> bool:
+    """Whether a session record the agent wrote holds an entry ``hide`` withholds, as
+    :func:`record_withheld` judges it (its own bytes, wherever it lives)."""
+    from .sources.opencortex_sessions import SOURCE as SESSIONS
+
+    return record_withheld(file, SESSIONS, memex, hide, archive_of(memex))
 
 
 def _open_note(m: IndexedRecord, memex: Memex,
@@ -345,10 +367,11 @@ def open_member(m: IndexedRecord, cue: Cue, memex: Memex, budget: int,
         elif m.kind == "note":
             rec = _open_note(m, memex, hide)
         else:
-            rec = open_session(m, archive_of(memex))
-            if rec is not None and hide is not None and record_file_withheld(m.file, memex,
-                                                                             hide):
-                rec = None  # a private entry was added since the pass chose its scope
+            archive = archive_of(memex)
+            rec = open_session(m, archive)
+            if rec is not None and hide is not None and record_withheld(
+                    m.file, m.source, memex, hide, archive):
+                rec = None  # a private entry (perhaps added since the pass chose its scope)
     except OSError as e:
         rec, why = None, f"could not be read: {e}"
     else:
@@ -390,9 +413,26 @@ def _commit_claims(rec: Record, claims: list[Claim]) -> list[Claim]:
     return out
 
 
-def _history_members(cand: Candidate, cue: Cue, budget: int) -> list[Opened]:
+def private_history(repo: str, path: str, memex: Memex) -> bool:
+    """Provenance of a git span: ``path`` of ``repo`` is a memex file that holds private
+    notes now (``Memex.private_prints().files``), or an Org file of the memex the index no
+    longer holds (deleted or renamed: what its history carried cannot be told)."""
+    root = Path(memex.root).resolve()
+    full = Path(repo, path)
+    try:
+        rel = full.resolve().relative_to(root).as_posix()
+    except (ValueError, OSError):
+        return False
+    snap = memex.private_prints()
+    return rel in snap.files or (rel.endswith(".org") and not full.exists())
+
+
+def _history_members(cand: Candidate, cue: Cue, budget: int, memex: Memex | None = None,
+                     hide: Callable[[Any], bool] | None = None) -> list[Opened]:
     """For an artifact the cue names: the change history of its span in the candidate's
-    repositories (``git log -L :ident:path`` when an identifier is named, else --follow)."""
+    repositories (``git log -L :ident:path`` when an identifier is named, else --follow).
+    With ``hide``: never the history of a memex file that holds private notes (or that is
+    no longer indexed: its privacy cannot be told) — its diff lines are private text."""
     arts = [a.value for a in cue.axes if a.kind == "artifact"]
     if not arts:
         return []
@@ -412,7 +452,8 @@ def _history_members(cand: Candidate, cue: Cue, budget: int) -> list[Opened]:
         for art in arts[:2]:
             path = next((f for f in files if f == art or f.endswith("/" + art)
                          or Path(f).name == Path(art).name), None)
-            if path is None:
+            if path is None or (hide is not None and memex is not None
+                                and private_history(repo, path, memex)):
                 continue
             rec = gitsrc.span_history(repo, path, idents[0] if idents else None)
             claims = _claims_from(rec, cue, "history", budget) if rec.turns else []
@@ -435,7 +476,7 @@ def open_candidate(cand: Candidate, cue: Cue, memex: Memex, max_claims: int = 8,
     per = max(2, max_claims // max(1, len(cand.members)))
     for i, m in enumerate(cand.members):
         opened.append(open_member(m, cue, memex, per + (2 if i == 0 else 0), scorer, hide))
-    opened.extend(_history_members(cand, cue, 3))
+    opened.extend(_history_members(cand, cue, 3, memex, hide))
     for o in opened:  # every claim shows where it is relative to its root
         root = o.record.root if o.record is not None else (o.member.root if o.member else None)
         for c in o.claims:

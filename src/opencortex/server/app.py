@@ -685,5 +685,12 @@ def create_app(memex: Memex, kernel: Kernel | None = None, token: str | None = N
     app.state.runtime = runtime
     app.state.access = runtime.access("http")
     app.state.conversations = Conversations()  # the OpenAI endpoint's sessions
+    access = app.state.access
+    if not access.sees_private:
+        from .egress import EgressLayer
+
+        # every response to a client that may not see private notes, from any route (and
+        # the exception handlers), passes the egress check on its way out
+        app.add_middleware(EgressLayer, check=access.egress)
     return Gate(app, token, RateLimiter(rate, burst), max_body, timeout=request_timeout,
                 long_timeout=request_timeout + approval_timeout, hosts=tuple(allowed_hosts))

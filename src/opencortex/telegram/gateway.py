@@ -85,6 +85,10 @@ class TelegramGateway:
         self.sleep: Callable[[float], Any] = time.sleep
         """How to wait between retries (``run`` makes it wake on stop)."""
         self._approval_chat: dict[str, int] = {}
+        from ..access import Access
+
+        self._egress = Access(kernel.memex, "telegram").egress
+        """The egress check every message to a chat passes (``guard.egress``)."""
 
     # -- secrets -------------------------------------------------------------------
     def redact(self, text: object) -> str:
@@ -138,7 +142,10 @@ class TelegramGateway:
 
     def send(self, chat_id: int, text: str) -> None:
         """Send ``text`` to the chat, split into Telegram-sized messages; failures are
-        logged (a reply that cannot be delivered must not break the loop)."""
+        logged (a reply that cannot be delivered must not break the loop).  The one exit
+        to Telegram: the text passes the egress check first (private text withheld unless
+        ``telegram`` is in ``[guard] trusted_clients``)."""
+        text = str(self._egress(text))
         for piece in split_message(text.strip() or "(empty reply)"):
             try:
                 self.call("sendMessage", {"chat_id": chat_id, "text": piece})

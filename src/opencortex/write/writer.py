@@ -85,6 +85,9 @@ class MemexWriter:
         self.settings = settings
         self.clock: Clock = clock or (lambda: dt.datetime.now().replace(second=0, microsecond=0))
         self._batch = threading.local()
+        self.on_indexed: Callable[[str], None] | None = None
+        """Called with a file's relative path after a write re-indexed it (the memex keeps
+        its private-text prints current this way: ``Memex.private_prints``)."""
 
     @property
     def batch(self) -> str | None:
@@ -155,8 +158,13 @@ class MemexWriter:
         except BaseException:
             self.store.rollback()
             raise
-        sync(self.root, self.store, only=[rel], exclude=self.settings.is_record_file)
+        self._indexed(rel)
         return WriteResult(op, rel, description, jid, node_key, snap.hash, after_hash)
+
+    def _indexed(self, rel: str) -> None:
+        sync(self.root, self.store, only=[rel], exclude=self.settings.is_record_file)
+        if self.on_indexed is not None:
+            self.on_indexed(rel)
 
     def _verify(self, old: OrgDocument, new_text: str, idx: int | None,
                 check: Callable[[Heading], bool], what: str, added: int = 0,
@@ -447,7 +455,7 @@ class MemexWriter:
                 self.store.rollback()
                 raise
             rel = self._rel(path)
-            sync(self.root, self.store, only=[rel], exclude=self.settings.is_record_file)
+            self._indexed(rel)
             out.append(WriteResult("undo", rel, f"undid #{entry.id}: {entry.description}",
                                    entry.id, None, entry.after_hash, entry.before_hash))
         return out

@@ -1,0 +1,338 @@
+"""The one egress check: bytes that may carry private text, checked where they leave.
+
+Privacy by path (``Access.hide``) decides what a client may *ask for*; this module decides
+what may *leave*, whatever path the bytes took to get there (a shell command that read a
+private file, a git diff of one, an archived record, a model's summary of private items).
+Every exit to a client that may not see private notes (the HTTP response layer, the MCP
+tool wrapper, the kernel's reply, an ``@agent`` answer written into a non-private entry)
+and every prompt to a non-local model with ``remote_ok = false`` (the LLM gateway's
+request builder) calls :func:`check` (or :func:`check_value` for JSON-like data).
+
+Two signals, either one withholds:
+
+- **provenance** — :class:`Carried`: text with a ``private`` flag set by the code that
+  knows where it came from (a dataclass, never a marker inside the string);
+- **content** — :class:`Prints`: fingerprints of private text (normalised lines of at
+  least :data:`MIN_LINE` characters and word shingles of :data:`SHINGLE` words), built by
+  the memex from every node a privacy tag covers and refreshed with its index, so bytes
+  that arrived by a path nobody tagged are still caught.  A hit withholds the lines it
+  touches, with a note saying why.
+
+Short lines are never fingerprinted (``:END:``, ``- [ ] call``, a bare date are in every
+memex): a private note's short title alone is not caught by content, only by path.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["MIN_LINE", "SHINGLE", "Carried", "Prints", "Taint", "Verdict", "check",
+           "check_value", "register_remote_source", "remote_prints", "shell_read",
+           "withheld_note"]
+
+MIN_LINE = 24
+"""Normalised characters a line needs before it is fingerprinted (or looked up)."""
+SHINGLE = 8
+"""Words per shingle: long enough that common phrasing ("see the notes for the …") of
+public text does not collide with a private note's."""
+MIN_SHINGLE_CHARS = 32
+"""A shingle of short words (``a b c …``, table rules) is not a fingerprint."""
+
+_WORD = re.compile(r"\w+")
+_STRUCT = re.compile(r"^\s*(?:#\+|:[\w-]+:|(?:SCHEDULED|DEADLINE|CLOSED|CLOCK):"
+                     r"|- (?:State \"|Note taken on |Rescheduled from |Refiled on ))")
+"""Org structure, not prose: keywords, drawer and property lines, planning, clocks — the
+same in a private and a public entry (``#+TODO: …``, ``SCHEDULED: <…>``)."""
+_LINK = re.compile(r"\[\[([^\]\n]*)\](?:\[([^\]\n]*)\])?\]")
+"""An Org link: only its description counts (``[[id:…][Title]]``: the same link in a public
+note is not private text)."""
+
+
+def _prose(line: str) -> str:
+    if _STRUCT.match(line):
+        return ""
+    if "[[" in line:
+        line = _LINK.sub(lambda m: m.group(2) or "", line)
+    return line
+_LEAD = re.compile(r"^[\s*#+|:>\-–•\[\]xX]*")  # Org/Markdown bullets, stars, quotes, pipes
+
+
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """Text and where it came from: ``private`` when the code that produced it knows it
+    read private material (``why`` names it, e.g. "shell read notes/health.org")."""
+
+    text: str
+    private: bool = False
+    why: str = ""
+
+    @staticmethod
+    def join(parts: Iterable[Carried], sep: str = "\n") -> Carried:
+        ps = list(parts)
+        private = [p for p in ps if p.private]
+        return Carried(sep.join(p.text for p in ps), bool(private),
+                       "; ".join(dict.fromkeys(p.why for p in private if p.why)))
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What :func:`check` decided: the text that may leave, and why anything was cut."""
+
+    text: str
+    withheld: bool = False
+    """True when anything was cut (whole text or some lines)."""
+    why: str = ""
+
+
+def _norm_line(line: str) -> str:
+    """A line as prose, casefolded, without leading bullets and with one space per gap."""
+    return " ".join(_LEAD.sub("", line).casefold().split())
+
+
+def _shingles(words: list[str]) -> Iterable[tuple[int, int]]:
+    """(hash, first word index) of each SHINGLE-word window that starts at a word of at
+    least 4 characters (content-defined anchors: the same passage has the same anchors
+    wherever it is copied, and half the windows of prose are skipped) and is long enough
+    to count."""
+    n = len(words)
+    if n < SHINGLE:
+        return
+    cum = [0]
+    for w in words:
+        cum.append(cum[-1] + len(w))
+    need = MIN_SHINGLE_CHARS - SHINGLE + 1
+    for i in range(n - SHINGLE + 1):
+        if len(words[i]) >= 4 and cum[i + SHINGLE] - cum[i] >= need:
+            yield hash(" ".join(words[i:i + SHINGLE])), i
+
+
+@dataclass(frozen=True, slots=True)
+class Prints:
+    """Fingerprints of private text (hashes: the text itself is not kept twice).  Hashes are
+    Python's per-process ``hash``: the prints live in memory beside the index they mirror."""
+
+    lines: frozenset[int] = frozenset()
+    shingles: frozenset[int] = frozenset()
+
+    @staticmethod
+    def of(texts: Iterable[str]) -> Prints:
+        lines: set[int] = set()
+        shingles: set[int] = set()
+        for text in texts:
+            words: list[str] = []
+            for raw in text.splitlines():
+                prose = _prose(raw)
+                norm = _norm_line(prose)
+                if len(norm) >= MIN_LINE:
+                    lines.add(hash(norm))
+                words.extend(_WORD.findall(prose.casefold()))
+            shingles.update(h for h, _ in _shingles(words))
+        return Prints(frozenset(lines), frozenset(shingles))
+
+    @staticmethod
+    def union(parts: Iterable[Prints]) -> Prints:
+        ps = list(parts)
+        if len(ps) == 1:
+            return ps[0]
+        return Prints(frozenset().union(*(p.lines for p in ps)),
+                      frozenset().union(*(p.shingles for p in ps)))
+
+    def __bool__(self) -> bool:
+        return bool(self.lines or self.shingles)
+
+    def hit_lines(self, text: str) -> set[int]:
+        """Indexes of the lines of ``text`` that carry private text."""
+        out: set[int] = set()
+        lines = text.split("\n")
+        word_line: list[int] = []
+        words: list[str] = []
+        for i, raw in enumerate(lines):
+            prose = _prose(raw)
+            norm = _norm_line(prose)
+            if len(norm) >= MIN_LINE and hash(norm) in self.lines:
+                out.add(i)
+            if self.shingles:
+                ws = _WORD.findall(prose.casefold())
+                words.extend(ws)
+                word_line.extend([i] * len(ws))
+        if self.shingles:
+            for h, at in _shingles(words):
+                if h in self.shingles:
+                    out.update(word_line[at:at + SHINGLE])
+        return out
+
+
+def withheld_note(why: str) -> str:
+    return (f"[withheld: {why}; private notes do not leave to this client — see "
+            "[guard] trusted_clients and remote_ok]")
+
+
+def check(text: str | Carried, prints: Prints | None) -> Verdict:
+    """The egress check for one text on its way to a client (or model) that may not see
+    private notes: withheld whole when its provenance is private, else the lines that
+    match ``prints`` are replaced by one note each run."""
+    if isinstance(text, Carried):
+        if text.private:
+            return Verdict(withheld_note(text.why or "it was read from private notes"),
+                           True, text.why or "private provenance")
+        text = text.text
+    if not prints or not text or len(text) < MIN_LINE:
+        return Verdict(text)
+    hits = prints.hit_lines(text)
+    if not hits:
+        return Verdict(text)
+    why = "it matches text of a private note"
+    lines = text.split("\n")
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if i in hits:
+            if not out or out[-1] != withheld_note(why):
+                out.append(withheld_note(why))
+        else:
+            out.append(line)
+    return Verdict("\n".join(out), True, why)
+
+
+def check_value(value: Any, prints: Prints | None, *, private: bool = False,
+                why: str = "") -> tuple[Any, bool]:
+    """:func:`check` over every string in JSON-like data (keys are the schema, kept);
+    ``(value, anything_withheld)``.  ``private``: the whole value's provenance is private."""
+    cut = False
+    seen: dict[str, Verdict] = {}  # a reply repeats its text (reply, replies, data.answer)
+
+    def walk(v: Any) -> Any:
+        nonlocal cut
+        if isinstance(v, str):
+            got = seen.get(v)
+            if got is None:
+                got = seen[v] = check(Carried(v, private, why) if private else v, prints)
+            cut = cut or got.withheld
+            return got.text
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [walk(x) for x in v]
+        if isinstance(v, Carried):
+            got = check(v, prints)
+            cut = cut or got.withheld
+            return got.text
+        return v
+
+    return walk(value), cut
+
+
+# -- provenance ---------------------------------------------------------------------------------
+class Taint:
+    """Shared by every signal of one stimulus's chain (``meta["taint"]``; a feedback
+    signal's meta is a shallow copy, so they hold the same object): set by an actuator
+    that knows it read private material, read where the chain's replies leave."""
+
+    __slots__ = ("why",)
+
+    def __init__(self) -> None:
+        self.why: list[str] = []
+
+    @property
+    def private(self) -> bool:
+        return bool(self.why)
+
+    def mark(self, why: str) -> None:
+        if why not in self.why:
+            self.why.append(why)
+
+    def carry(self, text: str) -> Carried:
+        return Carried(text, self.private, "; ".join(self.why))
+
+
+READS_TREE = frozenset({"rg", "grep", "egrep", "fgrep", "git", "find", "fd", "tree", "ag",
+                        "ack", "du"})
+"""Commands that read the tree under their working directory when given no path."""
+
+
+def shell_read(argv: list[str], cwd: Any, root: Any, private_files: frozenset[str]
+               ) -> str | None:
+    """Why a shell command's output is private (it read a file holding private notes, or a
+    folder that has one), or None.  ``cwd`` and ``root`` are resolved Paths; an argument is
+    taken as a path when it names an existing file or folder (a pattern is not one)."""
+    from pathlib import Path
+
+    if not argv or not private_files:
+        return None
+    root, cwd = Path(root), Path(cwd)
+
+    def private_under(p: Path) -> str | None:
+        try:
+            rel = p.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            # outside the memex: only what reaches back into it counts (a folder above)
+            try:
+                root.relative_to(p.resolve())
+            except (ValueError, OSError):
+                return None
+            rel = ""
+        if rel in private_files:
+            return rel
+        prefix = "" if rel in ("", ".") else rel + "/"
+        return next((f for f in sorted(private_files) if f.startswith(prefix)), None)
+
+    paths = []
+    for a in argv[1:]:
+        if a.startswith("-") or "\0" in a or len(a) > 4096:
+            continue
+        p = Path(a) if Path(a).is_absolute() else cwd / a
+        try:
+            if p.exists():
+                paths.append(p)
+        except OSError:
+            continue
+    if not paths and Path(argv[0]).name in READS_TREE:
+        paths = [cwd]
+    for p in paths:
+        hit = private_under(p)
+        if hit is not None:
+            return f"`{Path(argv[0]).name}` read {hit}, which holds private notes"
+    return None
+
+
+# -- prompts to non-local models ---------------------------------------------------------------
+@dataclass
+class _Sources:
+    """The memexes open in this process, each giving its prints for a remote model (None
+    when its ``[guard] remote_ok`` is true).  The LLM gateway sits below the memex and is
+    shared by whatever the process runs, so a prompt to a non-local model is checked
+    against every open memex's private text."""
+
+    refs: list[tuple[weakref.ref[Any], Callable[[Any], Prints | None]]] = field(
+        default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_SOURCES = _Sources()
+
+
+def register_remote_source(source: Any, prints_for_remote: Callable[[Any], Prints | None]
+                           ) -> None:
+    """Register ``source`` (weakly: a closed, dropped memex leaves): its prints count for
+    every prompt to a non-local model while it lives."""
+    with _SOURCES.lock:
+        _SOURCES.refs = [(r, f) for r, f in _SOURCES.refs if r() is not None]
+        if not any(r() is source for r, _ in _SOURCES.refs):
+            _SOURCES.refs.append((weakref.ref(source), prints_for_remote))
+
+
+def remote_prints() -> Prints | None:
+    """The union of every live registered source's prints for a remote model."""
+    with _SOURCES.lock:
+        refs = list(_SOURCES.refs)
+    parts: list[Prints] = []
+    for ref, fn in refs:
+        obj = ref()
+        got = fn(obj) if obj is not None else None
+        if got:
+            parts.append(got)
+    return Prints.union(parts) if parts else None
