@@ -38,7 +38,8 @@
      │    ├── ProviderError         502  one provider failed (``.upstream_status``)
      │    ├── NeedsKeyError         503  a provider needs an API key that is not set
      │    └── RateLimitedError      429  a provider kept answering 429
-     └── BadModelOutput             502  the model answered, but not with what was asked for
+     ├── BadModelOutput             502  the model answered, but not with what was asked for
+     └── AnswerLimit                502  a model's answer passed the byte cap or the time limit
 
 Every message says what to do about it.  Gateways turn an error into one JSON body,
 :func:`error_body` (``--json`` on the CLI and every HTTP error): ``ok``, ``error``,
@@ -51,6 +52,7 @@ from typing import Any
 
 __all__ = [
     "AccessDenied",
+    "AnswerLimit",
     "ApprovalError",
     "BackendError",
     "BadModelOutput",
@@ -357,3 +359,10 @@ class BadModelOutput(OpenCortexError):
         """A user-turn text telling the model what was wrong, for the caller's retry."""
         return (f"Your previous answer was rejected: {self.reason}. "
                 "Answer again with only the corrected JSON, no other text.")
+
+
+class AnswerLimit(OpenCortexError):
+    """A model's answer passed the byte cap or the whole-answer time limit (llm/_http.py):
+    reading stopped, and the request answers without it."""
+
+    status = 502

@@ -82,11 +82,14 @@ def test_fifo_in_each_transcript_root(kind: str, memex: Path, tmp_path: Path) ->
 
 
 def test_daemon_answers_while_a_recall_over_fifos_runs(memex: Path, tmp_path: Path,
-                                                       live_factory: Any) -> None:
+                                                       live_factory: Any,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     roots = []
     for kind, rel in FIFO_AT.items():
         _fifo(tmp_path / kind / rel)
         roots.append(f"{kind}:{tmp_path / kind}")
+    # the person configured these roots: a client may only narrow recall to them
+    monkeypatch.setenv("OPENCORTEX_RECALL_SOURCES", ",".join(roots))
     live = live_factory(memex)
     got: dict[str, Any] = {}
 

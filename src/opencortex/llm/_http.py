@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..errors import AnswerLimit
 from .providers import is_loopback
 
 if TYPE_CHECKING:
@@ -32,10 +33,6 @@ MAX_ANSWER_BYTES = 16 << 20
 broken server cannot fill memory."""
 _MAX_LINE = 4 << 20
 _CHUNK = 64 * 1024
-
-
-class AnswerLimit(Exception):
-    """The answer passed the byte cap or the whole-answer time limit."""
 
 
 def answer_deadline(read_timeout: float) -> float:

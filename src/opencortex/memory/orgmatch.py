@@ -43,6 +43,8 @@ def is_org_match(expr: str) -> bool:
     s = expr.strip()
     if not s or any(c.isspace() for c in _unquoted(s)) or ":" in _unquoted(s):
         return False
+    if not _unquoted(s).strip():  # only a quoted phrase ("lamp oil"): the full-text search
+        return s.startswith("{")
     return s.startswith("+") or _ORG_SIGNS.search(s) is not None
 
 
