@@ -280,7 +280,9 @@ class Memex:
         """Write an agent's answer as a child entry under ``ref`` and mark ``ref`` handled
         (``:AGENT_HANDLED:`` timestamp), surgically, as two journaled writes."""
         from .org.timestamps import format_timestamp
+        from .write.neutralise import whole_links
 
+        answer = whole_links(answer)  # whole links or plain text, never one cut by "…"
         node = self.resolve(ref)
         stamp = format_timestamp(self.writer.clock(), active=False, with_time=True)
         first = self.writer.set_property(node, AGENT_HANDLED, stamp)

@@ -32,6 +32,7 @@ __all__ = [
     "normalise_lines",
     "restore_agenda",
     "unescape_block_content",
+    "whole_links",
 ]
 
 _BREAKS = re.compile(r"\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -222,3 +223,30 @@ def neutralise_title(text: str, keywords: tuple[str, ...] | list[str] = ()) -> s
     if m:
         t = t[:m.start()] + "\u00a0" + m.group(1)
     return t
+
+
+_CUT_TARGET = re.compile(r"\[\[([^\]\n]*…[^\]\n]*)\](?:\[([^\]\n]*)\])?\]")
+_CUT_BARE = re.compile(r"\b[a-z][\w+.-]*:[^\s\[\]]*…", re.I)
+
+
+def whole_links(text: str) -> str:
+    """An answer written into a note holds whole Org links or plain text, never a link cut
+    by "…" (a model or a snippet may hand one over): a bracket link whose target was cut
+    keeps only its description; a ``[[`` that never closes on its line loses its brackets;
+    a bare ``id:…``/``https:…`` cut by "…" is dropped.  Whole links are left as written."""
+    text = _CUT_TARGET.sub(lambda m: m.group(2) or "", text)
+    out = []
+    for line in text.split("\n"):
+        parts, i = [], 0
+        while (j := line.find("[[", i)) >= 0:
+            k = line.find("]]", j)
+            if k < 0:  # never closes: plain text
+                parts.append(line[i:j] + line[j + 2:].replace("][", " ").replace("[", "")
+                             .replace("]", ""))
+                i = len(line)
+                break
+            parts.append(line[i:k + 2])
+            i = k + 2
+        parts.append(line[i:])
+        out.append(_CUT_BARE.sub("", "".join(parts)))
+    return "\n".join(out)
