@@ -65,6 +65,8 @@ def _state(memex: Path, tmp_path: Path, tag: str) -> dict[str, Any]:
         rv = review(m, dt.date(2026, 1, 1), TODAY + dt.timedelta(days=30))
         agenda = {k: sorted((n.file, n.line, n.title) for n in v)
                   for k, v in m.agenda(today=TODAY, days=14).items()}
+        day_agenda = [(d.date.isoformat(), i.file, i.line, i.type, i.time)
+                      for d in m.day_agenda(today=TODAY, days=14).days for i in d.items]
         r = retriever_for(m)
         found = {q: [(h.file, h.line) for h in r.search(q, mode="sparse", k=20).hits]
                  for q in SEARCHES}
@@ -72,7 +74,7 @@ def _state(memex: Path, tmp_path: Path, tag: str) -> dict[str, Any]:
     finally:
         m.close()
     return {"clock_total": rv.total, "clock_by_project": rv.by_project(),
-            "agenda": agenda, "search": found, "indexed_files": sorted(files),
+            "agenda": agenda, "day_agenda": day_agenda, "search": found, "indexed_files": sorted(files),
             "broken": _broken(memex, tmp_path / f"doctor-{tag}.sqlite3")}
 
 
