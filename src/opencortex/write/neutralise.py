@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["escape_block_content", "neutralise_body", "neutralise_title", "normalise_lines",
-           "unescape_block_content"]
+__all__ = ["escape_block_content", "neutralise_body", "neutralise_title", "neutralise_value",
+           "normalise_lines", "unescape_block_content"]
 
 _BREAKS = re.compile(r"\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1b\x7f\ufeff\ud800-\udfff]")
@@ -168,6 +168,13 @@ def neutralise_body(text: str) -> str:
     structure (see the module docstring).  Idempotent."""
     text = normalise_lines(text)
     return "\n".join(_lines(text.split("\n")))
+
+
+def neutralise_value(text: str) -> str:
+    """A one-line value put inside existing structure (a node property's value): one line,
+    with the inline constructs that run code or reach beyond it defused -- a ``<%%(…)>``
+    there is a sexp timestamp the agenda evaluates, drawer or not.  Idempotent."""
+    return _inline(" ".join(normalise_lines(text).split()))
 
 
 _TAGS_AT_END = re.compile(r"[ \t]+(:[\w@#%:]+:)[ \t]*$")

@@ -24,7 +24,7 @@ from ..org.model import Heading, OrgDocument
 from ..org.parser import parse
 from ..org.timestamps import format_timestamp
 from . import edits
-from .neutralise import neutralise_body, neutralise_title, normalise_lines
+from .neutralise import neutralise_body, neutralise_title, neutralise_value, normalise_lines
 from .verify import Intent, verify_write
 
 __all__ = ["MemexWriter", "WriteResult"]
@@ -266,7 +266,7 @@ class MemexWriter:
     def set_property(self, node: Node, key: str, value: str | None) -> WriteResult:
         if not re.fullmatch(r"[^\s:]+(?::[^\s:]+)*", key or "") or key.upper() == "END":
             raise WriteError(f"{key!r} is not a valid property name (no spaces; not END)")
-        value = " ".join((value or "").split()) if value is not None else None
+        value = neutralise_value(value) if value is not None else None
         desc = f"{node.title}: {key} = {value}" if value is not None else f"{node.title}: -{key}"
         return self._edit(node, "set-property", desc,
                           [lambda t, x: edits.set_property(t, x, key, value)],

@@ -1,0 +1,50 @@
+"""Red-team of the client surfaces added with the MCP tools: each test is an attack a
+client (an MCP host, an HTTP/OpenAI client) can make with tool arguments alone, against
+the real tool code on a copy of the example memex; Emacs is the judge where Org is."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from opencortex.mcp_server.server import OpenCortexTools
+from opencortex.memex import Memex
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memex"
+TAILSCALE = "gtd.org::Inbox/Look into Tailscale ACL tags for the new server"
+
+
+@pytest.fixture
+def tools(tmp_path: Path) -> OpenCortexTools:
+    root = tmp_path / "memex"
+    shutil.copytree(EXAMPLE, root)
+    mx = Memex(root, index=tmp_path / "index.db")
+    mx.sync()
+    return OpenCortexTools(mx)
+
+
+def _agenda_runs(files: list[Path]) -> None:
+    elisp = ("(progn (require 'org-agenda) (setq org-agenda-files command-line-args-left)"
+             " (setq command-line-args-left nil) (org-agenda-list))")
+    subprocess.run(["emacs", "-Q", "--batch", "--eval", elisp, *map(str, files)],
+                   capture_output=True, timeout=90, check=False)
+
+
+@pytest.mark.skipif(shutil.which("emacs") is None, reason="needs Emacs")
+def test_property_value_cannot_plant_a_diary_sexp(tools: OpenCortexTools,
+                                                  tmp_path: Path) -> None:
+    """`property` wrote its value verbatim into the drawer: ``<%%(shell-command …)>`` there
+    is a sexp timestamp Org's agenda evaluates (no confirmation) the day the person opens
+    it."""
+    marker = tmp_path / "ran"
+    payload = f'<%%(progn (shell-command "touch {marker}") t)>'
+    tools.edit("set_property", TAILSCALE, "NOTE", payload)
+    gtd = tools.memex.root / "gtd.org"
+    assert "%%(" not in gtd.read_text(encoding="utf-8").replace("%% (", "")
+    _agenda_runs([gtd])
+    assert not marker.exists()
+    # the value is still there, as words
+    assert "shell-command" in tools.memex.resolve(TAILSCALE).properties["NOTE"]
