@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from mcp.server.mcpserver.exceptions import ToolError
 
 from opencortex.mcp_server.server import OpenCortexTools
 from opencortex.memex import Memex
@@ -48,3 +49,20 @@ def test_property_value_cannot_plant_a_diary_sexp(tools: OpenCortexTools,
     assert not marker.exists()
     # the value is still there, as words
     assert "shell-command" in tools.memex.resolve(TAILSCALE).properties["NOTE"]
+
+
+@pytest.mark.parametrize(("expr", "today"), [
+    ("scheduled:+99999999999", None), ("deadline:-800000", None),
+    ("closed:+9999999..", None), ("scheduled:future", "9999-12-31"),
+    ("deadline:past", "0001-01-01"), ("level:99999999999999999999999", None),
+    ("level:\u00b2", None)])
+def test_query_off_the_calendar_is_a_clean_error(tools: OpenCortexTools, expr: str,
+                                                 today: str | None) -> None:
+    """A date span past year 9999 or a level past SQLite's integers was an OverflowError
+    (or ValueError) out of the query tool and of `search` filters: an internal error, not
+    an error that says what to fix."""
+    with pytest.raises(ToolError, match=r"calendar|level: needs a number"):
+        tools.query(expr, today=today)
+    with pytest.raises(ToolError, match=r"calendar|level: needs a number"):
+        tools.search("backup", filters=expr) if today is None else \
+            tools.query(expr, today=today)
