@@ -66,3 +66,22 @@ def test_query_off_the_calendar_is_a_clean_error(tools: OpenCortexTools, expr: s
     with pytest.raises(ToolError, match=r"calendar|level: needs a number"):
         tools.search("backup", filters=expr) if today is None else \
             tools.query(expr, today=today)
+
+
+def test_distinct_openai_users_never_share_a_session() -> None:
+    """``user`` named the session after its characters outside [A-Za-z0-9_.-] became ``-``
+    and it was cut at 57: every non-ASCII name, names differing only in punctuation, and
+    long ids sharing a prefix landed in one session (one record, one history)."""
+    from opencortex.server.openai_compat import ChatRequest, Conversations
+    from opencortex.sessions.ids import validate_session_id
+
+    convs = Conversations()
+    users = ["Jürgen", "Jørgen", "李雷", "韩梅", "ana@example.com", "ana-example.com",
+             "ana_example.com", "x" * 57 + "-alice", "x" * 57 + "-bob", "emacs-1", "emacs 1"]
+    got = {u: convs.session(ChatRequest("hi", [], False, False, u)) for u in users}
+    assert len(set(got.values())) == len(users), got
+    for s in got.values():
+        assert validate_session_id(s) == s
+    # the same user keeps their session, and a plain one stays readable
+    assert convs.session(ChatRequest("again", [], False, False, "emacs-1")) == got["emacs-1"]
+    assert "emacs-1" in got["emacs-1"]
