@@ -85,3 +85,22 @@ def test_distinct_openai_users_never_share_a_session() -> None:
     # the same user keeps their session, and a plain one stays readable
     assert convs.session(ChatRequest("again", [], False, False, "emacs-1")) == got["emacs-1"]
     assert "emacs-1" in got["emacs-1"]
+
+
+def test_a_canned_greeting_is_not_a_shared_conversation() -> None:
+    """A client that opens every chat with its own assistant greeting (a history with an
+    assistant turn but no exchange) put every such chat, of every user, in the one session
+    its hash named: the second user continued the first one's (its last answer, /save,
+    open recall)."""
+    from opencortex.server.openai_compat import ChatRequest, Conversations
+
+    convs = Conversations()
+    hello = [("system", "be brief"), ("assistant", "Hi! How can I help?")]
+    a = convs.session(ChatRequest("my bank PIN note", hello, False, False, None))
+    convs.answered(ChatRequest("my bank PIN note", hello, False, False, None), a, "here")
+    b = convs.session(ChatRequest("what's next?", hello, False, False, None))
+    assert a != b
+    # a real exchange the daemon has not seen (it restarted) still continues stably
+    seen = [("user", "hello"), ("assistant", "hi")]
+    assert convs.session(ChatRequest("x", seen, False, False, None)) == \
+        convs.session(ChatRequest("y", seen, False, False, None))

@@ -116,7 +116,9 @@ class Conversations:
             known = self._map.get(key)
         if known is not None:
             return known
-        if not any(r == "assistant" for r, _ in req.turns):  # a new conversation
+        roles = [r for r, _ in req.turns]
+        if "user" not in roles or "assistant" not in roles[roles.index("user"):]:
+            # a new conversation: no exchange yet (a client's canned greeting is none)
             return f"openai-{uuid.uuid4().hex[:12]}"
         return f"openai-{key[:12]}"  # one this daemon has not seen (restarted): stable
 
