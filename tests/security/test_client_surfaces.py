@@ -104,3 +104,14 @@ def test_a_canned_greeting_is_not_a_shared_conversation() -> None:
     seen = [("user", "hello"), ("assistant", "hi")]
     assert convs.session(ChatRequest("x", seen, False, False, None)) == \
         convs.session(ChatRequest("y", seen, False, False, None))
+
+
+@pytest.mark.parametrize("kw", [{"start": "2026-01-01", "end": "9999-12-31"},
+                                {"now": "9999-12-31"}, {"when": "this week",
+                                                        "now": "9999-12-28"}])
+def test_review_off_the_calendar_is_a_clean_error(tools: OpenCortexTools,
+                                                  kw: dict[str, str]) -> None:
+    """The review tool took the day after ``end`` (or the week of ``now``) past 9999-12-31:
+    an OverflowError out of the tool, not an error that says what to fix."""
+    with pytest.raises(ToolError, match="calendar"):
+        tools.review(**kw)
