@@ -172,12 +172,19 @@ class Access:
             raise NodeNotFoundError(f"{rel!r}: {e}") from None
         return path.relative_to(self.memex.root).as_posix(), path
 
+    def _file_withheld(self, path: Any) -> bool:
+        """True when the .org file at ``path`` is private as a whole (its FILETAGS) for this
+        client; a file that does not exist (yet) is not."""
+        from .org.parser import parse
+
+        if self.sees_private or not path.is_file():
+            return False
+        return self.hidden(parse(path.read_text(encoding="utf-8", errors="replace")).filetags)
+
     def files(self) -> list[dict[str, Any]]:
         """The memex's indexed .org files this client may see, with their entry counts
         (a file whose entries are all withheld, or that is private as a whole, is left
         out)."""
-        from .org.parser import parse
-
         out = []
         with self._lock:
             rels = sorted(self.memex.store.file_states())
@@ -187,10 +194,8 @@ class Access:
                 if nodes and not seen:
                     continue
                 if not nodes and not self.sees_private:
-                    path = self.memex.root / rel
                     try:
-                        if self.hidden(parse(path.read_text(encoding="utf-8",
-                                                            errors="replace")).filetags):
+                        if self._file_withheld(self.memex.root / rel):
                             continue
                     except OSError:
                         continue
@@ -326,6 +331,8 @@ class Access:
             if to and to.endswith(".org") and "::" not in to:
                 no_nul(to, "to")
                 target = self._allow_write(to, "capture", text)
+                if self._file_withheld(self.memex.root / target):
+                    raise NodeNotFoundError(_withheld(to))  # as its entries: never named
                 with self._journaled():
                     return self.memex.writer.capture(text, target=target, todo=todo,
                                                      tags=tags)

@@ -115,3 +115,17 @@ def test_review_off_the_calendar_is_a_clean_error(tools: OpenCortexTools,
     an OverflowError out of the tool, not an error that says what to fix."""
     with pytest.raises(ToolError, match="calendar"):
         tools.review(**kw)
+
+
+def test_capture_to_a_private_file_is_not_found(tools: OpenCortexTools) -> None:
+    """Capture under a private entry was "not found", but capture to a private file by
+    name wrote into it and answered with the new entry's line: the file's existence and
+    length, to a client that may not see it, and its words in the person's private file."""
+    private = tools.memex.root / "notes" / "sleep-and-running.org"
+    before = private.read_bytes()
+    with pytest.raises(ToolError, match="may see"):
+        tools.capture("hello", to="notes/sleep-and-running.org")
+    assert private.read_bytes() == before
+    # a public file, and a new one, still take captures
+    assert tools.capture("hello", to="gtd.org")["file"] == "gtd.org"
+    assert tools.capture("hello", to="notes/brand-new.org")["file"] == "notes/brand-new.org"
