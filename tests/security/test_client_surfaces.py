@@ -129,3 +129,48 @@ def test_capture_to_a_private_file_is_not_found(tools: OpenCortexTools) -> None:
     # a public file, and a new one, still take captures
     assert tools.capture("hello", to="gtd.org")["file"] == "gtd.org"
     assert tools.capture("hello", to="notes/brand-new.org")["file"] == "notes/brand-new.org"
+
+
+def _done_in_thread(tools: OpenCortexTools, limit: float) -> tuple[bool, object]:
+    """Mark the task done in a worker thread: (finished within ``limit`` s, its result)."""
+    import threading
+
+    out: list[object] = []
+
+    def run() -> None:
+        try:
+            out.append(tools.edit("set_todo", TAILSCALE, "DONE"))
+        except Exception as e:  # the test reports what came out
+            out.append(e)
+
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    th.join(limit)
+    return not th.is_alive(), out[0] if out else None
+
+
+@pytest.mark.parametrize("repeat", ["++0d", "++1h", "++0h"])
+def test_a_catch_up_repeater_cannot_hang_the_server(tools: OpenCortexTools,
+                                                    repeat: str) -> None:
+    """Marking a ``++`` task done stepped its date one repeat at a time until past now,
+    holding the memex's one lock: ``++0d`` never got there (every client hung for good)
+    and ``++1h`` from year 1 took ~17 million steps (half a minute)."""
+    tools.schedule("SCHEDULED", TAILSCALE, "0001-01-01 00:00", repeat)
+    finished, res = _done_in_thread(tools, 5.0)
+    assert finished, f"DONE on a {repeat} task did not return in 5 s"
+    assert isinstance(res, dict), res
+    import datetime as dt
+    import re
+
+    text = (tools.memex.root / "gtd.org").read_text(encoding="utf-8")
+    [day] = re.findall(r"SCHEDULED: <(\d{4}-\d{2}-\d{2}) \w+ \d\d:\d\d " + re.escape(repeat),
+                       text)
+    assert day >= dt.date.today().isoformat() if repeat == "++1h" else day <= "0001-01-02"
+
+
+def test_a_repeater_past_year_9999_is_a_clean_error(tools: OpenCortexTools) -> None:
+    """``+9999y`` on a task due in 9999 moved its date past the calendar: a ValueError out
+    of the todo tool."""
+    tools.schedule("DEADLINE", TAILSCALE, "9999-06-01", "+9999y")
+    with pytest.raises(ToolError, match="9999"):
+        tools.edit("set_todo", TAILSCALE, "DONE")
