@@ -174,3 +174,19 @@ def test_a_repeater_past_year_9999_is_a_clean_error(tools: OpenCortexTools) -> N
     tools.schedule("DEADLINE", TAILSCALE, "9999-06-01", "+9999y")
     with pytest.raises(ToolError, match="9999"):
         tools.edit("set_todo", TAILSCALE, "DONE")
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("EXPORT_FILE_NAME", "~/.bashrc"), ("ARCHIVE", "~/.emacs.d/init.el::"),
+    ("DIR", "/etc"), ("header-args", ":eval yes"), ("HEADER-ARGS:sh", ":dir /")])
+def test_property_that_steers_org_commands_is_the_persons(tools: OpenCortexTools, key: str,
+                                                          value: str) -> None:
+    """A client set ``:EXPORT_FILE_NAME: ~/.bashrc`` (or ``:ARCHIVE:``, ``:DIR:``,
+    ``:header-args:``) on an entry: the person's next export, archive or attach of it
+    wrote where the client chose."""
+    gtd = tools.memex.root / "gtd.org"
+    before = gtd.read_bytes()
+    with pytest.raises(ToolError, match="only you set it"):
+        tools.edit("set_property", TAILSCALE, key, value)
+    assert gtd.read_bytes() == before
+    tools.edit("set_property", TAILSCALE, "EFFORT", "1:00")  # an ordinary one still works
