@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import itertools
+import re
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -186,12 +187,19 @@ class Access:
             raise NodeNotFoundError(f"{rel!r}: {e}") from None
         return path.relative_to(self.memex.root).as_posix(), path
 
+    def _file_withheld(self, path: Any) -> bool:
+        """True when the .org file at ``path`` is private as a whole (its FILETAGS) for this
+        client; a file that does not exist (yet) is not."""
+        from .org.parser import parse
+
+        if self.sees_private or not path.is_file():
+            return False
+        return self.hidden(parse(path.read_text(encoding="utf-8", errors="replace")).filetags)
+
     def files(self) -> list[dict[str, Any]]:
         """The memex's indexed .org files this client may see, with their entry counts
         (a file whose entries are all withheld, or that is private as a whole, is left
         out)."""
-        from .org.parser import parse
-
         out = []
         with self._lock:
             rels = sorted(self.memex.store.file_states())
@@ -201,10 +209,8 @@ class Access:
                 if nodes and not seen:
                     continue
                 if not nodes and not self.sees_private:
-                    path = self.memex.root / rel
                     try:
-                        if self.hidden(parse(path.read_text(encoding="utf-8",
-                                                            errors="replace")).filetags):
+                        if self._file_withheld(self.memex.root / rel):
                             continue
                     except OSError:
                         continue
@@ -344,6 +350,8 @@ class Access:
             if to.endswith(".org") and "::" not in to:
                 no_nul(to, "to")
                 target = self._allow_write(to, "capture", text)
+                if self._file_withheld(self.memex.root / target):
+                    raise NodeNotFoundError(_withheld(to))  # as its entries: never named
                 with self._journaled():
                     return self.memex.writer.capture(text, target=target, todo=todo,
                                                      tags=tags)
@@ -384,6 +392,10 @@ class Access:
         if key.upper() == "ID" and self.client not in PERSON:
             raise AccessDenied("an entry's ID is what links and clients point at: only you "
                                "change it (`opencortex set-property NODE ID VALUE`)")
+        if _STEERS_ORG.fullmatch(key) and self.client not in PERSON:
+            raise AccessDenied(f"{key} tells Org where to write files (archive, export, "
+                               "attachments) or how to run code blocks: only you set it "
+                               f"(`opencortex set-property NODE {key} VALUE`)")
         return self._edit(ref, "set-property", f"{key} {value or ''}",
                           lambda n: self.memex.writer.set_property(n, key, value))
 
@@ -517,6 +529,14 @@ class MemexView:
                     "set_property", "new_note", "writer", "undo", "index_text"):
             raise AttributeError(f"{name}: a MemexView only reads; write through Access")
         return getattr(self._a.memex, name)
+
+
+_STEERS_ORG = re.compile(r"(?i)ARCHIVE|EXPORT_FILE_NAME|DIR|ATTACH_DIR(?:_INHERIT)?"
+                         r"|HEADER-ARGS(?::\S*)?|EXPORT_OPTIONS|EXPORT_SETUPFILE|SETUPFILE")
+"""Properties the person's own Org commands act on as paths or code settings: archiving
+moves the subtree to ``:ARCHIVE:``'s file, subtree export writes ``:EXPORT_FILE_NAME:``,
+attachments go to ``:DIR:``, Babel runs blocks under ``:header-args:``.  A client setting
+one chose where the person's next command writes (e.g. ~/.bashrc) or how it evaluates."""
 
 
 def _withheld(ref: str) -> str:

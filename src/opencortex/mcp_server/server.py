@@ -170,6 +170,14 @@ class OpenCortexTools:
     def review(self, when: str | None = None, start: str | None = None,
                end: str | None = None, now: str | None = None) -> dict[str, Any]:
         """What a span of days held (done, clocked, captured, journal, sessions)."""
+        try:
+            return self._review(when, start, end, now)
+        except OverflowError:  # a span's end (the day after it) or week past year 9999
+            raise ToolError("that span runs off the calendar (years 1 to 9999): pick days "
+                            "before 9999-12-25") from None
+
+    def _review(self, when: str | None, start: str | None, end: str | None,
+                now: str | None) -> dict[str, Any]:
         from ..insight.review import resolve_range, review
 
         base = dt.datetime.combine(_date(now, "now") or dt.date.today(), dt.time())

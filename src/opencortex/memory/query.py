@@ -53,7 +53,16 @@ _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 def date_range(spec: str, today: dt.date) -> DateRange:
     """``today``, ``+N`` (next N days), ``-N`` (last N days), ``past``/``overdue``
-    (before today), ``future``, a date, or ``A..B``."""
+    (before today), ``future``, a date, or ``A..B``.  A span that runs off the calendar
+    (``+99999999``, or ``future`` from 9999-12-31) is a syntax error, not a crash."""
+    try:
+        return _date_range(spec, today)
+    except OverflowError:
+        raise QuerySyntaxError(f"date {spec!r} from {today} runs past the calendar (years 1 "
+                               "to 9999): use a nearer date") from None
+
+
+def _date_range(spec: str, today: dt.date) -> DateRange:
     s = spec.strip().lower()
     if s in ("", "any"):
         return DateRange(None, None)
@@ -135,7 +144,7 @@ def _conjunction(tokens: list[str]) -> list[Predicate]:
                 raise QuerySyntaxError("text: needs words (e.g. text:backup)")
             if name_l == "prop" and "=" not in arg and not arg:
                 raise QuerySyntaxError("prop: needs KEY=VALUE or KEY (e.g. prop:CATEGORY=work)")
-            if name_l == "level" and not all(v.isdigit() for v in values):
+            if name_l == "level" and not all(re.fullmatch(r"[0-9]{1,4}", v) for v in values):
                 raise QuerySyntaxError(f"level: needs a number, got {arg!r}")
             if name_l == "text" and not neg:
                 words.extend(values)

@@ -35,6 +35,7 @@ MODEL = "opencortex"
 MODELS = (MODEL,)
 """The model names the endpoint answers to (what ``/v1/models`` lists)."""
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_PLAIN_USER = re.compile(r"[A-Za-z0-9_.-]{1,55}")
 Turn = tuple[str, str]
 
 
@@ -109,13 +110,15 @@ class Conversations:
 
     def session(self, req: ChatRequest) -> str:
         if req.user:
-            return "openai-" + (_SAFE.sub("-", req.user)[:57] or "user")  # <= 64 in all
+            return user_session(req.user)
         key = _key(req.turns)
         with self._lock:
             known = self._map.get(key)
         if known is not None:
             return known
-        if not any(r == "assistant" for r, _ in req.turns):  # a new conversation
+        roles = [r for r, _ in req.turns]
+        if "user" not in roles or "assistant" not in roles[roles.index("user"):]:
+            # a new conversation: no exchange yet (a client's canned greeting is none)
             return f"openai-{uuid.uuid4().hex[:12]}"
         return f"openai-{key[:12]}"  # one this daemon has not seen (restarted): stable
 
@@ -126,6 +129,18 @@ class Conversations:
             self._map.move_to_end(key)
             while len(self._map) > self.limit:
                 self._map.popitem(last=False)
+
+
+def user_session(user: str) -> str:
+    """The session ``user`` names, one per distinct ``user``: ``openai-u-USER`` when it is
+    already a short session id without ``..``, else its readable part, ``..`` and a hash
+    of the whole (spelling it in session-id characters alone made every non-ASCII name one
+    session, and names differing in punctuation or past 55 characters another).  The
+    ``u-`` keeps them apart from the conversation sessions (``openai-`` and hex)."""
+    if _PLAIN_USER.fullmatch(user) and ".." not in user:
+        return f"openai-u-{user}"
+    digest = hashlib.sha256(user.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    return f"openai-u-{_SAFE.sub('-', user)[:24]}..{digest}"  # <= 64 in all
 
 
 def _history(req: ChatRequest) -> list[dict[str, str]]:

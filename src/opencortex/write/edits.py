@@ -283,6 +283,29 @@ def _add(d: dt.datetime, n: int, unit: str) -> dt.datetime:
     return d.replace(year=y, month=m + 1, day=day)
 
 
+def _next(kind: str, n: int, unit: str, start: dt.datetime, now: dt.datetime
+          ) -> dt.datetime:
+    """The next occurrence.  ``++`` catches up past now: whole hours, days and weeks in
+    one jump (stepping one by one from year 1 was millions of steps under the memex's
+    lock), and a zero repeat (``++0d``) stays put (stepping it never ended)."""
+    if kind == "+":
+        return _add(start, n, unit)
+    if kind == "++":
+        new = _add(start, n, unit)
+        if n == 0:
+            return new
+        if unit in "hdw":
+            step = dt.timedelta(hours=n) if unit == "h" else dt.timedelta(
+                days=n * (7 if unit == "w" else 1))
+            if new < now - step:
+                new += step * ((now - new) // step - 1)
+        while new <= now if unit == "h" else new.date() <= now.date():
+            new = _add(new, n, unit)
+        return new
+    base = now if unit == "h" else now.replace(hour=start.hour, minute=start.minute)
+    return _add(base, n, unit)
+
+
 def shift_repeated(ts: Timestamp, now: dt.datetime) -> str | None:
     """The raw timestamp moved to its next occurrence, as Org does when a repeating task
     is marked done (``+`` once, ``++`` until in the future, ``.+`` from today)."""
@@ -293,20 +316,18 @@ def shift_repeated(ts: Timestamp, now: dt.datetime) -> str | None:
         return None
     kind, n, unit = m.group(1), int(m.group(2)), m.group(3)
     start = ts.start
-    if kind == "+":
-        new = _add(start, n, unit)
-    elif kind == "++":
-        new = _add(start, n, unit)
-        while new <= now if unit == "h" else new.date() <= now.date():
-            new = _add(new, n, unit)
-    else:
-        base = now if unit == "h" else now.replace(hour=start.hour, minute=start.minute)
-        new = _add(base, n, unit)
+    try:
+        new = _next(kind, n, unit, start, now)
+    except (OverflowError, ValueError):
+        from ..errors import WriteError
+
+        raise WriteError(f"the repeater {ts.repeater} moves {start:%Y-%m-%d} past the "
+                         "calendar (year 9999): change the date or the repeater") from None
     raw = ts.raw
     dm = _DATE_IN_TS.search(raw)
     if not dm:
         return None
-    out = raw[: dm.start()] + f"{new:%Y-%m-%d} {_DAYNAMES[new.weekday()]}" + raw[dm.end():]
+    out = raw[: dm.start()] + f"{new.date().isoformat()} {_DAYNAMES[new.weekday()]}" + raw[dm.end():]
     if unit == "h" and ts.has_time:
         out = re.sub(r"\d{1,2}:\d{2}", f"{new:%H:%M}", out, count=1)
     return out

@@ -29,6 +29,7 @@ __all__ = [
     "escape_block_content",
     "neutralise_body",
     "neutralise_title",
+    "neutralise_value",
     "normalise_lines",
     "restore_agenda",
     "unescape_block_content",
@@ -198,6 +199,13 @@ def neutralise_body(text: str) -> str:
     structure (see the module docstring).  Idempotent."""
     text = normalise_lines(text)
     return "\n".join(_lines(text.split("\n")))
+
+
+def neutralise_value(text: str) -> str:
+    """A one-line value put inside existing structure (a node property's value): one line,
+    with the inline constructs that run code or reach beyond it defused -- a ``<%%(…)>``
+    there is a sexp timestamp the agenda evaluates, drawer or not.  Idempotent."""
+    return _inline(" ".join(normalise_lines(text).split()))
 
 
 _TAGS_AT_END = re.compile(r"[ \t]+(:[\w@#%:]+:)[ \t]*$")

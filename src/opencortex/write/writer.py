@@ -31,7 +31,7 @@ from ..org.model import Heading, OrgDocument
 from ..org.parser import parse
 from ..org.timestamps import format_timestamp
 from . import edits
-from .neutralise import neutralise_body, neutralise_title, normalise_lines
+from .neutralise import neutralise_body, neutralise_title, neutralise_value, normalise_lines
 from .verify import Intent, verify_write
 
 __all__ = ["MemexWriter", "WriteResult"]
@@ -275,7 +275,8 @@ class MemexWriter:
     def set_property(self, node: Node, key: str, value: str | None) -> WriteResult:
         check_property_name(key)
         key = edits.canonical_key(key)  # :Effort: as org-set-effort writes it, from any spelling
-        value = check_property_value(value) if value is not None else None
+        # one line (the construct check), its inline code defused (a <%%(…)> the agenda runs)
+        value = neutralise_value(check_property_value(value)) if value is not None else None
         desc = f"{node.title}: {key} = {value}" if value is not None else f"{node.title}: -{key}"
         return self._edit(node, "set-property", desc,
                           [lambda t, x: edits.set_property(t, x, key, value)],
