@@ -178,7 +178,9 @@ def test_agent_answer_from_a_markdown_model_reply_is_org(memex: Path, tmp_path: 
     from ..pipeline.test_kernel_more import ROUTE_NOTES, _gateway
     from .emacs_batch import emacs_dump_many
 
-    reply = ("## BM25 saturation\n\nThe **k1** parameter caps term frequency; see "
+    # it cites a numbered passage, as the notes skill asks (an uncited answer is replaced
+    # by the extractive one)
+    reply = ("## BM25 saturation\n\nThe **k1** parameter caps term frequency [1]; see "
              "[the paper](https://example.org/bm25).\n\n```python\nscore = tf * (k1 + 1)\n"
              "# * not a headline\n```\n\n| k1 | effect |\n|---|---|\n| 1.2 | default |\n")
     server = FakeLLM()
