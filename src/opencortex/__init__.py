@@ -29,7 +29,7 @@ if _sys.argv[:1] == ["-m"] and _sys.path and _sys.path[0] in ("", _os.getcwd()):
 __version__ = "0.1.0"
 
 _ERRORS = (
-    "AccessDenied", "ApprovalError", "BackendError", "BadModelOutput", "ConfigError",
+    "AccessDenied", "AnswerLimit", "ApprovalError", "BackendError", "BadModelOutput", "ConfigError",
     "ConflictError", "EmbeddingError", "GatewayError", "GitError", "GuardDenied", "GuardError",
     "IndexStoreError", "InvalidOrgConstruct", "NeedsApproval", "NeedsKeyError", "NodeNotFoundError",
     "NotRegularError", "OpenCortexError", "OrgParseError", "OutsideBoundary", "ProviderError", "QuerySyntaxError",
@@ -57,6 +57,7 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "Access",
     "AccessDenied",
+    "AnswerLimit",
     "ApprovalError",
     "BackendError",
     "BadModelOutput",
@@ -114,6 +115,7 @@ if TYPE_CHECKING:
     from .config import Settings, load_settings
     from .errors import (
         AccessDenied,
+        AnswerLimit,
         ApprovalError,
         BackendError,
         BadModelOutput,

@@ -213,7 +213,7 @@ def test_capture_validates_tags(run) -> None:
     seen, memex = run
     assert seen["capture"]["id"] and seen["capture"]["file"] == "gtd.org"
     assert "not a valid Org tag" in _err(seen["capture_bad_tag"])
-    assert "Bad tag entry" not in (memex / "inbox.org").read_text(encoding="utf-8")
+    assert "Bad tag entry" not in (memex / "gtd.org").read_text(encoding="utf-8")
 
 
 def test_append_keeps_text_as_text(run) -> None:
@@ -304,7 +304,7 @@ def test_undo_takes_back_only_this_connections_writes(run) -> None:
     assert not seen["note_after_undo"]
     assert "Answer: when to cache?" not in seen["caching_after_undo"]
     # the person's own capture (after ours) is untouched
-    assert "Person's own entry" in (memex / "inbox.org").read_text(encoding="utf-8")
+    assert "Person's own entry" in (memex / "gtd.org").read_text(encoding="utf-8")
     assert "changed since" in _err(seen["undo_changed"])
     assert "NEXT [#A] Quokka feeding" in seen["after_refused_undo"]
     assert "nothing to undo" in _err(seen["other_undo"])

@@ -15,6 +15,8 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.server.conftest import APPROVER
+
 from .edge_live import daemons
 
 
@@ -42,7 +44,9 @@ def test_deep_json_on_every_post_route_is_400(memex: Path, live_factory: Any) ->
     assert {"/v1/events", "/v1/chat", "/v1/chat/completions", "/v1/recall"} <= set(routes)
     for path in routes:
         for raw in (DEEP, b'{"a": ' * 50_000 + b"1" + b"}" * 50_000):
-            st, body, _ = live.request("POST", path, raw=raw)
+            # an approval route hears only the person (approver token): sent as the person
+            st, body, _ = live.request("POST", path, raw=raw,
+                                       headers={"X-OpenCortex-Approver": APPROVER})
             assert st == 400, (path, st, body)
             assert "deeper than 64" in body["error"], body
     # brackets inside strings do not count; ordinary nesting passes the scan
