@@ -181,7 +181,7 @@ def test_shell_output_of_a_private_file_never_reaches_http(
         assert st == 200 and CANARY_WORD not in text, text[:500]
         assert "withheld" in text and "keeper.org" in text, text[:500]
     # the turns are recorded, tagged private, and /v1/search does not serve them
-    records = list((memex / "sessions").rglob("*sh0*.org"))
+    records = list(live.memex.settings.sessions_path.rglob("*sh0*.org"))
     assert records and all(":private:" in p.read_text() for p in records)
     live.kernel.submit({"payload": {"sensor": "heartbeat", "embed": 0},
                         "meta": {"source": "test"}}).result(60)
@@ -213,7 +213,7 @@ def test_a_turn_that_carried_private_text_is_a_private_record(memex: Path, tmp_p
     assert sig is not None
     sig.result(30)
     assert got and "withheld" in got[0] and "no match" not in got[0]
-    rec = next((memex / "sessions").rglob("*tainted-1*.org")).read_text()
+    rec = next(m.settings.sessions_path.rglob("*tainted-1*.org")).read_text()
     assert ":private:" in rec
     k.shutdown()
     m.close()
@@ -396,8 +396,12 @@ def test_review_summary_of_private_items_is_not_sent(memex: Path, tmp_path: Path
 
 
 # -- MCP: every tool and resource through the one wrapper ----------------------------------
-MCP_ARGS = {"search": {"query": "x"}, "read": {"refs": ["x"]}, "agenda": {},
-            "capture": {"text": "x"}, "recollect": {"message": "x"}}
+def _mcp_args() -> dict[str, dict[str, Any]]:
+    """One call per MCP tool: the first of the privacy probe's calls (that table fails its
+    own test for a tool without one)."""
+    from tests.security.test_private_routes import TOOL_CALLS
+
+    return {name: calls[0] for name, calls in TOOL_CALLS.items()}
 
 
 def test_every_mcp_tool_result_passes_the_egress_check(memex: Path, tmp_path: Path) -> None:
@@ -414,13 +418,18 @@ def test_every_mcp_tool_result_passes_the_egress_check(memex: Path, tmp_path: Pa
     server = build_server(m)
     t = server.opencortex_tools  # type: ignore[attr-defined]
 
+    args = _mcp_args()
+    # every method the tools call on the facade returns the canary (a tool may call one of
+    # another name: todo -> edit, schedule -> dates)
+    for attr in [a for a in dir(t) if not a.startswith("_") and callable(getattr(t, a))]:
+        setattr(t, attr, lambda *a, **k: {"text": f"Sure:\n{CANARY}", "n": [CANARY]})
+
     async def run() -> list[str]:
         tools = {x.name for x in await server.list_tools()}
-        assert tools == MCP_ARGS.keys(), f"tools without a probe: {tools ^ MCP_ARGS.keys()}"
+        assert tools == args.keys(), f"tools without a probe: {tools ^ args.keys()}"
         out = []
         for name in sorted(tools):
-            setattr(t, name, lambda *a, **k: {"text": f"Sure:\n{CANARY}", "n": [CANARY]})
-            res = await server.call_tool(name, MCP_ARGS[name])
+            res = await server.call_tool(name, args[name])
             out.append(json.dumps(res.model_dump(), ensure_ascii=False))
         t.node_text = lambda ref: f"* x\n{CANARY}\n"
         got = await server.read_resource("opencortex://node/x")
@@ -494,10 +503,10 @@ def test_the_persons_conversations_do_not_make_public_text_private(memex: Path,
 
     public = "The rain gauge on the north terrace reads ten millimetres today."
     (memex / "weather.org").write_text(f"* Weather\n{public}\n")
-    rec = SessionRecorder(memex)
-    rec.record("cli-1", "assistant", f"Your note says: {public}", tag="private")
     m = Memex(memex, index=tmp_path / "i.sqlite3")
+    rec = SessionRecorder(m.settings.sessions_path)  # where the agent's records live
+    rec.record("cli-1", "assistant", f"Your note says: {public}", tag="private")
     m.sync()
-    assert any(f.startswith("sessions/") for f in m.private_prints().files)
+    assert not any(f.startswith("sessions/") for f in m.private_prints().files)
     assert Access(m, "http").egress(public) == public
     m.close()
