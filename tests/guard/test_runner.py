@@ -31,3 +31,34 @@ def test_only_the_runner_starts_programs() -> None:
     extra = {k: v for k, v in found.items() if k not in ALLOWED}
     assert not extra, f"start programs through opencortex.guard.runner.run, not: {extra}"
     assert "guard/runner.py" in found
+
+
+def test_a_program_under_tmp_runs_in_the_sandbox(tmp_path: Path) -> None:
+    """The sandbox gives the child a fresh /tmp: a program that lives under /tmp (a
+    virtualenv's rg in a checkout there, as CI's clean clone has) is bound back, and a box
+    that cannot start its program is an error, never an exit status read as "no matches"."""
+    import shutil
+
+    import pytest
+
+    from opencortex.errors import ShellError
+    from opencortex.guard import runner
+    from opencortex.guard.sandbox import status
+    from opencortex.guard.shell import ShellPolicy
+
+    if not status(ShellPolicy()).available:
+        pytest.skip("bubblewrap cannot run here")
+    rg = shutil.which("rg")
+    if rg is None:
+        pytest.skip("no ripgrep")
+    assert str(tmp_path).startswith("/tmp/")
+    (tmp_path / "bin").mkdir()
+    local = shutil.copy(rg, tmp_path / "bin" / "rg")
+    ran = runner.run([str(local), "--version"], cwd=tmp_path, timeout=30, sandbox=True,
+                     exe=str(local))
+    assert ran.returncode == 0 and b"ripgrep" in ran.stdout, ran
+    gone = tmp_path / "bin" / "gone"
+    gone.write_bytes(b"")
+    gone.chmod(0o755)
+    with pytest.raises(ShellError, match="sandbox could not start"):
+        runner.run([str(gone)], cwd=tmp_path, timeout=30, sandbox=True, exe="/nonexistent/x")

@@ -147,7 +147,13 @@ def run(argv: Sequence[str], *, cwd: str | os.PathLike[str], timeout: float,
         cmd = _sandbox.wrap(box.bwrap, argv, prog, cwd, memex_root, sized=box.sized,
                             readable=readable)
         program = box.bwrap
-    return spawn(cmd, program, cwd, child_env, timeout, max_output, stdin, bool(sandbox))
+    ran = spawn(cmd, program, cwd, child_env, timeout, max_output, stdin, bool(sandbox))
+    if sandbox and ran.returncode != 0 and ran.stderr.startswith(b"bwrap: "):
+        # the box itself failed (the program not visible inside it, say): an error, never
+        # an exit status the caller would read as the program's own ("no matches")
+        raise ShellError(f"the sandbox could not start {argv[0]}: "
+                         f"{ran.stderr.decode(errors='replace').strip()[:300]}")
+    return ran
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

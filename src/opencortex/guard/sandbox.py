@@ -105,8 +105,10 @@ def wrap(bwrap: str, argv: Sequence[str], exe: str, cwd: str | os.PathLike[str],
     keep.append(Path(cwd).resolve())
     keep += [Path(r).resolve() for r in readable if Path(r).exists()]
     prog = Path(exe).resolve()
-    if _inside(prog, real_home):
-        keep.append(prog)  # an allowlisted tool under the hidden home stays runnable
+    if any(_inside(prog, Path(h)) for h in [*hide, "/tmp"]):
+        # an allowlisted tool under the hidden home or the fresh /tmp (a virtualenv's rg in
+        # a checkout under /tmp, say) stays runnable: that one file is bound back read-only
+        keep.append(prog)
     for k in dict.fromkeys(keep):
         out += ["--ro-bind", str(k), str(k)]
     # the tmpfs that only hide things (/run, the home) and the new /dev (its /dev/shm) have
