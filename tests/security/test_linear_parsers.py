@@ -74,8 +74,7 @@ def _best(fn: Callable[[str], object], s: str) -> float:
 
 
 KNOWN_SLOW = {
-    ("Markdown", "["), ("Markdown", "[["), ("Markdown", "[fn:"), ("Markdown", "src_"),
-    ("Markdown", "call_"), ("clause splitter", "and "),
+    ("clause splitter", "and "),
     ("clause splitter", ","), ("cue reader", "-"), ("date/time", "%"), ("slot parser", "a "),
     ("slot parser", ":tag:"), ("slot parser", "["),
 }

@@ -12,6 +12,7 @@ import datetime as dt
 import re
 from typing import Literal
 
+from ..textscan import next_of
 from .model import Timestamp
 
 __all__ = ["format_timestamp", "match_timestamp", "parse_timestamp"]
@@ -22,36 +23,11 @@ __all__ = ["format_timestamp", "match_timestamp", "parse_timestamp"]
 #   <%%\([^>\n]+\)>
 # Each scans from its opening to the line's first closer, so tried at every ``<`` of a
 # line with no closer (``<2026-01-01 <2026-01-01 …``) the regexp is quadratic.  _ts_check
-# matches only the fixed-width openings by regexp and answers the rest with _next_of,
+# matches only the fixed-width openings by regexp and answers the rest with textscan.next_of,
 # whose scans are shared between the positions of one string.
 _TS_DATE_OPEN = re.compile(r"[\[<]\d{4}-\d{2}-\d{2}", re.ASCII)
 _TS_REPEAT_OPEN = re.compile(r"<[0-9]+-[0-9]+-[0-9]", re.ASCII)
 _TS_REPEAT_TAIL = re.compile(r"\+[0-9]+[dwmy]>", re.ASCII)
-_NEXT_RE: dict[str, re.Pattern[str]] = {}
-# (chars, id(s)) -> (s, lo, hi): no character of chars in s[lo:hi], and hi is one of
-# them (or len(s)); holding s keeps its id from being reused while the entry lives.
-_NEXT_CACHE: dict[tuple[str, int], tuple[str, int, int]] = {}
-
-
-def _next_of(s: str, p: int, chars: str) -> int:
-    """First index >= p of any of ``chars`` in ``s`` (len(s) if none).
-
-    A parser asks this at increasing positions of one string; the answer is shared by
-    every position before it, so each character is scanned once per string, not once
-    per position."""
-    key = (chars, id(s))
-    got = _NEXT_CACHE.get(key)
-    if got is not None and got[0] is s and got[1] <= p <= got[2]:
-        return got[2]
-    pat = _NEXT_RE.get(chars)
-    if pat is None:
-        pat = _NEXT_RE[chars] = re.compile("[" + re.escape(chars) + "]")
-    m = pat.search(s, p)
-    hi = m.start() if m else len(s)
-    if len(_NEXT_CACHE) >= 64:
-        _NEXT_CACHE.clear()
-    _NEXT_CACHE[key] = (s, p, hi)
-    return hi
 
 
 def _ts_check(s: str, pos: int) -> bool:
@@ -63,12 +39,12 @@ def _ts_check(s: str, pos: int) -> bool:
         if e < len(s) and s[e] in "]>":
             return True
         # (?: [^\n]*?)?[\]>]: a space, then a closer before the end of the line
-        if e < len(s) and s[e] == " " and _next_of(s, e + 1, "]>") < _next_of(s, e + 1, "\n"):
+        if e < len(s) and s[e] == " " and next_of(s, e + 1, "]>") < next_of(s, e + 1, "\n"):
             return True
     if s.startswith("<%%(", pos):
         # [^>\n]+\)>: the line's first > or newline is a >, right after a ) that is
         # not the first character after the parenthesis
-        c = _next_of(s, pos + 4, ">\n")
+        c = next_of(s, pos + 4, ">\n")
         if c < len(s) and s[c] == ">" and c - 1 > pos + 4 and s[c - 1] == ")":
             return True
     m = _TS_REPEAT_OPEN.match(s, pos)
@@ -76,7 +52,7 @@ def _ts_check(s: str, pos: int) -> bool:
         # [0-9]*[^>\n]+?\+[0-9]+[dwmy]>: the first > or newline after the third field's
         # first digit is a >, ending +N[dwmy] whose + is not the first character there
         q = m.end()
-        c = _next_of(s, q, ">\n")
+        c = next_of(s, q, ">\n")
         if c < len(s) and s[c] == ">" and _repeat_plus(s, c) > q:
             return True
     return False
