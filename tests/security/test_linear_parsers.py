@@ -74,7 +74,7 @@ def _best(fn: Callable[[str], object], s: str) -> float:
 
 
 KNOWN_SLOW = {
-    ("cue reader", "-"), ("date/time", "%"),
+    ("date/time", "%"),
 }
 """Found superlinear by this sweep and not fixed yet (issue 23 follow-up): each still
 runs, and is reported as an expected failure until it is made linear."""
