@@ -78,7 +78,8 @@ KNOWN_SLOW: set[tuple[str, str]] = set()
 runs, and is reported as an expected failure until it is made linear."""
 
 SWEEP = ("-", "[", "]", "[[a][", "[[", "(", "<", "*", "/", "=", ":", ",", ".", "\\", '"',
-         "{", "%", "\n", "a ", "and ", "<2026-01-01 ", "[fn:", "src_", "call_", ":tag:")
+         "{", "%", "\n", "a ", "and ", "<2026-01-01 ", "[fn:", "src_", "call_", ":tag:",
+         "<1-1-1 ", "<%%(", "a/", "aand ")
 
 
 def _grows(fn: Callable[[str], object], d: str, n: int) -> str | None:
