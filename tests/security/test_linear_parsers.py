@@ -73,17 +73,13 @@ def _best(fn: Callable[[str], object], s: str) -> float:
     return best
 
 
-KNOWN_SLOW = {
-    ("Markdown", "["), ("Markdown", "[["), ("Markdown", "[fn:"), ("Markdown", "src_"),
-    ("Markdown", "call_"), ("Org objects", "<2026-01-01 "), ("clause splitter", "and "),
-    ("clause splitter", ","), ("cue reader", "-"), ("date/time", "%"), ("slot parser", "a "),
-    ("slot parser", ":tag:"), ("slot parser", "["),
-}
+KNOWN_SLOW: set[tuple[str, str]] = set()
 """Found superlinear by this sweep and not fixed yet (issue 23 follow-up): each still
 runs, and is reported as an expected failure until it is made linear."""
 
 SWEEP = ("-", "[", "]", "[[a][", "[[", "(", "<", "*", "/", "=", ":", ",", ".", "\\", '"',
-         "{", "%", "\n", "a ", "and ", "<2026-01-01 ", "[fn:", "src_", "call_", ":tag:")
+         "{", "%", "\n", "a ", "and ", "<2026-01-01 ", "[fn:", "src_", "call_", ":tag:",
+         "<1-1-1 ", "<%%(", "a/", "aand ")
 
 
 def _grows(fn: Callable[[str], object], d: str, n: int) -> str | None:
@@ -106,6 +102,12 @@ def test_the_two_quadratic_parsers_are_linear() -> None:
     (Org objects), at sizes where the old code took seconds."""
     assert _grows(_slot, "-", 4000) is None
     assert _grows(_org, "[[a][", 40000) is None
+
+
+def test_a_tag_list_that_cannot_end_the_text_is_refused_at_once() -> None:
+    """"tag it as aandaand…?": a list word that may hold "and" once made the slot
+    parser's regexp try every split of the list (exponential: 1.6 s at 22 words)."""
+    assert _best(_slot, "tag it as " + "aand" * 40 + "?") < 0.5
 
 
 @pytest.mark.parametrize(("name", "delim"), [

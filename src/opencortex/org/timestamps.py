@@ -12,17 +12,70 @@ import datetime as dt
 import re
 from typing import Literal
 
+from ..textscan import next_of
 from .model import Timestamp
 
 __all__ = ["format_timestamp", "match_timestamp", "parse_timestamp"]
 
-# org-element--timestamp-regexp, split in its three alternatives.
-_TS_CHECK = re.compile(
-    r"[\[<]\d{4}-\d{2}-\d{2}(?: [^\n]*?)?[\]>]"
-    r"|<[0-9]+-[0-9]+-[0-9]+[^>\n]+?\+[0-9]+[dwmy]>"
-    r"|<%%\([^>\n]+\)>",
-    re.ASCII,
-)
+# org-element--timestamp-regexp is three alternatives:
+#   [\[<]\d{4}-\d{2}-\d{2}(?: [^\n]*?)?[\]>]
+#   <[0-9]+-[0-9]+-[0-9]+[^>\n]+?\+[0-9]+[dwmy]>
+#   <%%\([^>\n]+\)>
+# Each scans from its opening to the line's first closer, so tried at every ``<`` of a
+# line with no closer (``<2026-01-01 <2026-01-01 …``) the regexp is quadratic.  _ts_check
+# matches only the fixed-width openings by regexp and answers the rest with textscan.next_of,
+# whose scans are shared between the positions of one string.
+_TS_DATE_OPEN = re.compile(r"[\[<]\d{4}-\d{2}-\d{2}", re.ASCII)
+_TS_REPEAT_OPEN = re.compile(r"<[0-9]+-[0-9]+-[0-9]", re.ASCII)
+_TS_REPEAT_TAIL = re.compile(r"\+[0-9]+[dwmy]>", re.ASCII)
+
+
+def _ts_check(s: str, pos: int) -> bool:
+    """Whether org-element--timestamp-regexp matches at ``pos``, in time independent of
+    the distance to the line's closer (amortised over the positions of ``s``)."""
+    m = _TS_DATE_OPEN.match(s, pos)
+    if m is not None:
+        e = m.end()
+        if e < len(s) and s[e] in "]>":
+            return True
+        # (?: [^\n]*?)?[\]>]: a space, then a closer before the end of the line
+        if e < len(s) and s[e] == " " and next_of(s, e + 1, "]>") < next_of(s, e + 1, "\n"):
+            return True
+    if s.startswith("<%%(", pos):
+        # [^>\n]+\)>: the line's first > or newline is a >, right after a ) that is
+        # not the first character after the parenthesis
+        c = next_of(s, pos + 4, ">\n")
+        if c < len(s) and s[c] == ">" and c - 1 > pos + 4 and s[c - 1] == ")":
+            return True
+    m = _TS_REPEAT_OPEN.match(s, pos)
+    if m is not None:
+        # [0-9]*[^>\n]+?\+[0-9]+[dwmy]>: the first > or newline after the third field's
+        # first digit is a >, ending +N[dwmy] whose + is not the first character there
+        q = m.end()
+        c = next_of(s, q, ">\n")
+        if c < len(s) and s[c] == ">" and _repeat_plus(s, c) > q:
+            return True
+    return False
+
+
+_PLUS_CACHE: list[tuple[str, int, int]] = []
+
+
+def _repeat_plus(s: str, c: int) -> int:
+    """Index of the ``+`` of a ``+N[dwmy]`` ending just before the ``>`` at ``c``, or -1.
+
+    Remembered for the last ``>`` asked about, since every opening on the line asks
+    about the same one (a long digit run is then walked once)."""
+    if _PLUS_CACHE and _PLUS_CACHE[0][0] is s and _PLUS_CACHE[0][1] == c:
+        return _PLUS_CACHE[0][2]
+    k = c - 1  # the unit; digits before it, then the +
+    while k > 0 and "0" <= s[k - 1] <= "9":
+        k -= 1
+    plus = k - 1
+    if plus < 0 or _TS_REPEAT_TAIL.match(s, plus) is None:  # it can only end at c
+        plus = -1
+    _PLUS_CACHE[:] = [(s, c, plus)]
+    return plus
 _TS_RAW = re.compile(r"([<\[](%%)?[^\n]*?)[\]>](?:--([<\[][^\n]*?[\]>]))?")
 # org-parse-time-string's org-ts-regexp0
 _DATE = re.compile(
@@ -127,7 +180,7 @@ def match_timestamp(s: str, pos: int) -> tuple[int, Timestamp | None] | None:
                 _SIMPLE_CACHE[raw] = got
             if got is not False:
                 return end, Timestamp(raw, raw[0] == "<", got[0], got[1])
-    if not _TS_CHECK.match(s, pos):
+    if not _ts_check(s, pos):
         return None
     m = _TS_RAW.match(s, pos)
     if not m:

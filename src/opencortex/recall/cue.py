@@ -280,6 +280,29 @@ _EXT = (r"(?:py|js|ts|tsx|jsx|go|rs|rb|java|kt|swift|c|h|cc|cpp|hpp|cs|php|md|or
 _PATH = re.compile(r"(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+\." + _EXT + r"\b|"
                    r"(?:~|\.{1,2})?/(?:[\w.-]+/)+[\w.-]*|"
                    r"\b[\w-]+\." + _EXT + r"\b")
+# Every character a _PATH match can hold; a match never crosses a run of them, and the
+# character outside a run is not a word character, so \b reads the same run by run.
+_PATH_RUN = re.compile(r"[\w.~/-]+")
+_PATH_RUN_MAX = 1024  # a path in a message is far shorter; PATH_MAX itself is 4096 bytes
+
+
+def _paths(text: str) -> list[re.Match[str]]:
+    """_PATH.finditer(text), skipping runs longer than _PATH_RUN_MAX: tried at every
+    position of a long run (``------…``), _PATH scans to the run's end and backtracks
+    from each one, O(n^2); bounded runs make it linear (at most n * _PATH_RUN_MAX)."""
+    return [m for run in _PATH_RUN.finditer(text) if run.end() - run.start() <= _PATH_RUN_MAX
+            for m in _PATH.finditer(text, run.start(), run.end())]
+
+
+def _without_paths(text: str) -> str:
+    """``_PATH.sub(" ", text)`` over the same matches as :func:`_paths`."""
+    out, at = [], 0
+    for m in _paths(text):
+        out += [text[at:m.start()], " "]
+        at = m.end()
+    return "".join(out) + text[at:]
+
+
 _IDENT = re.compile(r"\b(?:[A-Z]+-\d+|#\d+|[0-9a-f]{7,40}|[a-z]+(?:_[a-z0-9]+)+|"
                     r"[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}\d*)\b")
 _QUOTED = re.compile(r"[\"“«']([^\"”»']{2,60})[\"”»']")
@@ -365,7 +388,7 @@ def read_cue(person_turns: list[str], now: dt.datetime) -> Cue:
         text_wo_places = _PLACE.sub(" ", text)
         for m in _QUOTED.finditer(text_wo_places):
             add("coined", m.group(1).strip())
-        for m in _PATH.finditer(text_wo_places):
+        for m in _paths(text_wo_places):
             add("artifact", m.group(0))
         for m in _PERSON.finditer(text_wo_places):
             if m.group(1).lower() not in _STOP and m.group(1) not in calendar.month_name:
@@ -374,7 +397,7 @@ def read_cue(person_turns: list[str], now: dt.datetime) -> Cue:
             if m.group(0).lower() not in _STOP and not _PATH.fullmatch(m.group(0)) and \
                     not any(a.kind == "artifact" and m.group(0) in a.value for a in axes):
                 add("identifier", m.group(0))
-        for w in terms_of(_NEGATED.sub(" ", _PATH.sub(" ", text_wo_places))):
+        for w in terms_of(_NEGATED.sub(" ", _without_paths(text_wo_places))):
             if w not in excluded and not any(a.value.lower() == w for a in axes):
                 add("term", w)
     axes = [a for a in axes if a.value.lower() not in excluded]

@@ -109,26 +109,59 @@ def is_place_clause(clause: str) -> bool:
     return bool(_PLACE_CLAUSE.match(clause.strip(" ,;")))
 
 
+_OPENERS_AT = re.compile(_SOFT_OPENERS.pattern.removeprefix("^"), re.IGNORECASE)
+_TOKENS = (re.compile(r"(?:\s*\S+){0,3}"), re.compile(r"(?:\s*\S+){0,10}"))
+_TWO_WORDS = re.compile(r"\S\s+\S")
+
+
+def _head(s: str, lo: int, hi: int, long: bool = False) -> str:
+    """``s[lo:hi]`` cut after its soft openers and 3 (``long``: 10) more words: all that
+    _is_request (or _ANAPHORIC, at most 9 words) reads, so asking at every cut of a long
+    clause costs the head, not the rest of the clause."""
+    p = lo
+    while p < hi and s[p].isspace():
+        p += 1
+    run = _OPENERS_AT.match(s, p, hi)
+    q = run.end() if run else p
+    words = _TOKENS[long].match(s, q, hi)  # always matches (maybe empty)
+    return s[lo:words.end() if words else hi]
+
+
 def _split_weak(clause: str) -> list[str]:
-    """Split on and/et/und/y only where both sides are requests and the right isn't anaphoric."""
+    """Split on and/et/und/y only where both sides are requests and the right isn't anaphoric.
+
+    Linear in the clause: the left side's quote counts are running sums, its two-word test
+    is found once per start, and each side is read through _head (at most a few words),
+    not copied whole at every cut (which was quadratic on "and and and …")."""
     parts: list[str] = []
     start = 0
+    ticks = quotes = 0  # in clause[start:seen]
+    seen = 0
+    two_words = _TWO_WORDS.search(clause)
+    n = len(clause)
     for m in _WEAK_RE.finditer(clause):
-        left = clause[start:m.start()]
-        right = clause[m.end():]
+        ticks += clause.count("`", seen, m.start())
+        quotes += clause.count('"', seen, m.start())
+        seen = m.start()
         # a backticked/quoted span must not be cut
-        if left.count("`") % 2 or left.count('"') % 2:
+        if ticks % 2 or quotes % 2:
             continue
-        if len(left.split()) < 2 or not _is_request(right):
+        # len(left.split()) < 2
+        if two_words is None or two_words.end() > m.start():
             continue
-        if m.group("comma") and not _is_request(left):
+        if not _is_request(_head(clause, m.end(), n)):
+            continue
+        if m.group("comma") and not _is_request(_head(clause, start, m.start())):
             continue  # "if it rains, remind me": a bare comma needs requests on both sides
-        if _ANAPHORIC.match(_SOFT_OPENERS.sub("", right.strip())):
+        if _ANAPHORIC.match(_SOFT_OPENERS.sub("", _head(clause, m.end(), n, long=True).strip())):
             continue
+        left = clause[start:m.start()]
         if is_place_clause(left):
             continue  # "ssh into the nas and pull the logs": one command, done there
         parts.append(left)
-        start = m.end()
+        start = seen = m.end()
+        ticks = quotes = 0
+        two_words = _TWO_WORDS.search(clause, start)
     parts.append(clause[start:])
     return parts
 

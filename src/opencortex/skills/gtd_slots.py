@@ -16,6 +16,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from ..textscan import next_of
 from .gtd_dates import (
     _DL_CUE,
     _NUM_RE,
@@ -608,11 +609,11 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
             m := mk.search(_PRIO_COMPLEMENT)):
         s.priority = _PRIO_MAP.get(m.group("w").lower().split()[0], "A")
         mk.take(*m.span())
-    if m := re.search(r"\btag(?:ged)?\b.*?\s(?P<span>(?:as|with)\s+(?P<tags>[\w@-]+"
-                      r"(?:\s*(?:,|and)\s*[\w@-]+)*))\s*[.!]?$", t, re.I):
-        if mk.free(m.start("span"), m.end("span")):
-            s.tags += [x for x in re.split(r"\s*(?:,|\band\b)\s*", m.group("tags")) if x]
-            mk.take(m.start("span"), m.end())
+    if got := _tagged_as(t):
+        start, stop, end, tags = got
+        if mk.free(start, stop):
+            s.tags += [x for x in re.split(r"\s*(?:,|\band\b)\s*", tags) if x]
+            mk.take(start, end)
     for m in list(_TAG_RE.finditer(t)):
         if not mk.free(*m.span()):
             continue
@@ -694,6 +695,86 @@ _TRAIL = re.compile(r"[\s,:;-](?:(?:has|have|needs?|must|ought)\s+to\s+be(?:\s+(
 """One filler phrase ending the text (``, it has to be``), with the separator before it."""
 _TRAIL_PUNCT = frozenset(" \t\n,:;.!-")
 _TRAIL_SPAN = 64  # longer than any phrase above: the search looks no further back
+
+
+# "tag it as work, home and errands" at the end of the text.  Once one regexp,
+#   \btag(?:ged)?\b.*?\s(?P<span>(?:as|with)\s+(?P<tags>W(?:\s*(?:,|and)\s*W)*))\s*[.!]?$
+# (W = [\w@-]+): its lazy .*? scanned to the end from every "tag" (quadratic on
+# ":tag::tag:…"), and a W that may hold "and" made the list ambiguous (exponential on
+# "as aandaandaand…?").  _tagged_as gives the same match in linear time.
+_TAG_WORD = re.compile(r"\btag(?:ged)?\b", re.I)
+_TAG_AS_AT = re.compile(r"(?=\s(?:as|with)\s)", re.I)
+_TAG_AS_HEAD = re.compile(r"\s(?:as|with)\s+", re.I)
+_W, _SP, _COMMA, _A, _N, _D = range(6)  # character classes of the list
+
+
+_AND_CLASS = {"a": _A, "A": _A, "n": _N, "N": _N, "d": _D, "D": _D}
+
+
+def _tag_class(ch: str) -> int:
+    if ch in _AND_CLASS:
+        return _AND_CLASS[ch]
+    if ch.isalnum() or ch in "_@-":
+        return _W
+    if ch.isspace():
+        return _SP
+    return _COMMA if ch == "," else -1
+
+
+# The list's automaton: states 0 start, 1 in a word (accepting), 2 blanks after a word,
+# 3 after "," or "and" (blanks, then a word), 4 after "a", 5 after "an".
+_TAG_NFA = (
+    (0, (_W, _A, _N, _D), 1), (3, (_W, _A, _N, _D), 1), (3, (_SP,), 3),
+    (1, (_W, _A, _N, _D), 1), (1, (_SP,), 2), (1, (_COMMA,), 3), (1, (_A,), 4),
+    (2, (_SP,), 2), (2, (_COMMA,), 3), (2, (_A,), 4), (4, (_N,), 5), (5, (_D,), 3),
+)
+
+
+def _list_starts(t: str, stop: int) -> set[int]:
+    """Every p at which t[p:stop] is a whole tag list W((,|and)W)*: the automaton run
+    backwards from ``stop`` once (linear), instead of a backtracking match per start."""
+    starts: set[int] = set()
+    cur = {1}
+    p = stop
+    while cur and p > 0:
+        p -= 1
+        c = _tag_class(t[p])
+        cur = {a for a, cls, b in _TAG_NFA if b in cur and c in cls}
+        if 0 in cur:
+            starts.add(p)
+    return starts
+
+
+def _tagged_as(t: str) -> tuple[int, int, int, str] | None:
+    """(span start, span end, match end, tag list) of "tag … as|with LIST" ending the
+    text, as the regexp above would match it."""
+    end = len(t)
+    stop = end - 1 if t.endswith("\n") else end
+    if stop and t[stop - 1] in ".!":
+        stop -= 1
+        if stop < end - 1:  # "x.\n": $ before the final newline
+            end -= 1
+    while stop and t[stop - 1].isspace():
+        stop -= 1
+    starts = _list_starts(t, stop)
+    if not starts:
+        return None
+    valid: list[tuple[int, int]] = []  # (the blank before as|with, where the list starts)
+    for m in _TAG_AS_AT.finditer(t, 0, stop):
+        head = _TAG_AS_HEAD.match(t, m.start())
+        if head is not None and head.end() in starts:
+            valid.append((m.start(), head.end()))
+    i = 0
+    for w in _TAG_WORD.finditer(t):
+        e = w.end()
+        while i < len(valid) and valid[i][0] < e:
+            i += 1
+        if i == len(valid):
+            return None
+        k, list_start = valid[i]
+        if next_of(t, e, "\n") >= k:  # .*? does not cross a line
+            return k + 1, stop, end, t[list_start:stop]
+    return None
 
 
 def _drop_trailing_fillers(t: str) -> str:

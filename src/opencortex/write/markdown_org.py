@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..textscan import next_of
 from .neutralise import (
     escape_block_content,
     neutralise_body,
@@ -39,7 +40,7 @@ _ORG_STRONG = (re.compile(r"^#\+(?:begin|end)_\w+|^#\+\w+:", re.I | re.M), _ORG_
 _ORG_WEAK = re.compile(r"(?:^|[\s(])(?:\*[^\s*][^*\n]*[^\s*]\*|/[^\s/][^/\n]*[^\s/]/|"
                        r"~[^\s~][^~\n]*~|=[^\s=][^=\n]*=)(?=[\s.,;:!?)]|$)", re.M)
 _MD = (re.compile(r"^[ \t]*(?:```|~~~)", re.M), re.compile(r"\*\*\S|\S\*\*|__\S"),
-       re.compile(r"\[[^\]\n]+\]\([^)\n]*\)"), re.compile(r"^#{1,6}[ \t]+\S", re.M),
+       re.compile(r"^#{1,6}[ \t]+\S", re.M),
        re.compile(r"`[^`\n]+`"), re.compile(r"^>[ \t]", re.M),
        re.compile(r"^\|?[ \t]*:?-{3,}:?[ \t]*\|", re.M))
 _MD_BULLET = re.compile(r"^[ \t]*\*[ \t]+\S", re.M)  # or an Org headline: weak evidence
@@ -47,8 +48,36 @@ _ORG_HEADLINE = re.compile(r"^(\*+)[ \t]+(.*)$", re.M)
 _SAFE_SCHEMES = ("http", "https", "mailto", "ftp", "file", "id", "doi")
 
 
+_BRACKETS = re.compile(r"[\[\]\n]")
+
+
+def _md_link(text: str) -> bool:
+    """Whether ``\\[[^\\]\\n]+\\]\\([^)\\n]*\\)`` (``[text](url)``) occurs, in one pass.
+
+    That regexp, searched in ``[[[[…`` with no ``](``, scans to the line's end from every
+    ``[``: quadratic.  Here a ``](`` at j matches when the first ``[`` since the last ``]``
+    or newline is at most j-2 (the text is not empty) and the first ``)`` or newline
+    after it is a ``)``."""
+    first_open = -1
+    for m in _BRACKETS.finditer(text):
+        j, ch = m.start(), m.group()
+        if ch == "[":
+            if first_open < 0:
+                first_open = j
+            continue
+        if (ch == "]" and 0 <= first_open <= j - 2 and text.startswith("(", j + 1)
+                and (c := next_of(text, j + 2, ")\n")) < len(text) and text[c] == ")"):
+            return True
+        first_open = -1
+    return False
+
+
+def _md_syntax(text: str) -> bool:
+    return any(p.search(text) for p in _MD) or _md_link(text)
+
+
 def looks_like_markdown(text: str) -> bool:
-    return any(p.search(text) for p in _MD) or bool(_MD_BULLET.search(text))
+    return _md_syntax(text) or bool(_MD_BULLET.search(text))
 
 
 def looks_like_org(text: str) -> bool:
@@ -56,7 +85,7 @@ def looks_like_org(text: str) -> bool:
     Markdown-only syntax (fences, ``**``, ``[t](u)``, ``# `` headings, backticks, ``> ``),
     or Org emphasis with no Markdown at all: conservative (plain prose is neither, and
     goes through the Markdown renderer, which leaves it as it is)."""
-    if any(p.search(text) for p in _MD):
+    if _md_syntax(text):
         return False
     if any(p.search(text) for p in _ORG_STRONG):
         return True

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import re
 
+from ..textscan import next_of
+
 __all__ = [
     "defuse_agenda",
     "escape_block_content",
@@ -67,7 +69,10 @@ _RADIO = re.compile(r"<<<")
 # inline Babel (``src_sh{…}``, ``call_name(…)``): evaluated on export or C-c C-c
 # (no look-behind: Org's word start differs from Python's \w on ~100 characters, e.g. ª ①;
 # the name is Org's own set, anything but space, tab, newline and the bracket)
-_INLINE_BABEL = re.compile(r"(src|call)(_)(?=[^ \t\n\[{(]+[\[{(])", re.I)
+# The name's end is found with next_of, not a look-ahead: ``(?=[^ \t\n\[{(]+[\[{(])``
+# tried at each ``src_`` of ``src_src_src_…`` scans to the line's end every time.
+_INLINE_BABEL = re.compile(r"(src|call)_", re.I)
+_NAME_END = " \t\n[{("
 # export snippets (raw HTML/LaTeX into an export) and macros (a file's ``(eval …)`` macros)
 _SNIPPET = re.compile(r"@@(?=[\w-]+:)")
 _MACRO = re.compile(r"\{\{\{")
@@ -121,6 +126,18 @@ def _link_type(m: re.Match[str]) -> str:
     return m.group(0) if m.group(1).lower() in LINK_TYPES else "[" + ZWSP + m.group(0)[1:]
 
 
+def _defuse_babel(line: str) -> str:
+    """A zero-width space before the ``_`` of ``src_NAME{``, ``call_NAME(``…: a name (at
+    least one character) whose first space, tab, newline or bracket is a ``[{(``."""
+    def one(m: re.Match[str]) -> str:
+        q = m.end()
+        c = next_of(line, q, _NAME_END)
+        if q < c < len(line) and line[c] in "[{(":
+            return m.group(1) + ZWSP + "_"
+        return m.group(0)
+    return _INLINE_BABEL.sub(one, line)
+
+
 def _inline(line: str) -> str:
     """Inline constructs that would run code or reach beyond this text: sexp timestamps,
     local-variable markers, links of a type outside :data:`LINK_TYPES`, radio targets,
@@ -130,7 +147,7 @@ def _inline(line: str) -> str:
     if ":" in line and ("lisp" in line.lower() or "shell" in line.lower()):
         line = _PLAIN_EXEC.sub(r"\1" + ZWSP + r"\2", line)
     if "_" in line:
-        line = _INLINE_BABEL.sub(r"\1" + ZWSP + r"\2", line)
+        line = _defuse_babel(line)
     if "@@" in line:
         line = _SNIPPET.sub("@" + ZWSP + "@", line)
     if "{{{" in line:
