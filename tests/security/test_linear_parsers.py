@@ -73,7 +73,9 @@ def _best(fn: Callable[[str], object], s: str) -> float:
     return best
 
 
-KNOWN_SLOW: set[tuple[str, str]] = set()
+KNOWN_SLOW: set[tuple[str, str]] = {("slot parser", "a ")}
+# ("slot parser", "a "): 40 ms at 2.5 KB, 245 ms at 10 KB, 1.5 s at 40 KB of "a a a …" —
+# about 6x per 4x, on the test's own line; not yet found which slot rule grows
 """Found superlinear by this sweep and not fixed yet (issue 23 follow-up): each still
 runs, and is reported as an expected failure until it is made linear."""
 
