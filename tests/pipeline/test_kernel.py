@@ -17,6 +17,7 @@ from opencortex.pipeline.kernel import MAX_DEPTH, Kernel
 from opencortex.signal import SignalError, inject
 from opencortex.skills.base import Skill
 from opencortex.skills.registry import SkillRegistry
+from tests.conftest import NOTES_ANSWER_SQLITE_ONLY
 
 from ..conftest import emacs_dump
 
@@ -42,6 +43,7 @@ def test_inject_normalises() -> None:
             inject(bad)
 
 
+@NOTES_ANSWER_SQLITE_ONLY
 def test_question_answered_from_notes_with_citations(kernel: Kernel) -> None:
     out = kernel.ask("caching strategies", session="t-notes")
     assert out and "notes/caching-strategies.org:" in out[0]
