@@ -85,6 +85,7 @@ def test_dangerous_command_is_blocked(kernel: Kernel, tmp_path: Path) -> None:
     assert out[0].startswith("Blocked")
 
 
+@NOTES_ANSWER_SQLITE_ONLY
 def test_planted_instructions_in_notes_are_data(kernel: Kernel, tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
     (kernel.memex.root / "evil.org").write_text(
