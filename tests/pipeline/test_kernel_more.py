@@ -265,3 +265,60 @@ def test_heartbeat_embeds_recall_records_in_the_background(memex: Path, tmp_path
     finally:
         k.shutdown()
         m.close()
+
+
+def _ask_with_model_answer(mx: Memex, answer: str) -> tuple[str, dict, list]:
+    server = FakeLLM()
+    try:
+        route = Reply(body=completion(json.dumps(
+            {"action": "route", "intents": [{"target": "notes", "query": "caching strategies"}]})))
+        server.push(route, Reply(body=completion(json.dumps({"action": "reply",
+                                                             "text": answer}))))
+        k = Kernel(mx, reasoner=Reasoner(_gateway(server)), record_sessions=False)
+        replies = k.ask_full("caching strategies")
+        k.shutdown()
+    finally:
+        server.close()
+    text, data = replies[-1]
+    return text, data, server.seen
+
+
+def test_a_model_answer_of_citations_alone_is_replaced_by_the_notes(mx: Memex) -> None:
+    """A small model sometimes answers with a citation and no words ("[2]"): not an answer;
+    the offline extractive answer is shown, saying so."""
+    text, data, _ = _ask_with_model_answer(mx, "[2]")
+    assert text.startswith("(The model's answer had no answer text")
+    assert "notes/" in text and data["citations"]
+
+
+def test_the_notes_prompt_keeps_its_instructions_in_the_stable_system_message(
+        mx: Memex) -> None:
+    _, _, seen = _ask_with_model_answer(mx, "Cache-aside [1].")
+    system = seen[1].body["messages"][0]["content"]
+    user = seen[1].body["messages"][-1]["content"]
+    assert "Cite each passage you use as [n]" in system and "caching" not in system
+    assert "Cite each" not in user and user.rstrip().endswith("Question: caching strategies")
+
+
+def test_a_general_answer_is_marked_as_not_from_the_notes(mx: Memex) -> None:
+    text, _, _ = _ask_with_model_answer(mx, "Not in your notes: caches trade memory for time.")
+    assert text.startswith("Not in your notes — in general: caches trade memory for time.")
+    # a bare "not in your notes" with nothing after it is no answer: the notes are shown
+    text, _, _ = _ask_with_model_answer(mx, "Not in your notes.")
+    assert text.startswith("(The model's answer did not answer")
+
+
+def test_the_offline_answer_is_kept_under_a_model_answer_that_misses_it(mx: Memex) -> None:
+    """Never worse than offline: when the extractive answer is above the threshold and the
+    model cited another passage, its best sentence is shown under the model's answer."""
+    from opencortex.access import Access
+    from opencortex.skills.notes_answer import cached_answer
+
+    a = cached_answer(Access.for_signal(mx, {"source": "cli"}), "caching strategies")
+    assert a.answered
+    text, data, seen = _ask_with_model_answer(mx, "It depends on the workload [6].")
+    passages = seen[1].body["messages"][-1]["content"]
+    if a.units[0].text in passages.split("[6]")[-1].split("Question:")[0]:
+        return  # the model cited the extractive answer's own passage: nothing to add
+    assert f"From your notes: {a.units[0].text}" in text
+    assert a.units[0].citation in data["citations"]
