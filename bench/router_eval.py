@@ -1,6 +1,7 @@
 """Accuracy of the offline router (``opencortex.router.decompose``) on labelled utterances.
 
 Run: .venv/bin/python bench/router_eval.py [--file PATH ...] [--cv] [--show-errors]
+     [--memex DIR]
 
 Each JSONL line is ``{"text": ..., "intents": [target, ...]}`` (targets in order).  Prints, as
 markdown: exact-sequence accuracy (predicted target sequence == labelled), per-target precision
@@ -24,6 +25,7 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +37,39 @@ DEFAULT_FILES = [ROOT.parent / "shared" / "eval" / "router-dev.jsonl",
                  ROOT.parent / "shared" / "eval" / "router-dev-2.jsonl"]
 
 
-def evaluate(rows: list[dict]) -> dict:
+def memex_router(src: Path) -> Callable[[str], list[str]]:
+    """Route as ``ask`` does over a memex: the router skill's reading with its GTD hint (the
+    memex's tasks) and notes hint (does the memex answer this question?), on a copy of
+    ``src`` indexed with vectors in a temporary folder."""
+    import shutil
+    import tempfile
+
+    from opencortex.memex import Memex
+    from opencortex.retrieval.hybrid import retriever_for
+    from opencortex.signal import Signal
+    from opencortex.skills.base import Context
+    from opencortex.skills.router import _intents
+
+    work = Path(tempfile.mkdtemp(prefix="router-eval-"))
+    shutil.copytree(src, work / "memex")
+    m = Memex(work / "memex", index=work / "index.sqlite3")
+    m.sync()
+    r = retriever_for(m)
+    r.keyword.sync(m.store)
+    r.vectors.embed_pending(lambda t: r.embedder.embed(t))
+
+    def route(text: str) -> list[str]:
+        sig = Signal(type="request", payload={"sensor": "user-input", "text": text},
+                     meta={"source": "cli"})
+        return [str(i.get("target")) for i in _intents(text, Context(sig, m))]
+    return route
+
+
+def _plain(text: str) -> list[str]:
+    return [i.target for i in decompose(text)]
+
+
+def evaluate(rows: list[dict], route: Callable[[str], list[str]] = _plain) -> dict:
     """Score predictions against the labels; returns counts and the per-row predictions."""
     tp: Counter[str] = Counter()
     fp: Counter[str] = Counter()
@@ -47,7 +81,7 @@ def evaluate(rows: list[dict]) -> dict:
     has_review = any("review" in row["intents"] for row in rows)
     for row in rows:
         gold = list(row["intents"])
-        pred = [i.target for i in decompose(row["text"])]
+        pred = route(row["text"])
         if not has_review:
             pred = ["gtd" if p == "review" else p for p in pred]
         if pred == gold:
@@ -192,14 +226,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cv-files", help="with --cv: only these training files (comma-separated "
                     "names, e.g. the set before a file was added, for a before/after figure)")
     ap.add_argument("--show-errors", action="store_true", help="list the misrouted utterances")
+    ap.add_argument("--memex", type=Path, help="route as `ask` does over this memex (its GTD "
+                    "and notes hints), e.g. examples/memex; default: the words alone")
     args = ap.parse_args(argv)
+    route = memex_router(args.memex) if args.memex else _plain
     if args.cv:
         files = args.cv_files.split(",") if args.cv_files else None
         print(cross_validation(args.cv, args.grid, files), end="\n\n")
     for path in args.file or DEFAULT_FILES:
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
                 if line.strip()]
-        print(report(evaluate(rows), path, args.show_errors), end="\n\n")
+        print(report(evaluate(rows, route), path, args.show_errors), end="\n\n")
     return 0
 
 

@@ -436,6 +436,12 @@ _GTD_LISTS = re.compile(
 """Words naming one of the task lists ("anything in someday/maybe?"): GTD's, whatever op
 the words alone read as."""
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|mine|we|our|us)\b", re.IGNORECASE)
+_WORK_TOGETHER = re.compile(
+    r"\b(?:we|we'd|we've|us|our|ours|together|you|you've|your|sessions?|chats?|"
+    r"conversations?|transcripts?)\b", re.IGNORECASE)
+"""Words of past work done with the agent (its sessions, "we", "you"): a question with them
+that the classifier reads as recall stays recall — the notes answer what the person wrote,
+recall what was done together."""
 
 
 def _asks_notes(intent: Intent, notes: Hint, forced: set[str], hint: Hint | None) -> bool:
@@ -457,10 +463,12 @@ def _asks_notes(intent: Intent, notes: Hint, forced: set[str], hint: Hint | None
                        or (_GTD_WORDS.search(text) and intent.args.get("op") != "capture")
                        or (hint is not None and hint(text))):
         return False  # a view of the task list, or a question about a task it holds
-    if t == "shell" and _MACHINE_STATE.search(text) and intent.args.get("command"):
+    if t == "shell" and _MACHINE_STATE.search(text):
         return False
     if t == "web" and _LIVE.search(text):
         return False
+    if t == "recollect" and _WORK_TOGETHER.search(text):
+        return False  # past work with the agent ("that session where we …"): recall's
     if t == "chat" and _FIRST_PERSON.search(text):
         return True
     return notes(text)

