@@ -255,8 +255,11 @@ class Memex:
     def set_priority(self, ref: str, priority: str | None) -> WriteResult:
         return self.writer.set_priority(self.resolve(ref), priority)
 
-    def set_property(self, ref: str, key: str, value: str | None) -> WriteResult:
-        return self.writer.set_property(self.resolve(ref), key, value)
+    def set_property(self, ref: str, key: str, value: str | None, *,
+                     person: bool = False) -> WriteResult:
+        """``person=True`` only where the person typed ``key`` or OpenCortex chose it (see
+        ``MemexWriter.set_property``)."""
+        return self.writer.set_property(self.resolve(ref), key, value, person=person)
 
     def tag(self, ref: str, changes: list[str]) -> WriteResult:
         return self.writer.tag(self.resolve(ref), changes)
@@ -285,7 +288,7 @@ class Memex:
         answer = whole_links(answer)  # whole links or plain text, never one cut by "…"
         node = self.resolve(ref)
         stamp = format_timestamp(self.writer.clock(), active=False, with_time=True)
-        first = self.writer.set_property(node, AGENT_HANDLED, stamp)
+        first = self.writer.set_property(node, AGENT_HANDLED, stamp, person=True)
         # the model's Markdown as Org, its headings as sub-entries, neutralised (writer)
         second = self.writer.capture(f"Answer: {instruction}", body=answer,
                                      parent=self.resolve(ref), model=True)
