@@ -32,7 +32,8 @@ def mx(tmp_path: Path) -> Memex:
 
 @pytest.mark.parametrize(("key", "value"), [
     ("EXPORT_FILE_NAME", "~/.bashrc"), ("ARCHIVE", "~/.emacs.d/init.el::"),
-    ("header-args", ":eval yes"), ("ID", "someone-elses-id")])
+    ("header-args", ":eval yes"), ("ID", "someone-elses-id"), ("ARCHIVE+", "/tmp/x.org::"),
+    ("header-args+", ":dir /")])
 def test_a_model_planned_gtd_step_cannot_set_a_steering_property(mx: Memex, key: str,
                                                                  value: str) -> None:
     """A local model planning a GTD request ("set the effort on the passport task") adds a
@@ -59,3 +60,15 @@ def test_the_person_still_sets_them(mx: Memex) -> None:
     assert ":EXPORT_FILE_NAME: passport.pdf" in (mx.root / "gtd.org").read_text()
     with pytest.raises(AccessDenied, match="only you"):
         mx.set_property("id:t-1", "DIR", "/etc")  # no one said it was the person
+
+
+@pytest.mark.parametrize("key", ["ARCHIVE+", "EXPORT_FILE_NAME+", "header-args+", "DIR+"])
+def test_the_plus_spelling_is_the_same_property(mx: Memex, key: str) -> None:
+    """Org appends ``:ARCHIVE+:`` to ``:ARCHIVE:`` (``org-entry-get``): a client (MCP,
+    HTTP) that could not set ``ARCHIVE`` set ``ARCHIVE+`` instead."""
+    from opencortex.access import Access
+
+    before = (mx.root / "gtd.org").read_bytes()
+    with pytest.raises(AccessDenied, match="only you"):
+        Access(mx, "mcp").set_property("id:t-1", key, "/tmp/elsewhere.org::")
+    assert (mx.root / "gtd.org").read_bytes() == before
