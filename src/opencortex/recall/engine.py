@@ -240,6 +240,10 @@ class Recall:
         self.base_roots = self._base_roots(self.given, cfg, defaults)
         self.state_dir = Path(state_dir or Path(settings.state_dir) / "recall")
         self.progress: Any = None  # called (done, total) while a refresh reads many files
+        self.narrow = False
+        """A client's engine (``narrowed``): every turn searches only inside
+        ``base_roots``, whatever the session's state holds -- the roots of a session the
+        person started, a wider search admitted in it (a transcript's ``cwd`` chose it)."""
         self.hide: Callable[[Iterable[str]], bool] | None = None
         """Set by ``opencortex.access`` for a client that may not see private notes:
         note records whose tags it is true for are outside every boundary."""
@@ -292,6 +296,7 @@ class Recall:
         places inside the person's boundary (the memex, its repository, ``[recall]
         sources`` and the default transcript folders), never add one (OutsideBoundary)."""
         eng = cls(memex, None, **kw)
+        eng.narrow = True
         for r in roots:
             if not within(r.path, eng.base_roots):
                 raise OutsideBoundary(
@@ -468,6 +473,8 @@ class Recall:
             for kind, src in SOURCES.items():
                 if p.is_dir() and src.discover([p]):
                     roots.append(Root(kind, str(p.resolve())))
+        if self.narrow:
+            roots = [r for r in roots if within(r.path, self.base_roots)]
         return list(dict.fromkeys(roots)), widen_time
 
     def _pass(self, st: RecallState) -> Round:
@@ -623,6 +630,8 @@ class Recall:
                 + [r[0] for r in index.q("SELECT DISTINCT cwd FROM rec_records WHERE cwd "
                                          "IS NOT NULL AND kind = 'session' LIMIT 50")]))[:50]
             for cwd in cwds:
+                if self.narrow and not within(cwd, self.base_roots):
+                    continue  # a client is offered nothing it could not search
                 top = gitsrc.toplevel(cwd)
                 if top is not None and ("git", str(top)) not in have and \
                         f"git:{top}" not in extra:
