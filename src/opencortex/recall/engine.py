@@ -209,6 +209,20 @@ def session_boundary(session: str, state_dir: Path | None = None) -> dict[str, A
     return {"memex": st.memex, "index": st.index, "roots": st.roots}
 
 
+def _leads_out(root: Path) -> bool:
+    """Does a ``.git`` inside the memex (a ``gitdir:`` file, a symlink) lead to a git
+    directory outside it?  Then the repository is not the memex's own -- a sync peer can
+    plant that pointer -- and recall reads it only when ``[recall] sources`` names it."""
+    from ..guard.gitrepo import git_dirs
+
+    top = root.resolve()
+    for where, g in git_dirs(top):
+        w = where.resolve()
+        if (w == top or top in w.parents) and not (g == top or top in g.parents):
+            return True
+    return False
+
+
 def within(path: str | Path, roots: Iterable[Root]) -> bool:
     """Is ``path`` one of ``roots`` or inside one (after resolving links)?"""
     try:
@@ -316,7 +330,7 @@ class Recall:
             roots.append(Root("opencortex", str(old)))
         roots.append(Root("notes", root))
         top = gitsrc.toplevel(root)
-        if top is not None:
+        if top is not None and not _leads_out(Path(root)):
             roots.append(Root("git", str(top)))
         for spec in cfg.sources:
             roots.append(parse_source(spec.strip()))
