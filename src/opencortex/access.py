@@ -150,7 +150,8 @@ class Access:
         """The one node ``ref`` names; a withheld node is "not found" (never named)."""
         node_ref(ref)
         with self._lock:
-            n = self.memex.resolve(ref)
+            n = self.memex.resolve(ref, visible=None if self.sees_private
+                                   else lambda x: not self.hidden(x.tags))
         if self.hidden(n.tags):
             raise NodeNotFoundError(_withheld(ref))
         return n

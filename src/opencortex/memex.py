@@ -168,10 +168,21 @@ class Memex:
         return self.store.find(preds, limit=limit, order=order, today=today,
                                with_body=with_body)
 
-    def resolve(self, ref: str) -> Node:
-        """The one node ``ref`` names, or NodeNotFoundError listing the candidates."""
+    def resolve(self, ref: str, *, visible: Callable[[Node], bool] | None = None) -> Node:
+        """The one node ``ref`` names, or NodeNotFoundError listing the candidates.
+
+        ``visible``: for a client that may not see every node, only the nodes it may see
+        are candidates -- a title that a private entry shares resolves to the one it sees,
+        and an ambiguity never names (lists the key, the outline path of) a withheld one."""
         self._check_line(ref)
         hits = self.store.nodes_by_ref(ref)
+        if visible is not None:
+            shown = [n for n in hits if visible(n)]
+            if hits and not shown:
+                raise NodeNotFoundError(f"no node matches {ref!r} that this client may see "
+                                        "(private notes are withheld from it; see [guard] "
+                                        "trusted_clients)")
+            hits = shown
         if len(hits) == 1:
             return hits[0]
         if not hits:
