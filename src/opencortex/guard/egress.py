@@ -66,6 +66,9 @@ def _prose(line: str) -> str:
 _LEAD = re.compile(r"^[\s*#+|:>\-–•\[\]xX]*")  # Org/Markdown bullets, stars, quotes, pipes
 _ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
                        "nopqrstuvwxyzabcdefghijklmNOPQRSTUVWXYZABCDEFGHIJKLM")
+_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
+_HEX = re.compile(r"[0-9A-Fa-f]+")
+_CONTINUATION = bytes(range(0x80, 0xC0))
 _ENCODED = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 """A run that may be base64 (standard or URL-safe) or hex: decoded and checked as text."""
 
@@ -74,7 +77,7 @@ def _decode_run(run: str) -> str:
     """The text a base64 or hex run stands for ("" when it is neither, or not text)."""
     raw: bytes | None = None
     body = run.rstrip("=")
-    if len(body) % 2 == 0 and all(c in "0123456789abcdefABCDEF" for c in body):
+    if len(body) % 2 == 0 and _HEX.fullmatch(body):
         try:
             raw = bytes.fromhex(body)
         except ValueError:
@@ -86,8 +89,19 @@ def _decode_run(run: str) -> str:
             raw = base64.b64decode(b, validate=True)
         except (ValueError, binascii.Error):
             return ""
-    text = raw.decode("utf-8", "replace")
-    # text, not bytes that happen to decode: mostly printable characters
+    # text, not bytes: valid UTF-8 (random bytes almost never are; a piece cut inside a
+    # character may lose up to 3 bytes at either end), mostly printable characters
+    if raw and 0x80 <= raw[0] < 0xC0:
+        raw = raw.lstrip(_CONTINUATION)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(raw) - 3:
+            return ""
+        try:
+            text = raw[:e.start].decode("utf-8")
+        except UnicodeDecodeError:
+            return ""
     good = sum(c.isprintable() or c in "\n\t" for c in text)
     return text if text and good >= 0.9 * len(text) else ""
 
@@ -190,15 +204,6 @@ class Prints:
         return out
 
     def _encoded_hits(self, text: str) -> set[int]:
-        hits: set[int] = set()
-        if "%" in text:  # URL-encoding: the decoded text, line for line when it keeps them
-            dec = urllib.parse.unquote_plus(text, errors="replace")
-            if dec != text:
-                got = self._plain_hits(dec)
-                if got and dec.count("\n") == text.count("\n"):
-                    hits |= got
-                elif got:
-                    hits |= set(range(text.count("\n") + 1))
         runs: list[tuple[list[int], str]] = []  # (starts, the run) -- a wrapped blob is one
         end = -1
         for m in _ENCODED.finditer(text):
@@ -209,9 +214,22 @@ class Prints:
                 runs.append(([m.start()], m.group(0)))
             end = m.end()
         parts = [(starts, d) for starts, r in runs if (d := _decode_run(r))]
+        if "%" in text:  # URL-encoded words: a space is %20 or +, so one token holds a line
+            seen: set[int] = set()
+            for m in _PCT.finditer(text):
+                a = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
+                if a in seen:
+                    continue
+                seen.add(a)
+                b = min((i for i in (text.find(" ", a), text.find("\n", a)) if i >= 0),
+                        default=len(text))
+                token = text[a:b]
+                if token.count("%") >= 3:  # ``50%`` or one ``%20`` in a link: no line
+                    parts.append(([a], urllib.parse.unquote_plus(token, errors="replace")))
         if not parts:
-            return hits
+            return set()
         ds = [d for _, d in parts]  # pieces cut anywhere, a word's letters on both sides
+        hits: set[int] = set()
         if any(self._plain_hits(d) for d in ds) or (len(ds) > 1 and (
                 self._plain_hits("".join(ds)) or self._plain_hits(" ".join(ds)))):
             for starts, _ in parts:  # every line holding a run of the encoded passage
