@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import itertools
-import re
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -151,7 +150,8 @@ class Access:
         """The one node ``ref`` names; a withheld node is "not found" (never named)."""
         node_ref(ref)
         with self._lock:
-            n = self.memex.resolve(ref)
+            n = self.memex.resolve(ref, visible=None if self.sees_private
+                                   else lambda x: not self.hidden(x.tags))
         if self.hidden(n.tags):
             raise NodeNotFoundError(_withheld(ref))
         return n
@@ -389,15 +389,9 @@ class Access:
         no_nul(key, "key")
         if value is not None:
             no_nul(value, "value")
-        if key.upper() == "ID" and self.client not in PERSON:
-            raise AccessDenied("an entry's ID is what links and clients point at: only you "
-                               "change it (`opencortex set-property NODE ID VALUE`)")
-        if _STEERS_ORG.fullmatch(key) and self.client not in PERSON:
-            raise AccessDenied(f"{key} tells Org where to write files (archive, export, "
-                               "attachments) or how to run code blocks: only you set it "
-                               f"(`opencortex set-property NODE {key} VALUE`)")
         return self._edit(ref, "set-property", f"{key} {value or ''}",
-                          lambda n: self.memex.writer.set_property(n, key, value))
+                          lambda n: self.memex.writer.set_property(
+                              n, key, value, person=self.client in PERSON))
 
     def tag(self, ref: str, changes: list[str]) -> Any:
         return self._edit(ref, "tag", " ".join(changes),
@@ -529,14 +523,6 @@ class MemexView:
                     "set_property", "new_note", "writer", "undo", "index_text"):
             raise AttributeError(f"{name}: a MemexView only reads; write through Access")
         return getattr(self._a.memex, name)
-
-
-_STEERS_ORG = re.compile(r"(?i)ARCHIVE|EXPORT_FILE_NAME|DIR|ATTACH_DIR(?:_INHERIT)?"
-                         r"|HEADER-ARGS(?::\S*)?|EXPORT_OPTIONS|EXPORT_SETUPFILE|SETUPFILE")
-"""Properties the person's own Org commands act on as paths or code settings: archiving
-moves the subtree to ``:ARCHIVE:``'s file, subtree export writes ``:EXPORT_FILE_NAME:``,
-attachments go to ``:DIR:``, Babel runs blocks under ``:header-args:``.  A client setting
-one chose where the person's next command writes (e.g. ~/.bashrc) or how it evaluates."""
 
 
 def _withheld(ref: str) -> str:

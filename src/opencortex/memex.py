@@ -168,10 +168,21 @@ class Memex:
         return self.store.find(preds, limit=limit, order=order, today=today,
                                with_body=with_body)
 
-    def resolve(self, ref: str) -> Node:
-        """The one node ``ref`` names, or NodeNotFoundError listing the candidates."""
+    def resolve(self, ref: str, *, visible: Callable[[Node], bool] | None = None) -> Node:
+        """The one node ``ref`` names, or NodeNotFoundError listing the candidates.
+
+        ``visible``: for a client that may not see every node, only the nodes it may see
+        are candidates -- a title that a private entry shares resolves to the one it sees,
+        and an ambiguity never names (lists the key, the outline path of) a withheld one."""
         self._check_line(ref)
         hits = self.store.nodes_by_ref(ref)
+        if visible is not None:
+            shown = [n for n in hits if visible(n)]
+            if hits and not shown:
+                raise NodeNotFoundError(f"no node matches {ref!r} that this client may see "
+                                        "(private notes are withheld from it; see [guard] "
+                                        "trusted_clients)")
+            hits = shown
         if len(hits) == 1:
             return hits[0]
         if not hits:
@@ -255,8 +266,11 @@ class Memex:
     def set_priority(self, ref: str, priority: str | None) -> WriteResult:
         return self.writer.set_priority(self.resolve(ref), priority)
 
-    def set_property(self, ref: str, key: str, value: str | None) -> WriteResult:
-        return self.writer.set_property(self.resolve(ref), key, value)
+    def set_property(self, ref: str, key: str, value: str | None, *,
+                     person: bool = False) -> WriteResult:
+        """``person=True`` only where the person typed ``key`` or OpenCortex chose it (see
+        ``MemexWriter.set_property``)."""
+        return self.writer.set_property(self.resolve(ref), key, value, person=person)
 
     def tag(self, ref: str, changes: list[str]) -> WriteResult:
         return self.writer.tag(self.resolve(ref), changes)
@@ -285,7 +299,7 @@ class Memex:
         answer = whole_links(answer)  # whole links or plain text, never one cut by "…"
         node = self.resolve(ref)
         stamp = format_timestamp(self.writer.clock(), active=False, with_time=True)
-        first = self.writer.set_property(node, AGENT_HANDLED, stamp)
+        first = self.writer.set_property(node, AGENT_HANDLED, stamp, person=True)
         # the model's Markdown as Org, its headings as sub-entries, neutralised (writer)
         second = self.writer.capture(f"Answer: {instruction}", body=answer,
                                      parent=self.resolve(ref), model=True)

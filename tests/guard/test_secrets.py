@@ -117,9 +117,9 @@ def test_placeholders_are_left_alone() -> None:
 def test_five_megabytes_under_a_second() -> None:
     chunk = ORG + "\n" + "\n".join(t for _, t in CASES) + "\n" + "lorem ipsum dolor " * 200
     text = (chunk * (5_000_000 // len(chunk) + 1))[:5_000_000]
-    t = time.perf_counter()
+    t = time.process_time()
     out = redact(text)
-    assert time.perf_counter() - t < 2.5  # ~0.3 s here; margin for a loaded machine
+    assert time.process_time() - t < 2.5  # ~0.3 s of CPU here (CPU time: a neighbour's load is not ours)
     assert GHP not in out and "3f2a9b1c-1111-4222-8333-444455556666" in out
 
 
@@ -129,6 +129,6 @@ def test_five_megabytes_under_a_second() -> None:
     "AKIA" * 1_250_000, "x=" * 2_500_000, "Bearer " * 700_000, "://a:" * 1_000_000,
 ])
 def test_adversarial_inputs_stay_linear(text: str) -> None:
-    t = time.perf_counter()
+    t = time.process_time()
     redact(text)
-    assert time.perf_counter() - t < 1.5
+    assert time.process_time() - t < 1.5

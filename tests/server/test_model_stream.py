@@ -48,7 +48,10 @@ def _kernel(m: Memex, llm: FakeLLM) -> Kernel:
 
 
 @pytest.fixture
-def served(memex: Path, tmp_path: Path, llm: FakeLLM):
+def served(memex: Path, tmp_path: Path, llm: FakeLLM, monkeypatch: pytest.MonkeyPatch):
+    # a client trusted with private notes gets the words as they come; one that is not
+    # gets them line by line, each line checked (tests/security/test_stream_egress.py)
+    monkeypatch.setenv("OPENCORTEX_TRUSTED_CLIENTS", "http")
     m = Memex(memex, index=tmp_path / "i.sqlite3")
     m.sync()
     app = create_app(m, kernel=_kernel(m, llm), token=TOKEN, heartbeat=0, rate=0)

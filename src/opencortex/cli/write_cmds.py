@@ -97,7 +97,7 @@ def set_property(node: str, key: str, value: str | None, delete: bool, memex: st
         raise click.UsageError("give a VALUE, or --delete to remove the property")
     with open_memex(memex, index) as m:
         m.sync()
-        _report([m.set_property(node, key, None if delete else value)], json_)
+        _report([m.set_property(node, key, None if delete else value, person=True)], json_)
 
 
 @click.command(context_settings={"ignore_unknown_options": True})

@@ -24,14 +24,18 @@ memex): a private note's short title alone is not caught by content, only by pat
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import threading
+import urllib.parse
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MIN_LINE", "SHINGLE", "Carried", "Prints", "Taint", "Verdict", "check",
+__all__ = ["MIN_LINE", "SHINGLE", "Carried", "Prints", "StreamGate", "Taint", "Verdict",
+           "check",
            "check_value", "register_remote_source", "remote_prints", "shell_read",
            "withheld_note"]
 
@@ -60,6 +64,46 @@ def _prose(line: str) -> str:
         line = _LINK.sub(lambda m: m.group(2) or "", line)
     return line
 _LEAD = re.compile(r"^[\s*#+|:>\-–•\[\]xX]*")  # Org/Markdown bullets, stars, quotes, pipes
+_ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                       "nopqrstuvwxyzabcdefghijklmNOPQRSTUVWXYZABCDEFGHIJKLM")
+_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
+_HEX = re.compile(r"[0-9A-Fa-f]+")
+_CONTINUATION = bytes(range(0x80, 0xC0))
+_ENCODED = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+"""A run that may be base64 (standard or URL-safe) or hex: decoded and checked as text."""
+
+
+def _decode_run(run: str) -> str:
+    """The text a base64 or hex run stands for ("" when it is neither, or not text)."""
+    raw: bytes | None = None
+    body = run.rstrip("=")
+    if len(body) % 2 == 0 and _HEX.fullmatch(body):
+        try:
+            raw = bytes.fromhex(body)
+        except ValueError:
+            raw = None
+    if raw is None:
+        b = body.replace("-", "+").replace("_", "/")
+        b = b[:len(b) - len(b) % 4] if len(b) % 4 == 1 else b + "=" * (-len(b) % 4)
+        try:
+            raw = base64.b64decode(b, validate=True)
+        except (ValueError, binascii.Error):
+            return ""
+    # text, not bytes: valid UTF-8 (random bytes almost never are; a piece cut inside a
+    # character may lose up to 3 bytes at either end), mostly printable characters
+    if raw and 0x80 <= raw[0] < 0xC0:
+        raw = raw.lstrip(_CONTINUATION)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(raw) - 3:
+            return ""
+        try:
+            text = raw[:e.start].decode("utf-8")
+        except UnicodeDecodeError:
+            return ""
+    good = sum(c.isprintable() or c in "\n\t" for c in text)
+    return text if text and good >= 0.9 * len(text) else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,8 +174,12 @@ class Prints:
                 norm = _norm_line(prose)
                 if len(norm) >= MIN_LINE:
                     lines.add(hash(norm))
+                    lines.add(hash(norm.translate(_ROT13)))
                 words.extend(_WORD.findall(prose.casefold()))
             shingles.update(h for h, _ in _shingles(words))
+            # the same passage in rot13 (a letter substitution keeps words and lines): kept
+            # as prints too, so checking it costs nothing at egress
+            shingles.update(h for h, _ in _shingles([w.translate(_ROT13) for w in words]))
         return Prints(frozenset(lines), frozenset(shingles))
 
     @staticmethod
@@ -146,7 +194,49 @@ class Prints:
         return bool(self.lines or self.shingles)
 
     def hit_lines(self, text: str) -> set[int]:
-        """Indexes of the lines of ``text`` that carry private text."""
+        """Indexes of the lines of ``text`` that carry private text: as written, in rot13
+        (prints of both are kept), or encoded -- base64, hex or URL-encoding, each run
+        decoded and read on together with the runs around it (a blob wrapped over lines,
+        or a passage split into several encoded pieces)."""
+        out = self._plain_hits(text)
+        if len(out) < text.count("\n") + 1:
+            out |= self._encoded_hits(text)
+        return out
+
+    def _encoded_hits(self, text: str) -> set[int]:
+        runs: list[tuple[list[int], str]] = []  # (starts, the run) -- a wrapped blob is one
+        end = -1
+        for m in _ENCODED.finditer(text):
+            if runs and not text[end:m.start()].strip() and not runs[-1][1].endswith("="):
+                runs[-1][0].append(m.start())
+                runs[-1] = (runs[-1][0], runs[-1][1] + m.group(0))
+            else:
+                runs.append(([m.start()], m.group(0)))
+            end = m.end()
+        parts = [(starts, d) for starts, r in runs if (d := _decode_run(r))]
+        if "%" in text:  # URL-encoded words: a space is %20 or +, so one token holds a line
+            seen: set[int] = set()
+            for m in _PCT.finditer(text):
+                a = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
+                if a in seen:
+                    continue
+                seen.add(a)
+                b = min((i for i in (text.find(" ", a), text.find("\n", a)) if i >= 0),
+                        default=len(text))
+                token = text[a:b]
+                if token.count("%") >= 3:  # ``50%`` or one ``%20`` in a link: no line
+                    parts.append(([a], urllib.parse.unquote_plus(token, errors="replace")))
+        if not parts:
+            return set()
+        ds = [d for _, d in parts]  # pieces cut anywhere, a word's letters on both sides
+        hits: set[int] = set()
+        if any(self._plain_hits(d) for d in ds) or (len(ds) > 1 and (
+                self._plain_hits("".join(ds)) or self._plain_hits(" ".join(ds)))):
+            for starts, _ in parts:  # every line holding a run of the encoded passage
+                hits.update(text.count("\n", 0, at) for at in starts)
+        return hits
+
+    def _plain_hits(self, text: str) -> set[int]:
         out: set[int] = set()
         lines = text.split("\n")
         word_line: list[int] = []
@@ -224,6 +314,54 @@ def check_value(value: Any, prints: Prints | None, *, private: bool = False,
         return v
 
     return walk(value), cut
+
+
+class StreamGate:
+    """The egress check for text that leaves as it is written (a model answer streamed to
+    a client as deltas): each delta alone is a few words, too short for a line or a
+    passage to match, so the check must see the stream, not the pieces.
+
+    Only complete lines are released, each block checked with the lines sent just before
+    it (a passage spans lines); the first withheld line, or a chain whose provenance
+    turned private, ends the stream -- nothing more is released, and the verified reply
+    that follows (checked whole, with its note) says what was withheld.  An unfinished
+    last line is never released here: the reply carries it."""
+
+    CONTEXT = 3
+    """Lines already sent that are read again with the next block."""
+
+    def __init__(self, send: Callable[[str], None], prints: Callable[[], Prints | None],
+                 taint: Taint | None = None) -> None:
+        self.send, self.prints, self.taint = send, prints, taint
+        self.pending = ""
+        self.tail: list[str] = []
+        self.stopped = False
+        self.lock = threading.Lock()
+
+    def feed(self, piece: str) -> None:
+        with self.lock:
+            if self.stopped:
+                return
+            if self.taint is not None and self.taint.private:
+                self.stopped = True
+                return
+            self.pending += piece
+            cut = self.pending.rfind("\n")
+            if cut < 0:
+                return
+            lines = self.pending[:cut].split("\n")
+            self.pending = self.pending[cut + 1:]
+            prints = self.prints()
+            hits = prints.hit_lines("\n".join(self.tail + lines)) if prints else set()
+            first = min((i - len(self.tail) for i in hits), default=None)
+            if first is not None:
+                self.stopped = True
+                lines = lines[:max(first, 0)]
+                if not lines:
+                    return
+            out = "\n".join(lines) + "\n"
+            self.tail = (self.tail + lines)[-self.CONTEXT:]
+        self.send(out)
 
 
 # -- provenance ---------------------------------------------------------------------------------

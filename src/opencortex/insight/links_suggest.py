@@ -203,7 +203,7 @@ def apply(memex: Memex, ref: str, n: int, k: int = 5, hide: Any = None) -> dict[
         tid = target.id
         if not tid:
             tid = str(uuid.uuid4())
-            writes.append(memex.set_property(c.key, "ID", tid))
+            writes.append(memex.set_property(c.key, "ID", tid, person=True))  # our own id
         label = re.sub(r"[\[\]]", "", target.title)
         writes.append(memex.append(f"id:{node.id}" if node.id else node.key,
                                    f"- See also: [[id:{tid}][{label}]]"))

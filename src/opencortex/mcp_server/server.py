@@ -332,7 +332,15 @@ def _tool(server: MCPServer, annotations: ToolAnnotations, title: str,
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def checked(*args: Any, **kwargs: Any) -> Any:
-            return egress(fn(*args, **kwargs))
+            try:
+                out = fn(*args, **kwargs)
+            except Exception as e:  # an error's text leaves to the client too
+                said = str(e)
+                safe = str(egress(said))
+                if safe != said:
+                    raise ToolError(safe) from None
+                raise
+            return egress(out)
 
         server.add_tool(checked, name=name, title=title,
                         description=inspect.cleandoc(fn.__doc__ or ""),

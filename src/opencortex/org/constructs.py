@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ..errors import InvalidOrgConstruct
+from ..errors import AccessDenied, InvalidOrgConstruct
 
 __all__ = ["InvalidOrgConstruct", "check_keyword", "check_priority", "check_property_name",
-           "check_property_value", "check_tag", "check_tags", "check_title"]
+           "check_property_owner", "check_property_value", "check_tag", "check_tags", "check_title"]
 
 _TAG = re.compile(r"[\w@#%]{1,200}")
 _PROP = re.compile(r"[^\s:]+(?::[^\s:]+)*\+?")
@@ -67,6 +67,35 @@ def check_property_name(key: str) -> str:
     if not isinstance(key, str) or not _PROP.fullmatch(key) or key.upper() in ("END", "END+"):
         raise InvalidOrgConstruct(f"{str(key)[:80]!r} is not a valid property name (no "
                                   "spaces; not END)")
+    return key
+
+
+_STEERS_ORG = re.compile(r"(?i)(?:ARCHIVE|EXPORT_FILE_NAME|DIR|ATTACH_DIR(?:_INHERIT)?"
+                         r"|HEADER-ARGS(?::\S*)?|EXPORT_OPTIONS|EXPORT_SETUPFILE|SETUPFILE)\+?")
+"""Properties the person's own Org commands act on as paths or code settings: archiving
+moves the subtree to ``:ARCHIVE:``'s file, subtree export writes ``:EXPORT_FILE_NAME:``,
+attachments go to ``:DIR:``, Babel runs blocks under ``:header-args:``.  Whoever sets one
+chooses where the person's next command writes (e.g. ~/.bashrc) or how it evaluates.  The
+``+`` spelling counts: Org appends ``:ARCHIVE+:`` to ``:ARCHIVE:``."""
+
+
+def check_property_owner(key: str, *, person: bool) -> str:
+    """``key`` unless it is one only the person sets (``ID``, what links point at, and the
+    properties that steer Org's commands) and the write is not the person's.
+
+    Called by the writer for every property it writes, so no path -- a client through
+    ``Access``, a model-planned GTD step, a plugin's write op -- can skip it; ``person`` is
+    True only where the person typed the key (the CLI, the TUI) or OpenCortex's own code
+    chose it (an ID it generates)."""
+    if person:
+        return key
+    if key.upper().rstrip("+") == "ID":
+        raise AccessDenied("an entry's ID is what links and clients point at: only you "
+                           "change it (`opencortex set-property NODE ID VALUE`)")
+    if _STEERS_ORG.fullmatch(key):
+        raise AccessDenied(f"{key} tells Org where to write files (archive, export, "
+                           "attachments) or how to run code blocks: only you set it "
+                           f"(`opencortex set-property NODE {key} VALUE`)")
     return key
 
 

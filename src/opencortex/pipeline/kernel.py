@@ -21,7 +21,7 @@ from typing import Any
 from ..access import Access
 from ..act.registry import ActEnv
 from ..guard import GuardContext
-from ..guard.egress import Carried, Taint, check
+from ..guard.egress import Carried, StreamGate, Taint, check
 from ..memex import Memex
 from ..org.timestamps import parse_timestamp
 from ..sessions.ids import new_session_id, validate_session_id
@@ -155,6 +155,7 @@ class Kernel:
             self._accepting = False
         if not isinstance(sig.meta.get("taint"), Taint):
             sig.meta["taint"] = Taint()  # this stimulus's provenance (guard.egress)
+        self._gate_stream(sig)
         fut: Future[Signal] = Future()
         if sig.sensor in ASYNC_SENSORS:
             fut = self._pool.submit(self.process, sig)
@@ -168,6 +169,19 @@ class Kernel:
             self._inflight.add(fut)
         fut.add_done_callback(self._done)
         return fut
+
+    def _gate_stream(self, sig: Signal) -> None:
+        """A model answer streamed to a sender that may not see private notes (``partial``)
+        passes the egress check as a stream (``StreamGate``: whole lines, with the lines
+        before them, and the chain's provenance), as its verified reply does whole."""
+        send = sig.meta.get("partial")
+        if not callable(send) or isinstance(getattr(send, "__self__", None), StreamGate):
+            return
+        acc = Access.for_signal(self.memex, sig.meta)
+        if acc.sees_private:
+            return
+        sig.meta["partial"] = StreamGate(send, lambda: self.memex.private_prints().prints,
+                                         sig.meta["taint"]).feed
 
     def _done(self, fut: Future[Signal]) -> None:
         with self._lock:

@@ -209,6 +209,20 @@ def session_boundary(session: str, state_dir: Path | None = None) -> dict[str, A
     return {"memex": st.memex, "index": st.index, "roots": st.roots}
 
 
+def _leads_out(root: Path) -> bool:
+    """Does a ``.git`` inside the memex (a ``gitdir:`` file, a symlink) lead to a git
+    directory outside it?  Then the repository is not the memex's own -- a sync peer can
+    plant that pointer -- and recall reads it only when ``[recall] sources`` names it."""
+    from ..guard.gitrepo import git_dirs
+
+    top = root.resolve()
+    for where, g in git_dirs(top):
+        w = where.resolve()
+        if (w == top or top in w.parents) and not (g == top or top in g.parents):
+            return True
+    return False
+
+
 def within(path: str | Path, roots: Iterable[Root]) -> bool:
     """Is ``path`` one of ``roots`` or inside one (after resolving links)?"""
     try:
@@ -240,6 +254,10 @@ class Recall:
         self.base_roots = self._base_roots(self.given, cfg, defaults)
         self.state_dir = Path(state_dir or Path(settings.state_dir) / "recall")
         self.progress: Any = None  # called (done, total) while a refresh reads many files
+        self.narrow = False
+        """A client's engine (``narrowed``): every turn searches only inside
+        ``base_roots``, whatever the session's state holds -- the roots of a session the
+        person started, a wider search admitted in it (a transcript's ``cwd`` chose it)."""
         self.hide: Callable[[Iterable[str]], bool] | None = None
         """Set by ``opencortex.access`` for a client that may not see private notes:
         note records whose tags it is true for are outside every boundary."""
@@ -292,6 +310,7 @@ class Recall:
         places inside the person's boundary (the memex, its repository, ``[recall]
         sources`` and the default transcript folders), never add one (OutsideBoundary)."""
         eng = cls(memex, None, **kw)
+        eng.narrow = True
         for r in roots:
             if not within(r.path, eng.base_roots):
                 raise OutsideBoundary(
@@ -311,7 +330,7 @@ class Recall:
             roots.append(Root("opencortex", str(old)))
         roots.append(Root("notes", root))
         top = gitsrc.toplevel(root)
-        if top is not None:
+        if top is not None and not _leads_out(Path(root)):
             roots.append(Root("git", str(top)))
         for spec in cfg.sources:
             roots.append(parse_source(spec.strip()))
@@ -468,6 +487,8 @@ class Recall:
             for kind, src in SOURCES.items():
                 if p.is_dir() and src.discover([p]):
                     roots.append(Root(kind, str(p.resolve())))
+        if self.narrow:
+            roots = [r for r in roots if within(r.path, self.base_roots)]
         return list(dict.fromkeys(roots)), widen_time
 
     def _pass(self, st: RecallState) -> Round:
@@ -623,6 +644,8 @@ class Recall:
                 + [r[0] for r in index.q("SELECT DISTINCT cwd FROM rec_records WHERE cwd "
                                          "IS NOT NULL AND kind = 'session' LIMIT 50")]))[:50]
             for cwd in cwds:
+                if self.narrow and not within(cwd, self.base_roots):
+                    continue  # a client is offered nothing it could not search
                 top = gitsrc.toplevel(cwd)
                 if top is not None and ("git", str(top)) not in have and \
                         f"git:{top}" not in extra:

@@ -416,15 +416,42 @@ def _commit_claims(rec: Record, claims: list[Claim]) -> list[Claim]:
 def private_history(repo: str, path: str, memex: Memex) -> bool:
     """Provenance of a git span: ``path`` of ``repo`` is a memex file that holds private
     notes now (``Memex.private_prints().files``), or an Org file of the memex the index no
-    longer holds (deleted or renamed: what its history carried cannot be told)."""
+    longer holds (deleted or renamed: what its history carried cannot be told), or an Org
+    file -- of the memex or of any other repository -- whose history ever held a privacy
+    tag (``tagged_private_once``): its diffs quote what that entry said then, which no
+    note holds now for the content check to match."""
     root = Path(memex.root).resolve()
     full = Path(repo, path)
     try:
         rel = full.resolve().relative_to(root).as_posix()
     except (ValueError, OSError):
+        rel = None
+    if rel is not None:
+        snap = memex.private_prints()
+        if rel in snap.files or (rel.endswith(".org") and not full.exists()):
+            return True
+    return tagged_private_once(repo, path, memex)
+
+
+def tagged_private_once(repo: str, path: str, memex: Memex) -> bool:
+    """Did any commit of the Org file ``path`` add or remove a line carrying a privacy tag
+    (a headline's ``:private:``, ``#+FILETAGS``)?  Judged by the history's own bytes, so a
+    copy of the memex in another repository counts the same; a history git cannot read is
+    counted private."""
+    if not path.endswith(".org"):
         return False
-    snap = memex.private_prints()
-    return rel in snap.files or (rel.endswith(".org") and not full.exists())
+    from ..guard.policy import policy_of
+
+    tags = sorted(policy_of(memex.settings.guard).privacy_tags)
+    if not tags:
+        return False
+    pattern = ":(" + "|".join(re.escape(t) for t in tags) + "):"
+    try:
+        out = gitsrc.run(repo, "log", "-i", "-E", "-G", pattern, "--format=%H", "-n", "1",
+                         "--", path, timeout=30)
+    except gitsrc.GitError:
+        return True
+    return bool(out.strip())
 
 
 def _history_members(cand: Candidate, cue: Cue, budget: int, memex: Memex | None = None,

@@ -47,7 +47,7 @@ def _gtd(action: Action, signal: Signal, env: ActEnv) -> tuple[str, Any]:
         for ref in refs:
             if isinstance(ref, str) and ref and ref != "@new":
                 with env.memex_lock:
-                    n = env.memex.resolve(ref)
+                    n = env.memex.resolve(ref, visible=lambda x: not hide(x.tags))
                 if hide(n.tags):
                     raise NodeNotFoundError(f"no node matches {ref!r} that this client "
                                             "may see")

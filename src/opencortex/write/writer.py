@@ -23,6 +23,7 @@ from ..memory.store import IndexStore
 from ..org.constructs import (
     check_priority,
     check_property_name,
+    check_property_owner,
     check_property_value,
     check_tag,
     check_tags,
@@ -272,8 +273,12 @@ class MemexWriter:
                           [lambda t, x: edits.set_priority(t, x, p)],
                           lambda x: x.priority == p, located)
 
-    def set_property(self, node: Node, key: str, value: str | None) -> WriteResult:
-        check_property_name(key)
+    def set_property(self, node: Node, key: str, value: str | None, *,
+                     person: bool = False) -> WriteResult:
+        """``person``: the person typed ``key`` (the CLI, the TUI) or OpenCortex's own code
+        chose it; otherwise (a client, a model's plan) a key that steers Org's commands
+        is refused (``check_property_owner``)."""
+        check_property_owner(check_property_name(key), person=person)
         key = edits.canonical_key(key)  # :Effort: as org-set-effort writes it, from any spelling
         # one line (the construct check), its inline code defused (a <%%(…)> the agenda runs)
         value = neutralise_value(check_property_value(value)) if value is not None else None
