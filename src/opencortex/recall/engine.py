@@ -628,7 +628,7 @@ class Recall:
                         f"git:{top}" not in extra:
                     try:
                         n_commits += int(gitsrc.run(top, "rev-list", "--count", "--branches",
-                                                     timeout=20).strip() or 0)
+                                                     "HEAD", timeout=20).strip() or 0)
                     except (gitsrc.GitError, ValueError):
                         continue
                     extra.append(f"git:{top}")

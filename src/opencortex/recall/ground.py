@@ -54,7 +54,7 @@ class Claim:
 
     def to_dict(self) -> dict[str, Any]:
         cite = {"locator": self.locator, "excerpt": self.excerpt, "handle": self.handle,
-                "where": self.where or self.locator}
+                "where": self.where or self.locator, "record": self.record}
         if self.raw and self.raw != self.excerpt:
             cite["raw"] = self.raw
         return {"text": self.text, "cite": cite}

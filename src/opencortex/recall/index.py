@@ -357,11 +357,12 @@ class RecordIndex:
         if old == tips:
             return
         exclude = sorted(set(old.values()))
+        heads = sorted(set(tips.values()))
         try:
-            commits = list(gitsrc.log(root.path, exclude)) if tips else []
+            commits = list(gitsrc.log(root.path, exclude, heads))
             full = False
         except gitsrc.GitError:  # an old tip vanished (history rewritten): read it all again
-            commits, full = list(gitsrc.log(root.path)), True
+            commits, full = list(gitsrc.log(root.path, None, heads)), True
         with self._transaction():
             if full or not tips:
                 self._drop_file(key)
