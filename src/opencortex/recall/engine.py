@@ -33,6 +33,7 @@ from .cue import Cue, activation, bind, read_cue
 from .find import Candidate, group
 from .ground import Opened, archive_of, memex_relpath, open_candidate, qualifications_of
 from .index import Hit, RecordIndex, Root
+from .narrow import narrow
 from .sources import SOURCES
 from .sources import git as gitsrc
 
@@ -52,6 +53,7 @@ PASS_EMBED_LIMIT = 64  # gists a pass embeds itself: its hits (all pending when 
 # the heartbeat and `recall --index-only` embed the rest
 SEMANTIC_FLOOR = 0.2
 SEMANTIC_WEIGHT = 1.5
+KEYWORD_WEIGHT = 1.0  # the keyword score scaled to [0, 1] counts this much beside meaning
 SEMANTIC_CANDIDATE = 0.45  # a candidate no cue word reaches must be this near in meaning
 _LOCKS: weakref.WeakValueDictionary[tuple[str, str], OuterLock] = weakref.WeakValueDictionary()
 _LOCKS_GUARD = threading.Lock()
@@ -492,6 +494,8 @@ class Recall:
         scope -= index.present_ids(st.conversation, st.created)
         if self.hide is not None:
             scope -= _hidden_notes(index, memex, self.hide)
+        narrowed = narrow(index, scope, person, cue)
+        scope = narrowed.scope
         terms = cue.terms
         deep = any(e["kind"] == "deep" for e in st.admitted)
         hits = index.search(terms, scope) if terms else []
@@ -511,6 +515,7 @@ class Recall:
         leading, opened, tried = self._lead(cands, hits, cue, scorer)
         searched = self._searched(roots, index, scope, window, cue, out_n, hits, tried,
                                   refreshed, time.perf_counter() - t0, st)
+        searched["narrowed"] = narrowed.to_dict()
         searched["semantic"] = (self.semantic_note if emb is None and person else
                                 {"model": emb.name, "embedded_now": embedded_now,
                                  "without_vectors": index.still_pending}
@@ -800,7 +805,8 @@ def _fuse(hits: list[Hit], dense: list[tuple[int, float]], index: RecordIndex) -
     """Keyword and semantic hits in one order: the keyword score scaled to [0, 1] plus the
     cosine above a floor (below it, meaning is noise) scaled the same way."""
     top_kw = max((h.score for h in hits), default=0.0) or 1.0
-    by_id = {h.record.id: Hit(h.record, h.score / top_kw, h.matched) for h in hits}
+    by_id = {h.record.id: Hit(h.record, KEYWORD_WEIGHT * h.score / top_kw, h.matched)
+             for h in hits}
     missing = [i for i, _ in dense if i not in by_id]
     rows = index.get(missing) if missing else {}
     for i, cos in dense:

@@ -467,20 +467,37 @@ class RecordIndex:
         (idf), words in the person's own turns and titles more than the rest."""
         n_docs = max(1, len(scope))
         per_rec: dict[int, dict[str, float]] = {}
+        found: list[tuple[str, float, set[int], set[int]]] = []
         for term in terms:
             strong = self._fts_ids(True, term) & scope
             weak = self._fts_ids(False, term) & scope
             df = len(strong | weak)
-            if not df:
-                continue
-            idf = math.log(1 + n_docs / df)
+            if df:
+                found.append((term, math.log(1 + n_docs / df), strong, weak - strong))
+        norm = self._length_norm(set().union(*(w for *_, w in found)) if found else set())
+        for term, idf, strong, weak in found:
             for i in strong:
                 per_rec.setdefault(i, {})[term] = idf * person_weight
-            for i in weak - strong:
-                per_rec.setdefault(i, {})[term] = idf
+            for i in weak:  # BM25's length normalisation: a long body is many chances
+                per_rec.setdefault(i, {})[term] = idf * norm.get(i, 1.0)
         ranked = sorted(per_rec.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))[:limit]
         rows = self.get([i for i, _ in ranked])
         return [Hit(rows[i], sum(m.values()), list(m)) for i, m in ranked if i in rows]
+
+    def _length_norm(self, ids: set[int], k1: float = 1.2, b: float = 0.75
+                     ) -> dict[int, float]:
+        """BM25's weight of one occurrence in a record of its length (1.0 at the average
+        length, less in a longer one: a long merge body does not win by volume)."""
+        if not ids:
+            return {}
+        avg = float(self.q("SELECT avg(chars) FROM rec_records").fetchone()[0] or 0) or 1.0
+        out: dict[int, float] = {}
+        todo = sorted(ids)
+        for n in range(0, len(todo), 500):
+            for i, chars in self.q(*self._where("SELECT id, chars FROM rec_records WHERE",
+                                                "id", todo[n:n + 500])):
+                out[i] = (k1 + 1) / (1 + k1 * (1 - b + b * (chars or 0) / avg))
+        return out
 
     def get(self, ids: Sequence[int]) -> dict[int, IndexedRecord]:
         out: dict[int, IndexedRecord] = {}
