@@ -63,7 +63,7 @@ def check_round(rnd: dict, expect: list[str]) -> dict:
     shas = [loc.rsplit("@", 1)[-1] for loc in members]
     hit = rnd.get("state") == "presented" and len(members) <= MAX_MEMBERS and any(
         s.startswith(e) for s in shas for e in expect)
-    bullets = [c["cite"].get("record") or c["cite"]["locator"] for c in rnd.get("story", [])]
+    bullets = [r["record"] for r in rnd.get("records", [])]
     return {"found": hit, "state": rnd.get("state"), "members": len(members),
             "twice": len(bullets) != len(set(bullets)) or len(members) != len(set(members)),
             "lead": (rz.get("members") or [{}])[0].get("gist", "")[:70] if rz else None,

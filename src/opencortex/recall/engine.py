@@ -31,7 +31,14 @@ if TYPE_CHECKING:
     from ..config import RecallSettings
 from .cue import Cue, activation, bind, read_cue
 from .find import Candidate, group
-from .ground import Opened, archive_of, memex_relpath, open_candidate, qualifications_of
+from .ground import (
+    Opened,
+    archive_of,
+    by_record,
+    memex_relpath,
+    open_candidate,
+    qualifications_of,
+)
 from .index import Hit, RecordIndex, Root
 from .narrow import narrow
 from .sources import SOURCES
@@ -116,6 +123,10 @@ class Round:
     cue: dict[str, Any] | None = None
     recognizable: dict[str, Any] | None = None
     story: list[dict[str, Any]] = field(default_factory=list)
+    """Every claim, each citing the excerpt of an opened record that carries it."""
+    records: list[dict[str, Any]] = field(default_factory=list)
+    """The story as the person reads it: one entry per record (its lead claim, its best
+    lines beneath), never a record twice (``ground.by_record``)."""
     adjacent: list[dict[str, Any]] = field(default_factory=list)
     qualifications: list[dict[str, Any]] = field(default_factory=list)
     searched: dict[str, Any] | None = None
@@ -139,9 +150,11 @@ class Round:
         if self.story and self.recognizable and self.state in ("presented", "identified"):
             rz = self.recognizable
             lines.append(f"This may be the {rz['whole']} you mean:")
-            for c in self.story:
-                cite = c["cite"]
-                lines.append(f"- {c['text']}\n    ↳ {cite.get('where') or cite['locator']}  "
+            for r in self.records or by_record(self.story)[0]:
+                cite = r["cite"]
+                lines.append(f"- {r['text']}")
+                lines += [f"    “{x['excerpt']}”" for x in r["lines"]]
+                lines.append(f"    ↳ {cite.get('where') or cite['locator']}  "
                              f"(reopen: {cite['handle']})")
             if rz.get("joins"):
                 lines.append("Joined by: " + "; ".join(rz["joins"]))
@@ -441,7 +454,7 @@ class Recall:
         recalled["text"] = recalled_text(recalled)
         st.trace.append({"state": "identified", "turn": text})
         return Round(st.session, "identified", cue=p["cue"], recognizable=p["recognizable"],
-                     story=p["story"], qualifications=p["qualifications"],
+                     story=p["story"], records=p.get("records") or by_record(p["story"])[0], qualifications=p["qualifications"],
                      searched=p["searched"], recalled=recalled, caveat=CAVEAT)
 
     # -- a pass --------------------------------------------------------------------------
@@ -512,7 +525,7 @@ class Recall:
             def scorer(texts: list[str]) -> list[float]:
                 return [float(x) for x in emb.embed(texts) @ qv]
         cands = group(hits, cue, index, scope) if hits else []
-        leading, opened, tried = self._lead(cands, hits, cue, scorer)
+        leading, opened, tried = self._lead(cands, hits, cue, scorer, narrowed.chosen)
         searched = self._searched(roots, index, scope, window, cue, out_n, hits, tried,
                                   refreshed, time.perf_counter() - t0, st)
         searched["narrowed"] = narrowed.to_dict()
@@ -527,16 +540,18 @@ class Recall:
             story = [c.to_dict() for o in opened for c in o.claims]
             if gw is not None:
                 story = _model_phrasing(gw, cue, opened, story, searched, self.memex)
+            records, story = by_record(story)
             recog = {"whole": leading.whole, "joins": leading.joins,
                      "members": [o.member_dict() for o in opened]}
             adjacent = [c.to_dict() for c in cands if c is not leading][:3]
             quals = qualifications_of(opened)
-            st.presented = {"recognizable": recog, "story": story, "qualifications": quals,
-                               "searched": searched, "cue": cue.to_dict()}
+            st.presented = {"recognizable": recog, "story": story, "records": records,
+                            "qualifications": quals, "searched": searched,
+                            "cue": cue.to_dict()}
             st.offered = None
             st.trace.append({**rec, "state": "presented", "leading": leading.describe()})
             return Round(session, "presented", cue=cue.to_dict(), recognizable=recog,
-                         story=story, adjacent=adjacent, qualifications=quals,
+                         story=story, records=records, adjacent=adjacent, qualifications=quals,
                          searched=searched, caveat=CAVEAT, noted=noted)
         st.presented = None
         if not st.added_to_cue:
@@ -559,10 +574,13 @@ class Recall:
         return Round(session, "unresolved", cue=cue.to_dict(), searched=searched,
                      qualifications=scope_q, noted=noted)
 
-    def _lead(self, cands: list[Candidate], hits: list[Hit], cue: Cue, scorer: Scorer | None
+    def _lead(self, cands: list[Candidate], hits: list[Hit], cue: Cue, scorer: Scorer | None,
+              chosen: set[int] | None = None
               ) -> tuple[Candidate | None, list[Opened], list[dict[str, Any]]]:
         """The leading candidate: the first (of three) whose opened records carry a story
-        that reaches enough of the cue — by its words or, failing those, by meaning."""
+        that reaches enough of the cue — by its words, by meaning (its record's or a
+        claim's), or by the people or files the person named (``chosen``: the records
+        those filters kept)."""
         by_id = {h.record.id: h for h in hits}
         terms = cue.terms
         need = min(len(terms), 2)
@@ -570,7 +588,9 @@ class Recall:
         for cand in cands[:3]:
             sem = max((by_id[m.id].semantic for m in cand.members if m.id in by_id),
                       default=0.0)
-            if len(cand.matched) < need and sem < SEMANTIC_CANDIDATE:
+            named = bool(chosen) and any(m.id in chosen for m in cand.members)
+            near = sem >= SEMANTIC_CANDIDATE or named
+            if len(cand.matched) < need and not near:
                 continue
             ops = open_candidate(cand, cue, self.memex, scorer=scorer, hide=self.hide)
             covered = {t for o in ops for c in o.claims for t in c.terms}
@@ -579,7 +599,8 @@ class Recall:
                           "not_opened": [{"locator": o.locator, "why": o.why}
                                          for o in ops if not o.opened]})
             if any(o.claims for o in ops) and (
-                    len(covered) >= need or any(c.semantic for o in ops for c in o.claims)):
+                    len(covered) >= need or near
+                    or any(c.semantic for o in ops for c in o.claims)):
                 return cand, ops, tried
         return None, [], tried
 

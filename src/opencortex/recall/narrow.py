@@ -31,6 +31,8 @@ class Narrowing:
     """Authors the cue named (as the records spell them), when that filter applied."""
     files: list[str] = field(default_factory=list)
     """Paths the cue named (as the records spell them), when that filter applied."""
+    chosen: set[int] = field(default_factory=set)
+    """The commits those filters kept (empty when none applied)."""
 
     def to_dict(self) -> dict[str, list[str]]:
         return {"people": self.people, "files": self.files}
@@ -74,7 +76,7 @@ def narrow(index: RecordIndex, scope: set[int], person: Sequence[str], cue: Cue
         keep = set().union(*(authors[a] for a in named))
         out.scope = (out.scope - commits) | keep
         out.people = sorted(named)
-        commits = keep
+        out.chosen = commits = keep
     # files: a named file (with its extension), or a capitalised word that is a file's stem
     wanted = [PurePosixPath(a).name.lower() for a in arts]
     touched: dict[str, set[int]] = {}
@@ -94,4 +96,5 @@ def narrow(index: RecordIndex, scope: set[int], person: Sequence[str], cue: Cue
         if keep != commits:
             out.scope = (out.scope - commits) | keep
             out.files = sorted(touched)[:5]
+            out.chosen = keep
     return out
