@@ -71,3 +71,95 @@ def test_a_detached_head_without_branches_is_searched_through_its_history(
         assert RecordIndex.for_memex(m).counts().get("commit") == 3
     finally:
         m.close()
+
+
+def test_dated_phrases_compose_and_the_leading_one_wins() -> None:
+    from opencortex.recall.cue import read_cue, resolve_time
+
+    now = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
+
+    def days(phrase: str) -> tuple[dt.date, dt.date]:
+        r = resolve_time(phrase, now)
+        assert r is not None, phrase
+        return r.start.date(), r.end.date()
+
+    lo, hi = days("it was late March 2020")
+    assert lo >= dt.date(2020, 3, 10) and dt.date(2020, 3, 31) <= hi <= dt.date(2020, 4, 10)
+    lo, hi = days("leap day 2020")
+    assert lo <= dt.date(2020, 2, 29) < hi and (hi - lo).days <= 10
+    lo, hi = days("mid-2025")
+    assert dt.date(2025, 3, 1) <= lo <= dt.date(2025, 5, 1) and hi <= dt.date(2025, 10, 1)
+    lo, hi = days("written in spring 2023, merged in November 2025")
+    assert lo.year == 2023 and hi.year == 2023  # the one the person leads with
+    lo, hi = days("the end of December 2025")
+    assert lo >= dt.date(2025, 12, 1) and hi <= dt.date(2026, 1, 15)
+    assert resolve_time("it may be the cache", now) is None  # "may" alone is a verb
+    cue = read_cue(["the change in late March 2020, PR number 200"], now)
+    assert "#200" in cue.terms and "late" not in cue.terms and "march" not in cue.terms
+
+
+def test_a_long_body_does_not_win_by_volume(repo: Path, tmp_path: Path) -> None:
+    filler = "\n".join(f"* merged change {n}: tweak the parser, docs and tests"
+                       for n in range(60))
+    short = _commit(repo, "src/db.py", "z = 3\n",
+                    "Rebuild incrementally\n\nOnly the cache database of changed files.",
+                    when="2023-04-01T10:00:00+00:00")
+    # the merge comes later: read first from the log, it would win a tie
+    _commit(repo, "src/big.py", "y = 2\n", "Merge the big branch\n\n" + filler +
+            "\n* the cache database of changed files", when="2023-05-01T10:00:00+00:00")
+    engine, m = _engine(tmp_path, repo)
+    try:
+        engine.refresh(embed=False)
+        index = RecordIndex.for_memex(m)
+        scope, _, _ = index.scope(engine.base_roots, None)
+        hits = index.search(["cache", "database", "changed"], scope)
+        assert hits[0].record.session_id == short
+    finally:
+        m.close()
+
+
+def test_a_candidate_is_records_each_once_with_its_best_lines(repo: Path,
+                                                             tmp_path: Path) -> None:
+    body = "\n".join(f"- the release checklist step {n}: tag, build and upload the release"
+                     for n in range(12))
+    sha = _commit(repo, "RELEASE.md", "steps\n", "Write the release checklist\n\n" + body,
+                  when="2023-07-01T10:00:00+00:00")
+    engine, m = _engine(tmp_path, repo)
+    try:
+        rnd = engine.start("the commit with the release checklist steps to tag, build and "
+                           "upload", now=NOW)
+        assert rnd.state == "presented", rnd.to_dict()
+        recs = [r["record"] for r in rnd.records]
+        assert recs and len(recs) == len(set(recs))
+        assert rnd.records[0]["record"].endswith(sha)
+        assert len(rnd.records[0]["lines"]) <= 3
+        per = [c["cite"]["record"] for c in rnd.story]
+        assert all(per.count(r) <= 4 for r in set(per))
+        text = rnd.render()
+        assert text.count(f"Commit {sha}") == 1, text  # one bullet for the record
+        assert len(rnd.recognizable["members"]) <= 8
+    finally:
+        m.close()
+
+
+def test_people_and_files_the_cue_names_narrow_the_commits(repo: Path,
+                                                           tmp_path: Path) -> None:
+    a = _commit(repo, "src/parse.py", "a = 1\n", "Speed up parsing of headlines",
+                when="2023-08-01T10:00:00+00:00", who="Grace Hopper")
+    b = _commit(repo, "src/parse.py", "a = 2\n", "Speed up parsing of headlines again",
+                when="2023-08-02T10:00:00+00:00", who="Alan Turing")
+    c = _commit(repo, "README.md", "a tool that parses\n", "Speed up parsing: say so",
+                when="2023-08-03T10:00:00+00:00", who="Alan Turing")
+    engine, m = _engine(tmp_path, repo)
+    try:
+        for cue, want, why in (
+                ("that speed-up of the headline parsing Grace did", a, "people"),
+                ("the parsing speed-up Turing made in the README", c, "files")):
+            rnd = engine.start(cue, now=NOW)
+            assert rnd.state == "presented", rnd.to_dict()
+            lead = rnd.recognizable["members"][0]["locator"]
+            assert lead.endswith(want), (cue, lead)
+            assert rnd.searched["narrowed"][why], rnd.searched
+        assert b
+    finally:
+        m.close()
