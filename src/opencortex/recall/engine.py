@@ -588,7 +588,7 @@ class Recall:
         for cand in cands[:3]:
             sem = max((by_id[m.id].semantic for m in cand.members if m.id in by_id),
                       default=0.0)
-            named = bool(chosen) and any(m.id in chosen for m in cand.members)
+            named = chosen is not None and any(m.id in chosen for m in cand.members)
             near = sem >= SEMANTIC_CANDIDATE or named
             if len(cand.matched) < need and not near:
                 continue
