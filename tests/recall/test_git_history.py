@@ -163,3 +163,19 @@ def test_people_and_files_the_cue_names_narrow_the_commits(repo: Path,
         assert b
     finally:
         m.close()
+
+
+def test_a_change_taken_back_presents_its_revert(repo: Path, tmp_path: Path) -> None:
+    _commit(repo, "src/hooks.py", "h = 1\n", "Store the last opened time of every file",
+            when="2023-09-01T10:00:00+00:00")
+    _git(repo, "revert", "--no-edit", "HEAD", when="2023-09-01T18:00:00+00:00")
+    revert = _git(repo, "rev-parse", "HEAD").strip()
+    engine, m = _engine(tmp_path, repo)
+    try:
+        rnd = engine.start("they stored the last opened time of every file and took it "
+                           "back the same day", now=NOW)
+        assert rnd.state == "presented", rnd.to_dict()
+        assert rnd.cue["undone"] is True
+        assert rnd.recognizable["members"][0]["locator"].endswith(revert)
+    finally:
+        m.close()

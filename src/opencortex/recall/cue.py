@@ -57,6 +57,9 @@ class Cue:
     axes: list[Axis]
     excluded: list[str] = field(default_factory=list)
     places: list[str] = field(default_factory=list)
+    undone: bool = False
+    """The person speaks of a change that was taken back ("reverted", "backed out", "took
+    it back", "the undoing commit"): the revert of what the cue describes is meant."""
 
     @property
     def time(self) -> TimeRange | None:
@@ -81,6 +84,8 @@ class Cue:
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"meant": self.meant, "whole": self.whole,
                              "axes": [a.to_dict() for a in self.axes]}
+        if self.undone:
+            d["undone"] = True
         if self.excluded:
             d["excluded"] = self.excluded
         if self.places:
@@ -444,4 +449,11 @@ def read_cue(person_turns: list[str], now: dt.datetime) -> Cue:
     if time:
         axes.insert(0, Axis("time", time.phrase, time))
     meant = " / ".join(t.strip() for t in person_turns if t.strip())
-    return Cue(meant=meant, whole=whole, axes=axes, excluded=excluded, places=places)
+    undone = any(_UNDONE.search(t) for t in person_turns)
+    return Cue(meant=meant, whole=whole, axes=axes, excluded=excluded, places=places,
+               undone=undone)
+
+
+_UNDONE = re.compile(r"\b(?:revert(?:ed|ing|s)?|undo(?:ne|ing|es)?|undid|back(?:ed|ing)? (?:it |"
+                     r"that |them )?out|took (?:it|that|them) back|taken back|roll(?:ed|ing)? "
+                     r"(?:it |that )?back|rollback)\b", re.I)

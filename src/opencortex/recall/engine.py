@@ -60,7 +60,7 @@ PASS_EMBED_LIMIT = 64  # gists a pass embeds itself: its hits (all pending when 
 # the heartbeat and `recall --index-only` embed the rest
 SEMANTIC_FLOOR = 0.2
 SEMANTIC_WEIGHT = 1.5
-KEYWORD_WEIGHT = 1.0  # the keyword score scaled to [0, 1] counts this much beside meaning
+KEYWORD_WEIGHT = 0.5  # the keyword score scaled to [0, 1] counts this much beside meaning
 SEMANTIC_CANDIDATE = 0.45  # a candidate no cue word reaches must be this near in meaning
 _LOCKS: weakref.WeakValueDictionary[tuple[str, str], OuterLock] = weakref.WeakValueDictionary()
 _LOCKS_GUARD = threading.Lock()
@@ -524,6 +524,8 @@ class Recall:
 
             def scorer(texts: list[str]) -> list[float]:
                 return [float(x) for x in emb.embed(texts) @ qv]
+        if cue.undone and hits:
+            hits = _reverts_lead(hits, index, scope)
         cands = group(hits, cue, index, scope) if hits else []
         leading, opened, tried = self._lead(cands, hits, cue, scorer, narrowed.chosen)
         searched = self._searched(roots, index, scope, window, cue, out_n, hits, tried,
@@ -839,6 +841,29 @@ def _fuse(hits: list[Hit], dense: list[tuple[int, float]], index: RecordIndex) -
         h.semantic = cos
         h.score += max(0.0, cos - SEMANTIC_FLOOR) / (1 - SEMANTIC_FLOOR) * SEMANTIC_WEIGHT
     return sorted(by_id.values(), key=lambda h: (-h.score, h.record.id))
+
+
+def _reverts_lead(hits: list[Hit], index: RecordIndex, scope: set[int], top: int = 10
+                  ) -> list[Hit]:
+    """For a cue about a change taken back: the commit that reverts one of the leading
+    commits ranks just above it (git's revert names the commit it reverts, "This reverts
+    commit <sha>", or its subject, 'Revert "<subject>"')."""
+    by_id = {h.record.id: h for h in hits}
+    for h in [h for h in hits[:top] if h.record.kind == "commit"]:
+        found = index._fts_ids(False, h.record.session_id) & scope
+        found |= {i for (i,) in index.q("SELECT id FROM rec_records WHERE kind = 'commit' "
+                                        "AND title = ?", (f'Revert "{h.record.title}"',))
+                  if i in scope}
+        found.discard(h.record.id)
+        rows = index.get(sorted(found - set(by_id)))
+        for i in sorted(found):
+            rev = by_id.get(i)
+            if rev is None and i in rows:
+                rev = by_id[i] = Hit(rows[i], 0.0, [])
+            if rev is not None:
+                rev.score = max(rev.score, h.score + 1e-3)
+                rev.matched = list(dict.fromkeys(rev.matched + h.matched))
+    return sorted(by_id.values(), key=lambda x: (-x.score, x.record.id))
 
 
 def _root(spec: str) -> Root:
