@@ -30,7 +30,7 @@ from .state import RecallState
 if TYPE_CHECKING:
     from ..config import RecallSettings
 from .cue import Cue, activation, bind, read_cue
-from .find import Candidate, group
+from .find import Candidate, group, stems, term_matches
 from .ground import (
     Opened,
     archive_of,
@@ -596,6 +596,9 @@ class Recall:
                 continue
             ops = open_candidate(cand, cue, self.memex, scorer=scorer, hide=self.hide)
             covered = {t for o in ops for c in o.claims for t in c.terms}
+            # a presented record is named by its title (a note's outline, a subject)
+            names = stems(" ".join(m.title or "" for m in cand.members))
+            covered |= {t for t in terms if term_matches(t, names)}
             tried.append({"candidate": cand.describe(),
                           "claims": sum(len(o.claims) for o in ops),
                           "not_opened": [{"locator": o.locator, "why": o.why}
