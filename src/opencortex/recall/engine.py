@@ -454,8 +454,9 @@ class Recall:
         recalled["text"] = recalled_text(recalled)
         st.trace.append({"state": "identified", "turn": text})
         return Round(st.session, "identified", cue=p["cue"], recognizable=p["recognizable"],
-                     story=p["story"], records=p.get("records") or by_record(p["story"])[0], qualifications=p["qualifications"],
-                     searched=p["searched"], recalled=recalled, caveat=CAVEAT)
+                     story=p["story"], records=p.get("records") or by_record(p["story"])[0],
+                     qualifications=p["qualifications"], searched=p["searched"],
+                     recalled=recalled, caveat=CAVEAT)
 
     # -- a pass --------------------------------------------------------------------------
     def _now(self, st: RecallState) -> dt.datetime:
@@ -553,8 +554,8 @@ class Recall:
             st.offered = None
             st.trace.append({**rec, "state": "presented", "leading": leading.describe()})
             return Round(session, "presented", cue=cue.to_dict(), recognizable=recog,
-                         story=story, records=records, adjacent=adjacent, qualifications=quals,
-                         searched=searched, caveat=CAVEAT, noted=noted)
+                         story=story, records=records, adjacent=adjacent,
+                         qualifications=quals, searched=searched, caveat=CAVEAT, noted=noted)
         st.presented = None
         if not st.added_to_cue:
             st.offered = None

@@ -59,42 +59,43 @@ def narrow(index: RecordIndex, scope: set[int], person: Sequence[str], cue: Cue
     capwords = {w.lower() for w in _FILEWORD.findall(text)}
     if not names and not arts and not capwords:
         return Narrowing(scope)
-    rows = [(i, a, p) for i, a, p in index.q(
-        "SELECT id, author, paths FROM rec_records WHERE kind = 'commit'") if i in scope]
-    if not rows:
-        return Narrowing(scope)
-    commits = {i for i, _, _ in rows}
     out = Narrowing(scope)
+    commits: set[int] | None = None  # the commits still in play (None: all in scope)
     # people: an author whose name holds a word the person wrote with a capital
     authors: dict[str, set[int]] = {}
-    for i, a, _ in rows:
-        if a:
-            authors.setdefault(a, set()).add(i)
+    if names:
+        for a, i in index.q("SELECT author, id FROM rec_records WHERE kind = 'commit' AND "
+                            "author IS NOT NULL"):
+            if i in scope:
+                authors.setdefault(a, set()).add(i)
     named = [a for a in authors
              if names & {w.lower() for w in _NAME.findall(a) if len(w) >= 3}]
     if named and len(named) < len(authors):
-        keep = set().union(*(authors[a] for a in named))
-        out.scope = (out.scope - commits) | keep
+        commits = set().union(*(authors[a] for a in named))
+        out.scope = (out.scope - set().union(*authors.values())) | commits
         out.people = sorted(named)
-        out.chosen = commits = keep
+        out.chosen = commits
     # files: a named file (with its extension), or a capitalised word that is a file's stem
+    if not arts and not capwords:
+        return out
     wanted = [PurePosixPath(a).name.lower() for a in arts]
+    every: set[int] = set()
     touched: dict[str, set[int]] = {}
-    for i, _, paths in rows:
-        if i not in commits:
+    for i, paths in index.q("SELECT id, paths FROM rec_records WHERE kind = 'commit'"):
+        if i not in out.scope or (commits is not None and i not in commits):
             continue
+        every.add(i)
         for p in paths.split("\n"):
             if not p:
                 continue
             base = PurePosixPath(p).name.lower()
-            stem = base.split(".", 1)[0]
             if base in wanted or any(p.lower().endswith(a.lower()) for a in arts) \
-                    or stem in capwords:
+                    or base.split(".", 1)[0] in capwords:
                 touched.setdefault(p, set()).add(i)
     if touched:
         keep = set().union(*touched.values())
-        if keep != commits:
-            out.scope = (out.scope - commits) | keep
+        if keep != every:
+            out.scope = (out.scope - every) | keep
             out.files = sorted(touched)[:5]
             out.chosen = keep
     return out
