@@ -57,6 +57,9 @@ class Cue:
     axes: list[Axis]
     excluded: list[str] = field(default_factory=list)
     places: list[str] = field(default_factory=list)
+    undone: bool = False
+    """The person speaks of a change that was taken back ("reverted", "backed out", "took
+    it back", "the undoing commit"): the revert of what the cue describes is meant."""
 
     @property
     def time(self) -> TimeRange | None:
@@ -81,6 +84,8 @@ class Cue:
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"meant": self.meant, "whole": self.whole,
                              "axes": [a.to_dict() for a in self.axes]}
+        if self.undone:
+            d["undone"] = True
         if self.excluded:
             d["excluded"] = self.excluded
         if self.places:
@@ -182,7 +187,21 @@ def _month_start(y: int, m: int, tz: dt.tzinfo | None) -> dt.datetime:
 
 def resolve_time(text: str, now: dt.datetime) -> TimeRange | None:
     """The first time expression in ``text`` as a generous range (people misremember:
-    "a few weeks ago" reaches from about 10 days to about 2 months back)."""
+    "a few weeks ago" reaches from about 10 days to about 2 months back): a distance back
+    from now, or a date the person gives ("late March 2020", ``recall.dates``) — the one
+    the text leads with."""
+    from .dates import dated_phrases
+
+    t = text.lower()
+    found = [(p.at, TimeRange(p.start, p.end, p.phrase)) for p in dated_phrases(t, now)]
+    rel = _relative_time(t, now)
+    if rel is not None:
+        found.append((t.find(rel.phrase), rel))
+    return min(found, key=lambda f: f[0])[1] if found else None
+
+
+def _relative_time(text: str, now: dt.datetime) -> TimeRange | None:
+    """The first time phrase that says how far back from now (or a bare ISO day)."""
     tz = now.tzinfo
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     t = text.lower()
@@ -330,6 +349,29 @@ _NEGATED = re.compile(r"\bnot (?:the|that|a|an) ([\w-]+(?: [\w-]+)?)|\bno,? not 
 _PLACE = re.compile(r"\b(?:in|under|check|look in|search) (~?/[\w./-]+)", re.I)
 
 
+_PR = re.compile(r"\b(?:PR|pull request|merge request|MR|issue|ticket)s?\s*(?:number\s+|"
+                 r"no\.?\s*|#)?(\d{1,6})\b", re.I)
+
+
+def pr_numbers(text: str) -> list[str]:
+    """``#N`` for every "PR N" / "pull request number N" / "issue #N" in ``text``: how a
+    commit subject or body spells the same reference."""
+    return list(dict.fromkeys(f"#{m.group(1)}" for m in _PR.finditer(text)))
+
+
+def _without_dates(text: str, now: dt.datetime) -> str:
+    """``text`` without its dated phrases ("late March 2020"): they are the time axis,
+    not words to search for."""
+    from .dates import dated_phrases
+
+    low = text.lower()
+    if len(low) != len(text):  # a case change that moves offsets: leave the text whole
+        return text
+    for p in reversed(dated_phrases(low, now)):
+        text = text[:p.at] + " " + text[p.at + len(p.phrase):]
+    return text
+
+
 def without_time_words(text: str) -> str:
     """``text`` with its vague time phrases taken out (records do not say "a few weeks
     ago"): what the semantic reading embeds."""
@@ -393,15 +435,25 @@ def read_cue(person_turns: list[str], now: dt.datetime) -> Cue:
         for m in _PERSON.finditer(text_wo_places):
             if m.group(1).lower() not in _STOP and m.group(1) not in calendar.month_name:
                 add("person", m.group(1))
+        for ref in pr_numbers(text_wo_places):
+            add("identifier", ref)  # "PR number 200" is "#200" in a commit's words
         for m in _IDENT.finditer(text_wo_places):
             if m.group(0).lower() not in _STOP and not _PATH.fullmatch(m.group(0)) and \
                     not any(a.kind == "artifact" and m.group(0) in a.value for a in axes):
                 add("identifier", m.group(0))
-        for w in terms_of(_NEGATED.sub(" ", _without_paths(text_wo_places))):
+        for w in terms_of(_NEGATED.sub(" ", _without_paths(_without_dates(text_wo_places,
+                                                                          now)))):
             if w not in excluded and not any(a.value.lower() == w for a in axes):
                 add("term", w)
     axes = [a for a in axes if a.value.lower() not in excluded]
     if time:
         axes.insert(0, Axis("time", time.phrase, time))
     meant = " / ".join(t.strip() for t in person_turns if t.strip())
-    return Cue(meant=meant, whole=whole, axes=axes, excluded=excluded, places=places)
+    undone = any(_UNDONE.search(t) for t in person_turns)
+    return Cue(meant=meant, whole=whole, axes=axes, excluded=excluded, places=places,
+               undone=undone)
+
+
+_UNDONE = re.compile(r"\b(?:revert(?:ed|ing|s)?|undo(?:ne|ing|es)?|undid|back(?:ed|ing)? (?:it |"
+                     r"that |them )?out|took (?:it|that|them) back|taken back|roll(?:ed|ing)? "
+                     r"(?:it |that )?back|rollback)\b", re.I)

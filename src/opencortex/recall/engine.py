@@ -30,9 +30,17 @@ from .state import RecallState
 if TYPE_CHECKING:
     from ..config import RecallSettings
 from .cue import Cue, activation, bind, read_cue
-from .find import Candidate, group
-from .ground import Opened, archive_of, memex_relpath, open_candidate, qualifications_of
+from .find import Candidate, group, stems, term_matches
+from .ground import (
+    Opened,
+    archive_of,
+    by_record,
+    memex_relpath,
+    open_candidate,
+    qualifications_of,
+)
 from .index import Hit, RecordIndex, Root
+from .narrow import narrow
 from .sources import SOURCES
 from .sources import git as gitsrc
 
@@ -52,6 +60,7 @@ PASS_EMBED_LIMIT = 64  # gists a pass embeds itself: its hits (all pending when 
 # the heartbeat and `recall --index-only` embed the rest
 SEMANTIC_FLOOR = 0.2
 SEMANTIC_WEIGHT = 1.5
+KEYWORD_WEIGHT = 0.5  # the keyword score scaled to [0, 1] counts this much beside meaning
 SEMANTIC_CANDIDATE = 0.45  # a candidate no cue word reaches must be this near in meaning
 _LOCKS: weakref.WeakValueDictionary[tuple[str, str], OuterLock] = weakref.WeakValueDictionary()
 _LOCKS_GUARD = threading.Lock()
@@ -114,6 +123,10 @@ class Round:
     cue: dict[str, Any] | None = None
     recognizable: dict[str, Any] | None = None
     story: list[dict[str, Any]] = field(default_factory=list)
+    """Every claim, each citing the excerpt of an opened record that carries it."""
+    records: list[dict[str, Any]] = field(default_factory=list)
+    """The story as the person reads it: one entry per record (its lead claim, its best
+    lines beneath), never a record twice (``ground.by_record``)."""
     adjacent: list[dict[str, Any]] = field(default_factory=list)
     qualifications: list[dict[str, Any]] = field(default_factory=list)
     searched: dict[str, Any] | None = None
@@ -137,9 +150,11 @@ class Round:
         if self.story and self.recognizable and self.state in ("presented", "identified"):
             rz = self.recognizable
             lines.append(f"This may be the {rz['whole']} you mean:")
-            for c in self.story:
-                cite = c["cite"]
-                lines.append(f"- {c['text']}\n    ↳ {cite.get('where') or cite['locator']}  "
+            for r in self.records or by_record(self.story)[0]:
+                cite = r["cite"]
+                lines.append(f"- {r['text']}")
+                lines += [f"    “{x['excerpt']}”" for x in r["lines"]]
+                lines.append(f"    ↳ {cite.get('where') or cite['locator']}  "
                              f"(reopen: {cite['handle']})")
             if rz.get("joins"):
                 lines.append("Joined by: " + "; ".join(rz["joins"]))
@@ -458,8 +473,9 @@ class Recall:
         recalled["text"] = recalled_text(recalled)
         st.trace.append({"state": "identified", "turn": text})
         return Round(st.session, "identified", cue=p["cue"], recognizable=p["recognizable"],
-                     story=p["story"], qualifications=p["qualifications"],
-                     searched=p["searched"], recalled=recalled, caveat=CAVEAT)
+                     story=p["story"], records=p.get("records") or by_record(p["story"])[0],
+                     qualifications=p["qualifications"], searched=p["searched"],
+                     recalled=recalled, caveat=CAVEAT)
 
     # -- a pass --------------------------------------------------------------------------
     def _now(self, st: RecallState) -> dt.datetime:
@@ -513,6 +529,8 @@ class Recall:
         scope -= index.present_ids(st.conversation, st.created)
         if self.hide is not None:
             scope -= _hidden_notes(index, memex, self.hide)
+        narrowed = narrow(index, scope, person, cue)
+        scope = narrowed.scope
         terms = cue.terms
         deep = any(e["kind"] == "deep" for e in st.admitted)
         hits = index.search(terms, scope) if terms else []
@@ -528,10 +546,13 @@ class Recall:
 
             def scorer(texts: list[str]) -> list[float]:
                 return [float(x) for x in emb.embed(texts) @ qv]
+        if cue.undone and hits:
+            hits = _reverts_lead(hits, index, scope)
         cands = group(hits, cue, index, scope) if hits else []
-        leading, opened, tried = self._lead(cands, hits, cue, scorer)
+        leading, opened, tried = self._lead(cands, hits, cue, scorer, narrowed.chosen)
         searched = self._searched(roots, index, scope, window, cue, out_n, hits, tried,
                                   refreshed, time.perf_counter() - t0, st)
+        searched["narrowed"] = narrowed.to_dict()
         searched["semantic"] = (self.semantic_note if emb is None and person else
                                 {"model": emb.name, "embedded_now": embedded_now,
                                  "without_vectors": index.still_pending}
@@ -543,17 +564,19 @@ class Recall:
             story = [c.to_dict() for o in opened for c in o.claims]
             if gw is not None:
                 story = _model_phrasing(gw, cue, opened, story, searched, self.memex)
+            records, story = by_record(story)
             recog = {"whole": leading.whole, "joins": leading.joins,
                      "members": [o.member_dict() for o in opened]}
             adjacent = [c.to_dict() for c in cands if c is not leading][:3]
             quals = qualifications_of(opened)
-            st.presented = {"recognizable": recog, "story": story, "qualifications": quals,
-                               "searched": searched, "cue": cue.to_dict()}
+            st.presented = {"recognizable": recog, "story": story, "records": records,
+                            "qualifications": quals, "searched": searched,
+                            "cue": cue.to_dict()}
             st.offered = None
             st.trace.append({**rec, "state": "presented", "leading": leading.describe()})
             return Round(session, "presented", cue=cue.to_dict(), recognizable=recog,
-                         story=story, adjacent=adjacent, qualifications=quals,
-                         searched=searched, caveat=CAVEAT, noted=noted)
+                         story=story, records=records, adjacent=adjacent,
+                         qualifications=quals, searched=searched, caveat=CAVEAT, noted=noted)
         st.presented = None
         if not st.added_to_cue:
             st.offered = None
@@ -575,10 +598,13 @@ class Recall:
         return Round(session, "unresolved", cue=cue.to_dict(), searched=searched,
                      qualifications=scope_q, noted=noted)
 
-    def _lead(self, cands: list[Candidate], hits: list[Hit], cue: Cue, scorer: Scorer | None
+    def _lead(self, cands: list[Candidate], hits: list[Hit], cue: Cue, scorer: Scorer | None,
+              chosen: set[int] | None = None
               ) -> tuple[Candidate | None, list[Opened], list[dict[str, Any]]]:
         """The leading candidate: the first (of three) whose opened records carry a story
-        that reaches enough of the cue — by its words or, failing those, by meaning."""
+        that reaches enough of the cue — by its words, by meaning (its record's or a
+        claim's), or by the people or files the person named (``chosen``: the records
+        those filters kept)."""
         by_id = {h.record.id: h for h in hits}
         terms = cue.terms
         need = min(len(terms), 2)
@@ -586,16 +612,22 @@ class Recall:
         for cand in cands[:3]:
             sem = max((by_id[m.id].semantic for m in cand.members if m.id in by_id),
                       default=0.0)
-            if len(cand.matched) < need and sem < SEMANTIC_CANDIDATE:
+            named = chosen is not None and any(m.id in chosen for m in cand.members)
+            near = sem >= SEMANTIC_CANDIDATE or named
+            if len(cand.matched) < need and not near:
                 continue
             ops = open_candidate(cand, cue, self.memex, scorer=scorer, hide=self.hide)
             covered = {t for o in ops for c in o.claims for t in c.terms}
+            # a presented record is named by its title (a note's outline, a subject)
+            names = stems(" ".join(m.title or "" for m in cand.members))
+            covered |= {t for t in terms if term_matches(t, names)}
             tried.append({"candidate": cand.describe(),
                           "claims": sum(len(o.claims) for o in ops),
                           "not_opened": [{"locator": o.locator, "why": o.why}
                                          for o in ops if not o.opened]})
             if any(o.claims for o in ops) and (
-                    len(covered) >= need or any(c.semantic for o in ops for c in o.claims)):
+                    len(covered) >= need or near
+                    or any(c.semantic for o in ops for c in o.claims)):
                 return cand, ops, tried
         return None, [], tried
 
@@ -651,7 +683,7 @@ class Recall:
                         f"git:{top}" not in extra:
                     try:
                         n_commits += int(gitsrc.run(top, "rev-list", "--count", "--branches",
-                                                     timeout=20).strip() or 0)
+                                                     "HEAD", timeout=20).strip() or 0)
                     except (gitsrc.GitError, ValueError):
                         continue
                     extra.append(f"git:{top}")
@@ -823,7 +855,8 @@ def _fuse(hits: list[Hit], dense: list[tuple[int, float]], index: RecordIndex) -
     """Keyword and semantic hits in one order: the keyword score scaled to [0, 1] plus the
     cosine above a floor (below it, meaning is noise) scaled the same way."""
     top_kw = max((h.score for h in hits), default=0.0) or 1.0
-    by_id = {h.record.id: Hit(h.record, h.score / top_kw, h.matched) for h in hits}
+    by_id = {h.record.id: Hit(h.record, KEYWORD_WEIGHT * h.score / top_kw, h.matched)
+             for h in hits}
     missing = [i for i, _ in dense if i not in by_id]
     rows = index.get(missing) if missing else {}
     for i, cos in dense:
@@ -835,6 +868,29 @@ def _fuse(hits: list[Hit], dense: list[tuple[int, float]], index: RecordIndex) -
         h.semantic = cos
         h.score += max(0.0, cos - SEMANTIC_FLOOR) / (1 - SEMANTIC_FLOOR) * SEMANTIC_WEIGHT
     return sorted(by_id.values(), key=lambda h: (-h.score, h.record.id))
+
+
+def _reverts_lead(hits: list[Hit], index: RecordIndex, scope: set[int], top: int = 10
+                  ) -> list[Hit]:
+    """For a cue about a change taken back: the commit that reverts one of the leading
+    commits ranks just above it (git's revert names the commit it reverts, "This reverts
+    commit <sha>", or its subject, 'Revert "<subject>"')."""
+    by_id = {h.record.id: h for h in hits}
+    for h in [h for h in hits[:top] if h.record.kind == "commit"]:
+        found = index._fts_ids(False, h.record.session_id) & scope
+        found |= {i for (i,) in index.q("SELECT id FROM rec_records WHERE kind = 'commit' "
+                                        "AND title = ?", (f'Revert "{h.record.title}"',))
+                  if i in scope}
+        found.discard(h.record.id)
+        rows = index.get(sorted(found - set(by_id)))
+        for i in sorted(found):
+            rev = by_id.get(i)
+            if rev is None and i in rows:
+                rev = by_id[i] = Hit(rows[i], 0.0, [])
+            if rev is not None:
+                rev.score = max(rev.score, h.score + 1e-3)
+                rev.matched = list(dict.fromkeys(rev.matched + h.matched))
+    return sorted(by_id.values(), key=lambda x: (-x.score, x.record.id))
 
 
 def _root(spec: str) -> Root:

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from ..memex import Memex
     from .archive import Archive
 
-__all__ = ["Claim", "Opened", "agent_record_path", "open_candidate", "qualifications_of",
-           "record_file_withheld", "record_withheld"]
+__all__ = ["LINES_PER_RECORD", "Claim", "Opened", "agent_record_path", "by_record",
+           "open_candidate", "qualifications_of", "record_file_withheld", "record_withheld"]
 
 _SEG_MAX = 280
 _SETTLED = re.compile(r"\b(?:decided|decision|settled|agreed|we'?ll go with|going with|"
@@ -54,7 +54,7 @@ class Claim:
 
     def to_dict(self) -> dict[str, Any]:
         cite = {"locator": self.locator, "excerpt": self.excerpt, "handle": self.handle,
-                "where": self.where or self.locator}
+                "where": self.where or self.locator, "record": self.record}
         if self.raw and self.raw != self.excerpt:
             cite["raw"] = self.raw
         return {"text": self.text, "cite": cite}
@@ -213,6 +213,30 @@ def _claims_from(rec: Record, cue: Cue, kind: str, budget: int,
         claims = sorted(claims + [c for c in sem if c.excerpt not in have],
                         key=lambda c: c.locator)[:budget + 1]
     return claims
+
+
+LINES_PER_RECORD = 3
+"""Lines a record shows beside its lead claim: its best, never its whole body."""
+
+
+def by_record(story: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The story as records: each record once (its first claim leads, its next best
+    lines beneath it, at most ``LINES_PER_RECORD``), in the order they first appear; and
+    the story kept to those claims.  A long commit body is one record with a few lines,
+    never a bullet per line."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for c in story:
+        cite = c["cite"]
+        groups.setdefault(cite.get("record") or cite["locator"], []).append(c)
+    records: list[dict[str, Any]] = []
+    kept: list[dict[str, Any]] = []
+    for rec, claims in groups.items():
+        head, rest = claims[0], claims[1:1 + LINES_PER_RECORD]
+        kept += [head, *rest]
+        records.append({"record": rec, "text": head["text"], "cite": head["cite"],
+                        "lines": [{"excerpt": c["cite"]["excerpt"],
+                                   "locator": c["cite"]["locator"]} for c in rest]})
+    return records, kept
 
 
 def _receipt(rec: Record | None, fallback: dict[str, Any]) -> dict[str, Any]:

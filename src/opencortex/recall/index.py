@@ -357,11 +357,12 @@ class RecordIndex:
         if old == tips:
             return
         exclude = sorted(set(old.values()))
+        heads = sorted(set(tips.values()))
         try:
-            commits = list(gitsrc.log(root.path, exclude)) if tips else []
+            commits = list(gitsrc.log(root.path, exclude, heads))
             full = False
         except gitsrc.GitError:  # an old tip vanished (history rewritten): read it all again
-            commits, full = list(gitsrc.log(root.path)), True
+            commits, full = list(gitsrc.log(root.path, None, heads)), True
         with self._transaction():
             if full or not tips:
                 self._drop_file(key)
@@ -466,20 +467,34 @@ class RecordIndex:
         (idf), words in the person's own turns and titles more than the rest."""
         n_docs = max(1, len(scope))
         per_rec: dict[int, dict[str, float]] = {}
+        found: list[tuple[str, float, set[int], set[int]]] = []
         for term in terms:
             strong = self._fts_ids(True, term) & scope
             weak = self._fts_ids(False, term) & scope
             df = len(strong | weak)
-            if not df:
-                continue
-            idf = math.log(1 + n_docs / df)
+            if df:
+                found.append((term, math.log(1 + n_docs / df), strong, weak - strong))
+        norm = self._length_norm(set().union(*(w for *_, w in found)) if found else set())
+        for term, idf, strong, weak in found:
             for i in strong:
                 per_rec.setdefault(i, {})[term] = idf * person_weight
-            for i in weak - strong:
-                per_rec.setdefault(i, {})[term] = idf
+            for i in weak:  # BM25's length normalisation: a long body is many chances
+                per_rec.setdefault(i, {})[term] = idf * norm.get(i, 1.0)
         ranked = sorted(per_rec.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))[:limit]
         rows = self.get([i for i, _ in ranked])
         return [Hit(rows[i], sum(m.values()), list(m)) for i, m in ranked if i in rows]
+
+    def _length_norm(self, ids: set[int], k1: float = 1.2, b: float = 0.75
+                     ) -> dict[int, float]:
+        """BM25's weight of one occurrence in a record of its length (1.0 at the average
+        length, less in a longer one: a long merge body does not win by volume)."""
+        if not ids:
+            return {}
+        # one scan of two integer columns: cheaper than the average plus lookups by id
+        rows = self.q("SELECT id, chars FROM rec_records").fetchall()
+        avg = (sum(c or 0 for _, c in rows) / len(rows) if rows else 0.0) or 1.0
+        return {i: (k1 + 1) / (1 + k1 * (1 - b + b * (c or 0) / avg))
+                for i, c in rows if i in ids}
 
     def get(self, ids: Sequence[int]) -> dict[int, IndexedRecord]:
         out: dict[int, IndexedRecord] = {}

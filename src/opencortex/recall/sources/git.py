@@ -65,10 +65,20 @@ def toplevel(path: str | Path) -> Path | None:
 
 
 def branch_tips(root: str | Path) -> dict[str, str]:
-    """``{refname: sha}`` for local branches (what incremental indexing remembers)."""
+    """``{refname: sha}`` for local branches, and ``HEAD`` when it names a commit (what
+    incremental indexing remembers).  HEAD counts too: a fresh clone of a bundle, a CI
+    checkout or a bisect leaves a detached HEAD and perhaps no local branch at all, and
+    its history is still the repository's past."""
     out = run(root, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads")
-    return {ref: sha for sha, _, ref in (line.partition(" ") for line in out.splitlines())
+    tips = {ref: sha for sha, _, ref in (line.partition(" ") for line in out.splitlines())
             if sha}
+    try:
+        head = run(root, "rev-parse", "-q", "--verify", "HEAD^{commit}", timeout=10).strip()
+    except GitError:  # an unborn branch: no commit yet
+        head = ""
+    if head:
+        tips["HEAD"] = head
+    return tips
 
 
 @dataclass
@@ -82,11 +92,16 @@ class Commit:
     paths: list[str] = field(default_factory=list)
 
 
-def log(root: str | Path, exclude: list[str] | None = None) -> Iterator[Commit]:
-    """Every commit reachable from a local branch, minus those reachable from ``exclude``
-    (the tips indexed last time), newest first, with the paths each touched."""
-    args = ["log", "--branches", f"--format={_REC}{_FORMAT}{_FLD}", "--name-only",
-            "--no-renames"]
+def log(root: str | Path, exclude: list[str] | None = None,
+        tips: list[str] | None = None) -> Iterator[Commit]:
+    """Every commit reachable from ``tips`` (default: the local branches and HEAD, see
+    :func:`branch_tips`), minus those reachable from ``exclude`` (the tips indexed last
+    time), newest first, with the paths each touched."""
+    if tips is None:
+        tips = sorted(set(branch_tips(root).values()))
+    if not tips:
+        return
+    args = ["log", *tips, f"--format={_REC}{_FORMAT}{_FLD}", "--name-only", "--no-renames"]
     if exclude:
         args += ["--not", *exclude]
     out = run(root, *args, timeout=300)
