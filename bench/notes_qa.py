@@ -236,7 +236,19 @@ def main() -> None:
     finally:
         for k in askers.values():
             k.close()
+        _drop_schemas(roots)
     print(json.dumps(summary))
+
+
+def _drop_schemas(roots: dict[str, Path]) -> None:
+    """``--store-url``: the run's own schemas go when it ends (nothing left on the server)."""
+    if not _STORE:
+        return
+    import psycopg
+
+    with psycopg.connect(_STORE["url"], autocommit=True) as c:
+        for r in roots.values():
+            c.execute(f'DROP SCHEMA IF EXISTS "{_STORE["prefix"]}_{r.name}" CASCADE')
 
 
 if __name__ == "__main__":

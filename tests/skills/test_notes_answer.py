@@ -152,3 +152,18 @@ def _with_hits(res: Any, hits: list[Any]) -> Any:
     import dataclasses
 
     return dataclasses.replace(res, hits=hits)
+
+
+def test_the_entries_under_a_note_with_an_id_are_candidates(
+        rt: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hit on a note keyed by its ``id:`` brings the entries under it (keyed
+    ``file::outline``): a recipe's method, a person's meeting rhythm."""
+    acc = Access(rt.memex, "cli")
+    q = "how many eggs do I crack into the shakshuka?"
+    got = Access.search(acc, q, k=10)
+    top = [h for h in got.hits if h.key == "id:655a2f77-93d8-49af-ac6c-afefc6f461a9"]
+    assert top, [h.key for h in got.hits]
+    monkeypatch.setattr(Access, "search", lambda self, *a, **kw: _with_hits(got, top))
+    a = answer(acc, q)
+    assert a.answered and "eggs" in a.units[0].text
+    assert a.units[0].key.startswith("notes/shakshuka.org::Shakshuka/")
