@@ -176,9 +176,13 @@ def test_ask_json_answers_a_notes_question_and_lists_what_it_quotes(mx: list[str
     assert [i["target"] for i in out["intents"]] == ["notes"]
     assert "B2" in out["answer"]
     assert "(notes/backups.org:" in out["answer"]
-    quoted = {c.split("::")[0] for c in out["citations"] if "::" in c}
+    root = Path(mx[1])
+    ids = {i: p.relative_to(root).as_posix() for p in root.rglob("*.org")
+           for i in re.findall(r"(?m)^\s*:ID:\s*(\S+)", p.read_text(encoding="utf-8"))}
+    quoted = {ids.get(c[3:], c) if c.startswith("id:") else c.split("::")[0]
+              for c in out["citations"]}
     named = set(re.findall(r"\(([\w/.-]+\.org):\d+", out["answer"]))
-    assert named <= quoted | {"notes/backups.org"} and out["citations"]
+    assert named <= quoted and "notes/backups.org" in quoted, (named, out["citations"])
 
 
 def test_ask_json_cites_the_notes_a_recall_story_quotes(mx: list[str]) -> None:

@@ -343,12 +343,16 @@ def _heading(outline: list[str]) -> str:
     return " / ".join(dict.fromkeys([*clean[:1], *clean[-1:]]))
 
 
-def answer(access: Access, question: str, *, k: int = 6,
+def answer(access: Access, question: str, *, k: int = 6, query: str | None = None,
            exclude_files: tuple[str, ...] = ()) -> NotesAnswer:
-    """Rank the units of the top ``k`` notes for ``question`` (see the module docstring)."""
+    """Rank the units of the top ``k`` notes for ``question`` (see the module docstring).
+    ``query``: what to search for when the request wraps its topic in an instruction
+    ("search my notes for the walrus code": the router's ``walrus code``) — a store that
+    does not weigh rare words (PostgreSQL's ts_rank_cd) would otherwise rank the wrapper's
+    words' notes first; units are still scored against the whole question."""
     from ..retrieval.hybrid import retriever_for
 
-    res = access.search(question, k=k + 4, exclude_files=exclude_files)
+    res = access.search(query or question, k=k + 4, exclude_files=exclude_files)
     keep = {h.key: h for h in res.hits}
     if keep:
         nodes = access.memex.store.nodes_by_keys(list(keep), with_body=False)
@@ -425,16 +429,17 @@ def quoted(a: NotesAnswer, more: int = 2) -> list[Unit]:
 _KEPT = 64
 
 
-def cached_answer(access: Access, question: str, *,
+def cached_answer(access: Access, question: str, *, query: str | None = None,
                   exclude_files: tuple[str, ...] = ()) -> NotesAnswer:
-    """``answer`` kept per (index generation, client, question): the router's test and the
-    notes skill's reply read the same question once."""
-    memo: dict[tuple[str, str, str, tuple[str, ...]], NotesAnswer] = \
+    """``answer`` kept per (index generation, client, question, query): the router's test
+    and the notes skill's reply read the same question once."""
+    memo: dict[tuple[str, str, str, str, tuple[str, ...]], NotesAnswer] = \
         access.memex.derived("notes_answers", dict)
-    key = (access.memex.store.generation(), access.client, question.strip(), exclude_files)
+    key = (access.memex.store.generation(), access.client, question.strip(),
+           (query or "").strip(), exclude_files)
     got = memo.get(key)
     if got is None:
-        got = answer(access, question, exclude_files=exclude_files)
+        got = answer(access, question, query=query, exclude_files=exclude_files)
         if len(memo) >= _KEPT:
             memo.pop(next(iter(memo)))
         memo[key] = got
