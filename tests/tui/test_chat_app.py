@@ -114,7 +114,7 @@ def wait_for(cond: Callable[[], Any], timeout: float = 30.0) -> Any:
 
 def test_local_backend_answers_with_citations_and_approvals(local):
     app, out = make_app(local)
-    app.handle("caching strategies", wait=60)
+    app.handle("what are the two hard things in computer science?", wait=60)
     assert any(re.fullmatch(r"  -> notes/caching-strategies\.org:\d+  id:[0-9a-f-]+", s)
                for s in out)
     out.clear()
@@ -167,7 +167,7 @@ def test_remote_backend_streams_searches_and_approves(daemon, monkeypatch):
     monkeypatch.setenv("OPENCORTEX_TOKEN", TOKEN)
     b = RemoteBackend(daemon)
     app, out = make_app(b)
-    app.handle("caching strategies", wait=60)
+    app.handle("what are the two hard things in computer science?", wait=60)
     assert any(re.fullmatch(r"  -> notes/caching-strategies\.org:\d+  id:[0-9a-f-]+", s)
                for s in out)
     out.clear()

@@ -105,11 +105,15 @@ class Unit:
     """The sentences around a paragraph's sentence (what the reply shows with it)."""
     score: float = 0.0
     parts: dict[str, float] = field(default_factory=dict)
+    note_id: str | None = None
+    """The ``id:`` of the nearest entry above this one that has one (for ``cite``)."""
 
     @property
     def cite(self) -> str:
-        """``file:line`` and the node's ``id:`` when it has one (what the reply shows)."""
-        return f"{self.file}:{self.line}" + (f", id:{self.id}" if self.id else "")
+        """``file:line`` and the ``id:`` of the node, else of the nearest entry above it
+        that has one — the note the passage is in (what the reply shows)."""
+        ident = self.id or self.note_id
+        return f"{self.file}:{self.line}" + (f", id:{ident}" if ident else "")
 
     @property
     def citation(self) -> str:
@@ -305,12 +309,13 @@ def _candidates(access: Access, hits: list[Any], per_hit: int = 6) -> list[Unit]
             outline = [*n.outline, n.title] if n.outline[-1:] != [n.title] else list(n.outline)
             title = _plain(re.sub(r"<[^>]*>|\[\d{4}-[^\]]*\]", "", n.title)).strip()
             body_start = n.line + 1 + _drawer_lines(n)
+            above = _note_id(files[h.file], n)
             for off, text, around in units_of(n.body or ""):
                 units.append(Unit(text, n.key, n.file, body_start + off, n.id, outline, rank,
-                                  around))
+                                  around, note_id=above))
             if title and re.search(r"\d", n.title):  # a dated or numbered headline
                 units.append(Unit(_plain(n.title), n.key, n.file, n.line, n.id, outline, rank,
-                                  _plain(n.title)))
+                                  _plain(n.title), note_id=above))
     return units
 
 
@@ -323,6 +328,18 @@ def _family(nodes: list[Node], key: str) -> list[Node]:
     path = [*top.outline, top.title]
     return [n for n in nodes if n is top or (n.line > top.line and
                                              n.outline[: len(path)] == path)]
+
+
+def _note_id(nodes: list[Node], n: Node) -> str | None:
+    """The ``id:`` of the nearest entry above ``n`` (by outline path) that has one."""
+    for depth in range(len(n.outline), 0, -1):
+        path = n.outline[:depth]
+        ups = [m for m in nodes if m.line < n.line and [*m.outline, m.title] == path]
+        if ups:  # the ancestor is the last entry with that path above n
+            up = max(ups, key=lambda m: m.line)
+            if up.id:
+                return up.id
+    return None
 
 
 def _drawer_lines(n: Node) -> int:
