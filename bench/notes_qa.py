@@ -1,6 +1,7 @@
 """Notes questions answered from the memex: the project's own set and the shared dev set.
 
 Run: python bench/notes_qa.py [--workdir DIR] [--set own|none|dev|all] [--calibrate] [--show]
+                             [--store-url postgresql://...]
 
 - ``own``  bench/data/notes-qa-own.jsonl (44 questions): over examples/memex (``"memex":
   "example"``) and over the memex bench/notes_memex_gen.py writes (``"generated"``).
@@ -14,7 +15,8 @@ word or phrase) and a citation names the source file (a ``file::outline`` key or
 ``id:`` of a node in it).  ``--calibrate`` prints, for the notes answerer alone, the 5-fold
 cross-validated threshold over own (answerable: the best unit is from the right file and
 states the fact) and none (unanswerable) questions.  Copies of both memexes are indexed
-(with vectors) under ``--workdir`` (default: a temporary directory).
+(with vectors) under ``--workdir`` (default: a temporary directory); with ``--store-url``
+their index is in that PostgreSQL server instead (one fresh schema per memex).
 """
 
 from __future__ import annotations
@@ -58,6 +60,17 @@ def _files(cites: list[str], ids: dict[str, str]) -> set[str]:
             for x in cites}
 
 
+_STORE: dict[str, str] = {}
+"""``--store-url``: the PostgreSQL server and a schema name per memex (empty: SQLite)."""
+
+
+def _store_env(root: Path) -> None:
+    """Point the next Memex/Runtime opened at ``root``'s own schema (Settings read it)."""
+    if _STORE:
+        os.environ["OPENCORTEX_STORE_URL"] = _STORE["url"]
+        os.environ["OPENCORTEX_STORE_SCHEMA"] = f"{_STORE['prefix']}_{root.name}"
+
+
 def _prepare(work: Path) -> dict[str, Path]:
     """Fresh copies of both memexes, indexed with vectors."""
     from notes_memex_gen import generate
@@ -72,6 +85,7 @@ def _prepare(work: Path) -> dict[str, Path]:
     shutil.copytree(ROOT / "examples" / "memex", roots["example"])
     generate(roots["generated"])
     for r in roots.values():
+        _store_env(r)
         m = open_memex(str(r), None)
         retriever_for(m).sync(embed=True)
         m.close()
@@ -84,6 +98,7 @@ class Asker:
     def __init__(self, root: Path) -> None:
         from opencortex.cli.output import open_runtime
 
+        _store_env(root)
         self.rt = open_runtime(str(root), None)
         self.rt.memex.sync()
 
@@ -118,7 +133,8 @@ def score_answered(cases: list[dict[str, Any]], askers: dict[str, Asker],
         lat.append(time.perf_counter() - t0)
         files = _files(out["citations"], ids[mx])
         want = set(c["file"] if isinstance(c["file"], list) else [c["file"]])
-        ok_fact = any(re.search(_bounded(h), out["answer"], re.I) for h in c.get("has", []))
+        ok_fact = (any(re.search(_bounded(h), out["answer"], re.I) for h in c.get("has", []))
+                   or any(re.search(x, out["answer"], re.I) for x in c.get("re", [])))
         ok = ok_fact and bool(files & want)
         right += ok
         if show or not ok:
@@ -151,7 +167,10 @@ def calibrate(roots: dict[str, Path]) -> dict[str, Any]:
     from opencortex.cli.output import open_memex
     from opencortex.skills.notes_answer import answer
 
-    mems = {k: open_memex(str(r), None) for k, r in roots.items()}
+    mems = {}
+    for k, r in roots.items():
+        _store_env(r)
+        mems[k] = open_memex(str(r), None)
     acc = {k: Access(m, "cli") for k, m in mems.items()}
     rows: list[tuple[float, bool]] = []
     for c in _load(OWN):
@@ -189,7 +208,11 @@ def main() -> None:
     ap.add_argument("--set", default="all", choices=["own", "none", "dev", "all"])
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--show", action="store_true")
+    ap.add_argument("--store-url", default=None,
+                    help="index both memexes in this PostgreSQL server (fresh schemas)")
     a = ap.parse_args()
+    if a.store_url:
+        _STORE.update(url=a.store_url, prefix=f"notesqa_{os.getpid()}")
     work = Path(a.workdir) if a.workdir else Path(tempfile.mkdtemp(prefix="notes-qa-"))
     work.mkdir(parents=True, exist_ok=True)
     for var in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
@@ -213,7 +236,19 @@ def main() -> None:
     finally:
         for k in askers.values():
             k.close()
+        _drop_schemas(roots)
     print(json.dumps(summary))
+
+
+def _drop_schemas(roots: dict[str, Path]) -> None:
+    """``--store-url``: the run's own schemas go when it ends (nothing left on the server)."""
+    if not _STORE:
+        return
+    import psycopg
+
+    with psycopg.connect(_STORE["url"], autocommit=True) as c:
+        for r in roots.values():
+            c.execute(f'DROP SCHEMA IF EXISTS "{_STORE["prefix"]}_{r.name}" CASCADE')
 
 
 if __name__ == "__main__":

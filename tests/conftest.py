@@ -21,13 +21,6 @@ TEST_STORE = os.environ.get("OPENCORTEX_TEST_STORE", "sqlite").strip().lower() o
 """Which index store every test's memex uses: ``sqlite`` (default) or ``postgresql``
 (each test then gets a fresh schema on one session-wide PostgreSQL server).  Read at
 import: the autouse fixture below strips OPENCORTEX_* from the environment."""
-NOTES_ANSWER_SQLITE_ONLY = pytest.mark.skipif(
-    TEST_STORE == "postgresql",
-    reason="known gap (issue 29 follow-up): the extractive notes answer's threshold was "
-           "calibrated on the SQLite store's ranking (tantivy BM25 + vectors); over "
-           "PostgreSQL's ts_rank_cd these example questions score below it and get 'nothing "
-           "in your notes answers that'")
-"""For the tests whose fixture questions must pass the notes answer's threshold."""
 SHARED_DERIVED = Path(tempfile.gettempdir()) / f"opencortex-tests-derived-{os.getuid()}"
 """Where the content-keyed derived caches (MiniLM graph, router classifier) of the tests live."""
 _PG_URL = os.environ.get("OPENCORTEX_TEST_PG_URL")

@@ -968,6 +968,40 @@ a question, or an offer to search wider; answer in the chat buffer
     (display-buffer buf)
     buf))
 
+;;;; Asking your notes
+
+(defun opencortex--heading-path-at-point ()
+  "The note and heading of the memex heading at point, or nil.
+For example \"Shakshuka / Method\"."
+  (when (and (derived-mode-p 'org-mode) buffer-file-name
+             (opencortex--in-memex-p buffer-file-name))
+    (save-excursion
+      (unless (org-before-first-heading-p)
+        (org-back-to-heading t)
+        (let ((path (mapcar #'substring-no-properties (org-get-outline-path t t))))
+          ;; the note's title and the heading's own, as the answer cites them
+          (mapconcat #'identity (delete-dups (list (car path) (car (last path))))
+                     " / "))))))
+
+;;;###autoload
+(defun opencortex-ask (question)
+  "Ask QUESTION of your notes; on a memex heading, about that heading.
+The answer comes in the chat buffer from the notes that state it, each
+cited (file:line as a link, id:).  With point on a heading of a memex
+file, the heading's outline path goes with the question, so the note
+under point is where the answer is looked for first."
+  (interactive
+   (let ((about (opencortex--heading-path-at-point)))
+     (list (read-string (if about (format "Ask about %s: " about)
+                          "Ask your notes: ")))))
+  (when (string-empty-p (string-trim question))
+    (user-error "OpenCortex: type a question"))
+  (let ((about (opencortex--heading-path-at-point))
+        (q (string-trim (replace-regexp-in-string "[\n\r]+" " " question))))
+    ;; A leading "/" would make the question a chat command: it stays a question.
+    (setq q (replace-regexp-in-string "\\`/+" "" q))
+    (opencortex--chat-command (if about (format "%s (about: %s)" q about) q))))
+
 ;;;###autoload
 (defun opencortex-save-answer (node)
   "File the chat's last answer, with its citations as Org links, under NODE.

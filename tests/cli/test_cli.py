@@ -176,6 +176,21 @@ def test_ask_json_answers_a_notes_question_and_lists_what_it_quotes(mx: list[str
     assert [i["target"] for i in out["intents"]] == ["notes"]
     assert "B2" in out["answer"]
     assert "(notes/backups.org:" in out["answer"]
-    quoted = {c.split("::")[0] for c in out["citations"] if "::" in c}
+    root = Path(mx[1])
+    ids = {i: p.relative_to(root).as_posix() for p in root.rglob("*.org")
+           for i in re.findall(r"(?m)^\s*:ID:\s*(\S+)", p.read_text(encoding="utf-8"))}
+    quoted = {ids.get(c[3:], c) if c.startswith("id:") else c.split("::")[0]
+              for c in out["citations"]}
     named = set(re.findall(r"\(([\w/.-]+\.org):\d+", out["answer"]))
-    assert named <= quoted | {"notes/backups.org"} and out["citations"]
+    assert named <= quoted and "notes/backups.org" in quoted, (named, out["citations"])
+
+
+def test_ask_json_cites_the_notes_a_recall_story_quotes(mx: list[str]) -> None:
+    """A recall story that quotes a note cites that note (its id:, else file::outline) in
+    `ask --json` citations — not the note file's absolute path:line."""
+    out = run("ask", "/recollect that note about cache invalidation strategies", *mx)
+    assert isinstance(out, dict)
+    story = out["results"][0]["data"]["recall"]["story"]
+    assert story and all("note" in c["cite"] for c in story)
+    assert "id:6d4942f8-dde5-46fc-aa5e-559c341cc2d6" in out["citations"]
+    assert not any(c.startswith("/") for c in out["citations"]), out["citations"]

@@ -53,6 +53,8 @@ async def _session(memex: Path, index: Path, log: Path) -> dict[str, Any]:
                                                                 "k": 5}))
             seen["answer"] = _data(await s.call_tool(
                 "answer", {"question": "how many eggs do I crack into the shakshuka?"}))
+            seen["answer_private"] = _data(await s.call_tool(  # a :private: note's fact
+                "answer", {"question": "who is the physio treating my knee?"}))
             seen["read"] = _data(await s.call_tool("read", {"refs": [f"id:{CACHING_ID}"],
                                                             "depth": 0}))
             seen["agenda"] = _data(await s.call_tool("agenda", {"days": 30,
@@ -132,6 +134,13 @@ def test_answer_quotes_the_note_that_answers_and_cites_it(session) -> None:
     assert "(notes/shakshuka.org:" in a["answer"]
     assert any(c.startswith("id:") or c.startswith("notes/shakshuka.org::")
                for c in a["citations"])
+
+
+def test_an_mcp_clients_answer_never_quotes_a_private_note(session) -> None:
+    """MCP is not a trusted client by default: the physio's name sits in a :private: note."""
+    a = session[0]["answer_private"]
+    text = json.dumps(a)
+    assert "Keller" not in text and "sleep-and-running.org" not in text, text[:400]
 
 
 def test_read_returns_the_note_text(session) -> None:

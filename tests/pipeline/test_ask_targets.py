@@ -77,8 +77,9 @@ def test_recollect_runs_a_recall_and_chat_is_honest(ask) -> None:
     assert targets(d) == ["recollect"]
     rnd = d["results"][0]["data"]["recall"]
     assert rnd["state"] == "presented", d["answer"]
-    assert d["citations"] and all(c["cite"]["locator"] in d["citations"]
-                                  for c in rnd["story"])
+    # each claim cites its note (id:, else file::outline), a session claim its record
+    assert d["citations"] and all(c["cite"].get("note", c["cite"]["locator"])
+                                  in d["citations"] for c in rnd["story"])
     # the conversation this recall runs in is the present: never cited as the past
     assert all("/sessions/" not in c["cite"]["locator"] for c in rnd["story"])
     d = ask("hello there, how are you?")

@@ -17,7 +17,6 @@ from opencortex.pipeline.kernel import MAX_DEPTH, Kernel
 from opencortex.signal import SignalError, inject
 from opencortex.skills.base import Skill
 from opencortex.skills.registry import SkillRegistry
-from tests.conftest import NOTES_ANSWER_SQLITE_ONLY
 
 from ..conftest import emacs_dump
 
@@ -43,7 +42,6 @@ def test_inject_normalises() -> None:
             inject(bad)
 
 
-@NOTES_ANSWER_SQLITE_ONLY
 def test_question_answered_from_notes_with_citations(kernel: Kernel) -> None:
     out = kernel.ask("caching strategies", session="t-notes")
     assert out and "notes/caching-strategies.org:" in out[0]
@@ -85,7 +83,6 @@ def test_dangerous_command_is_blocked(kernel: Kernel, tmp_path: Path) -> None:
     assert out[0].startswith("Blocked")
 
 
-@NOTES_ANSWER_SQLITE_ONLY
 def test_planted_instructions_in_notes_are_data(kernel: Kernel, tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
     (kernel.memex.root / "evil.org").write_text(

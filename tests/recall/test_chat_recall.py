@@ -95,3 +95,38 @@ def test_planted_instructions_in_a_transcript_are_quoted_never_run(memex: Path, 
     finally:
         k.shutdown()
         mx.close()
+
+
+def test_a_story_quoting_a_session_turn_cites_the_notes_that_turn_cited(
+        memex: Path, tmp_path: Path) -> None:
+    """A session claim cites its record and every note its excerpt cites (an earlier
+    answer's file:line or id:), as the sender may see them: never a private note for a
+    client not trusted with it, never a reference that names no node."""
+    from opencortex.signal import inject
+    from opencortex.skills.base import Context
+    from opencortex.skills.recollect import story_citations
+
+    mx = Memex(memex, index=tmp_path / "i.sqlite3")
+    mx.sync()
+    shak = mx.resolve("id:655a2f77-93d8-49af-ac6c-afefc6f461a9")
+    private = mx.resolve("id:3dd670af-16f4-4a47-a656-3106a85ec03e")  # :private:
+    story = [
+        {"text": "…", "cite": {"locator": "/s/2026/12/07-a.org:9", "excerpt":
+                               f"Four eggs (notes/shakshuka.org:{shak.line + 3}); see "
+                               f"id:{private.id} and id:no-such-node-at-all"}},
+        {"text": "…", "cite": {"locator": "/m/notes/backups.org:5",
+                               "note": "id:0066478f-d02e-4b34-8260-06f49fd68a64"}},
+    ]
+    try:
+        def cites(gateway: str | None) -> list[str]:
+            meta = {"gateway": gateway} if gateway else {}
+            sig = inject({"payload": {"sensor": "user-input", "text": "x"}, "meta": meta})
+            return story_citations(Context(sig, mx), story)
+
+        assert cites(None) == ["/s/2026/12/07-a.org:9", f"id:{private.id}",
+                               "id:655a2f77-93d8-49af-ac6c-afefc6f461a9",
+                               "id:0066478f-d02e-4b34-8260-06f49fd68a64"]
+        assert f"id:{private.id}" not in cites("http")
+        assert "id:655a2f77-93d8-49af-ac6c-afefc6f461a9" in cites("http")
+    finally:
+        mx.close()

@@ -18,7 +18,6 @@ import pytest
 from click.testing import CliRunner
 
 from opencortex.config import load_settings
-from tests.conftest import NOTES_ANSWER_SQLITE_ONLY
 
 from .edge_live import daemons, leaks, plant
 
@@ -65,7 +64,6 @@ def _mcp(memex: Path, index: Path, calls: list[tuple[str, dict[str, Any]]]) -> l
     return anyio.run(run)
 
 
-@NOTES_ANSWER_SQLITE_ONLY
 def test_a_trusted_session_quoting_a_private_note_is_withheld(memex: Path, tmp_path: Path,
                                                               live_factory: Any) -> None:
     """Finding: a private note quoted in a conversation of a client that may see it (the
@@ -190,7 +188,6 @@ def test_a_local_model_never_sees_private_notes_for_an_untrusted_client(
         srv.close()
 
 
-@NOTES_ANSWER_SQLITE_ONLY
 def test_an_agent_answer_in_a_public_entry_quotes_no_private_note(
         memex: Path, tmp_path: Path, live_factory: Any) -> None:
     """Finding: an ``@agent`` headline in a file that is not private (one shared with a

@@ -123,3 +123,47 @@ def test_units_are_sentences_list_items_and_table_rows_with_their_header() -> No
     texts = [t for _, t, _ in units_of(body)]
     assert texts == ["Intro sentence here.", "Dr. Who said hello.",
                      "first item continues here", "second", "Name: flour; Grams: 450"]
+
+
+def test_a_units_score_is_the_same_whatever_order_the_store_ranked_its_note(
+        rt: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index store only chooses which notes are read: SQLite (BM25) and PostgreSQL
+    (ts_rank_cd) rank the same notes differently, and the threshold must hold on both. The
+    same notes in the reverse order give every unit the same score, so the same answer."""
+    acc = Access(rt.memex, "cli")
+    q = "how many eggs do I crack into the shakshuka?"
+    real = Access.search
+    got = real(acc, q, k=10)
+    assert len(got.hits) > 3
+    fixed = got.hits[:6]
+    monkeypatch.setattr(Access, "search", lambda self, *a, **kw: _with_hits(got, fixed))
+    first = answer(acc, q, k=6)
+    monkeypatch.setattr(Access, "search", lambda self, *a, **kw: _with_hits(
+        got, list(reversed(fixed))))
+    second = answer(acc, q, k=6)
+    assert first.answered and second.answered
+    assert [(u.key, u.line, u.text, u.score) for u in first.units] == \
+        [(u.key, u.line, u.text, u.score) for u in second.units]
+    assert {u.rank for u in first.units} != {0} and \
+        [u.rank for u in first.units] != [u.rank for u in second.units]
+
+
+def _with_hits(res: Any, hits: list[Any]) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(res, hits=hits)
+
+
+def test_the_entries_under_a_note_with_an_id_are_candidates(
+        rt: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hit on a note keyed by its ``id:`` brings the entries under it (keyed
+    ``file::outline``): a recipe's method, a person's meeting rhythm."""
+    acc = Access(rt.memex, "cli")
+    q = "how many eggs do I crack into the shakshuka?"
+    got = Access.search(acc, q, k=10)
+    top = [h for h in got.hits if h.key == "id:655a2f77-93d8-49af-ac6c-afefc6f461a9"]
+    assert top, [h.key for h in got.hits]
+    monkeypatch.setattr(Access, "search", lambda self, *a, **kw: _with_hits(got, top))
+    a = answer(acc, q)
+    assert a.answered and "eggs" in a.units[0].text
+    assert a.units[0].key.startswith("notes/shakshuka.org::Shakshuka/")

@@ -278,6 +278,16 @@ def test_run_stops_on_the_event(kernel, api):
     assert len(api.to(OWNER)) == 1
 
 
+def test_a_telegram_answer_never_quotes_a_private_note(kernel, api, logs):
+    """Telegram is not a trusted client by default: the physio's name sits in a :private:
+    note, and the reply names neither it nor its file."""
+    api.message(OWNER, "who is the physio treating my knee?")
+    gw = gateway(kernel, api)
+    assert gw.poll_once() == 1
+    text = "\n".join(wait_for(lambda: api.to(OWNER), timeout=120))
+    assert "Keller" not in text and "sleep-and-running" not in text, text
+
+
 def test_a_notes_question_is_answered_from_the_note_cited(kernel, api, logs):
     api.message(OWNER, "how many eggs do I crack into the shakshuka?")
     gw = gateway(kernel, api)

@@ -427,6 +427,34 @@ code and the person says yes (through the daemon's approvals)."
         (when (get-buffer opencortex-chat-buffer-name)
           (kill-buffer opencortex-chat-buffer-name))))))
 
+(ert-deftest opencortex-test-daemon-ask-about-the-heading-at-point ()
+  "A question asked on a memex heading is answered from that note, cited."
+  :tags '(daemon)
+  (opencortex-test--with-daemon
+    (let* ((opencortex-chat-buffer-name "*opencortex-test-ask*")
+           (file (expand-file-name "notes/shakshuka.org" opencortex-memex-directory)))
+      (unwind-protect
+          (progn
+            (with-current-buffer (find-file-noselect file)
+              (goto-char (point-min))
+              (re-search-forward "^\\*\\* Method")
+              (forward-line 2)
+              (should (equal (opencortex--heading-path-at-point) "Shakshuka / Method"))
+              (opencortex-ask "how long do I simmer the tomatoes?"))
+            (with-current-buffer opencortex-chat-buffer-name
+              (should (opencortex-test--wait-until
+                       (lambda () (not opencortex--chat-pending)) 180))
+              (let ((text (buffer-string)))
+                (should (string-match-p
+                         "^\\* You: how long do I simmer the tomatoes\\? (about: Shakshuka / Method)"
+                         text))
+                (should (string-match-p "simmer 10 min" text))
+                (should (string-match-p "\\[\\[file:/[^]]+/notes/shakshuka\\.org::[0-9]+\\]" text))
+                (should-not (string-match-p "(error:" text)))))
+        (opencortex-test--kill-file-buffer file)
+        (when (get-buffer opencortex-chat-buffer-name)
+          (kill-buffer opencortex-chat-buffer-name))))))
+
 (defconst opencortex-test--rag-id "b632cd44-5843-4242-b14f-c5f9636af2b2"
   "The ID of the example memex's RAG note.")
 

@@ -129,6 +129,7 @@ class Reasoner:
         return d
 
     def _decide(self, ctx: Context, skills: list[Skill]) -> Decision:
+        ctx.extra["has_model"] = self.has_model  # e.g. the router: may the web be asked?
         skill = self.choose(ctx, skills)
         if skill is None:
             return Decision(None, None, "no skill handles this signal")

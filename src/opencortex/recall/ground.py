@@ -51,10 +51,15 @@ class Claim:
     """The exact substring of the record the excerpt shows (when rendering changed it)."""
     where: str = ""
     """The locator relative to its root, as a person reads it."""
+    note: str = ""
+    """When the excerpt is a memex note's text: that note as ``ask`` cites one (its
+    ``id:``, else its ``file::outline`` key)."""
 
     def to_dict(self) -> dict[str, Any]:
         cite = {"locator": self.locator, "excerpt": self.excerpt, "handle": self.handle,
                 "where": self.where or self.locator, "record": self.record}
+        if self.note:
+            cite["note"] = self.note
         if self.raw and self.raw != self.excerpt:
             cite["raw"] = self.raw
         return {"text": self.text, "cite": cite}
@@ -173,7 +178,14 @@ def _claim(rec: Record, turn: Turn, raw: str, shown: str, kind: str, terms: list
            semantic: float = 0.0) -> Claim:
     return Claim(_claim_text(rec, turn, shown, kind), shown, turn.locator, rec.handle,
                  rec.locator, turn.origin, terms, semantic, raw=raw,
-                 where=relative_locator(turn.locator, rec.root))
+                 where=relative_locator(turn.locator, rec.root), note=note_ref(rec))
+
+
+def note_ref(rec: Record) -> str:
+    """A note record's citation (``id:…``, else its ``file::outline`` key); "" for others."""
+    if rec.source != "notes":
+        return ""
+    return rec.handle if rec.handle.startswith("id:") else rec.session_id
 
 
 def _claims_from(rec: Record, cue: Cue, kind: str, budget: int,

@@ -474,8 +474,37 @@ def _asks_notes(intent: Intent, notes: Hint, forced: set[str], hint: Hint | None
     return notes(text)
 
 
+def _web_unasked(intent: Intent, forced: set[str]) -> bool:
+    """A question the classifier reads as the web's that never asks for the web: no URL,
+    no named source or tool, no word of the web or of the world now (``_LIVE``)."""
+    text = intent.text
+    return (intent.target == "web" and not intent.args.get("url") and is_question(text)
+            and not any(d in text for d in forced) and rule_target(text) is None
+            and not is_pleasantry(text) and not _LIVE.search(text))
+
+
+def _notes_first(intents: list[Intent], notes: Hint, forced: set[str], hint: Hint | None,
+                 web: bool) -> list[Intent]:
+    """Questions go to the memex first (``_asks_notes``).  A question read as the web's
+    that the notes do not answer and that never asked for the web goes to the web only when
+    ``web`` (a model is configured: it reads the pages), marked ``notes_empty`` so the reply
+    says why the web was consulted; offline it stays with the notes, which say that nothing
+    in them answers it and show the closest."""
+    out: list[Intent] = []
+    for i in intents:
+        if _asks_notes(i, notes, forced, hint):
+            out.append(Intent("notes", extract_args("notes", i.text), i.text))
+        elif _web_unasked(i, forced):
+            out.append(Intent("web", {**i.args, "notes_empty": True}, i.text) if web else
+                       Intent("notes", extract_args("notes", i.text), i.text))
+        else:
+            out.append(i)
+    return out
+
+
 def decompose(text: str, *, embed: EmbedFn | None = None,
-              hint: Hint | None = None, notes: Hint | None = None) -> list[Intent]:
+              hint: Hint | None = None, notes: Hint | None = None,
+              web: bool = False) -> list[Intent]:
     """Split ``text`` into ordered atomic intents (empty list for blank text).
 
     ``embed`` maps texts to unit rows; the default is the in-process MiniLM, built on first use
@@ -485,7 +514,8 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
     for unambiguous syntax claims it.  ``notes`` (the router skill passes the notes
     answerer's test) marks a question the person's notes answer: such a question goes to
     notes rather than to chat, web, shell or a capture (``_asks_notes``: questions go to the
-    memex first).
+    memex first); with it, ``web`` says whether a question the notes do not answer may go
+    to the web unasked (a model is configured: ``_notes_first``).
     """
     if not text or not text.strip():
         return []
@@ -521,10 +551,8 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
     if hint is not None:  # a remark joined to its command ("X isn't happening, move it…")
         merged = [("gtd" if t != "gtd" and _hinted(b, hint) else t, b, c) for t, b, c in merged]
     intents = [Intent(t, extract_args(t, b), c) for t, b, c in merged]
-    if notes is not None:
-        held = set(forced.values())  # a directive names the tool: kept
-        intents = [Intent("notes", extract_args("notes", i.text), i.text)
-                   if _asks_notes(i, notes, held, hint) else i for i in intents]
+    if notes is not None:  # a directive names the tool: kept
+        intents = _notes_first(intents, notes, set(forced.values()), hint, web)
     # A bare "hi"/"thanks" next to real requests is politeness, not an intent of its own.
     if any(i.target != "chat" for i in intents):
         intents = [i for i in intents if not (i.target == "chat" and is_pleasantry(i.text))]

@@ -133,6 +133,15 @@ def _question(ctx: Context) -> str:
     return ctx.text.strip() or _arg(ctx, "query")
 
 
+def _topic(ctx: Context) -> str | None:
+    """What the router read as the request's topic (its ``query``), to search for; None
+    (the question's own words, the router's test already read: cached) when it gave none
+    or the same words."""
+    q = _arg(ctx, "query")
+    same = q.rstrip("?.! ").lower() == _question(ctx).rstrip("?.! ").lower()
+    return None if not q or same else q
+
+
 def _notes_offline(ctx: Context) -> Proposal:
     """The extractive answer (``notes_answer``): the units of the top notes that answer the
     question, each cited; below the calibrated threshold, what was searched and the closest
@@ -142,7 +151,7 @@ def _notes_offline(ctx: Context) -> Proposal:
     earlier = _earlier(ctx)
     if earlier is not None:  # a follow-up: over the notes the earlier answer named
         return _narrowed(ctx, earlier)
-    a = cached_answer(_access(ctx), _question(ctx))
+    a = cached_answer(_access(ctx), _question(ctx), query=_topic(ctx))
     ctx.extra["notes_answer"] = a
     if not a.units and not a.hits:
         ctx.extra["retrieved"] = set()
@@ -248,7 +257,7 @@ def _notes_neuro(ctx: Context) -> str:
     from ..signal import history
     from .notes_answer import cached_answer
 
-    a = cached_answer(_access(ctx), _question(ctx))
+    a = cached_answer(_access(ctx), _question(ctx), query=_topic(ctx))
     units = a.units
     if ctx.extra.get("remote_model"):
         policy = policy_of(ctx.memex.settings.guard)

@@ -102,19 +102,26 @@ def web(action: Action, signal: Signal, env: ActEnv) -> Signal:
                            text=text[:20_000], truncated=len(text) > 20_000)
 
 
+NOTES_EMPTY = "Nothing in your notes answers that, so I searched the web.\n"
+"""What a web search's reply starts with when the router sent a question there only because
+the notes had no answer (the person did not ask for the web): the reply says so."""
+
+
 def web_search(action: Action, signal: Signal, env: ActEnv) -> None:
     endpoint = websearch.search_endpoint(env.memex.settings)
+    lead = NOTES_EMPTY if signal.payload.get("notes_empty") is True else ""
     if not endpoint:
-        env.reply(signal, "No web search endpoint is configured: set [web] "
+        env.reply(signal, f"{lead}No web search endpoint is configured: set [web] "
                   "search_endpoint = \"http://…\" (a SearXNG instance) in config.toml "
                   "or OPENCORTEX_SEARCH_ENDPOINT.", None)
         return None
     try:
         query = str(action.args["query"])
         results = websearch.search(query, endpoint, allow_private=True)
-        env.reply(signal, websearch.format_results(query, results), {"results": results})
+        env.reply(signal, lead + websearch.format_results(query, results),
+                  {"results": results, "notes_empty": bool(lead)})
     except (websearch.WebError, OSError, ValueError) as e:
-        env.reply(signal, f"Web search failed: {e}", None)
+        env.reply(signal, f"{lead}Web search failed: {e}", None)
     return None
 
 

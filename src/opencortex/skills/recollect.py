@@ -10,13 +10,14 @@ continued by its session id (``opencortex recall --session ID``). The recall eng
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
 from ..signal import conversation
 from .base import Action, Context, Proposal, Rejection, Skill
 
-__all__ = ["open_recall", "skill"]
+__all__ = ["open_recall", "skill", "story_citations"]
 
 _OPEN_STATES = ("presented", "asked", "offered")
 
@@ -109,9 +110,46 @@ def _offline(ctx: Context) -> Proposal:
     text = rnd.render()
     if rnd.state == "not_activated":
         text += "\nFor notes, try a search with a few words you remember."
-    cites = list(dict.fromkeys(c["cite"]["locator"] for c in rnd.story))
     return {"action": "reply", "text": text,
-            "data": {"recall": rnd.to_dict(), "citations": cites}}
+            "data": {"recall": rnd.to_dict(), "citations": story_citations(ctx, rnd.story)}}
+
+
+_QUOTED_ID = re.compile(r"\bid:([0-9A-Za-z][\w-]{3,})")
+_QUOTED_LINE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.org):(\d+)\b")
+
+
+def story_citations(ctx: Context, story: list[dict[str, Any]]) -> list[str]:
+    """What a recall story quotes, as ``ask --json`` lists it: a claim from a memex note
+    cites that note (``id:``, else ``file::outline``); a claim from a session record cites
+    the record, and each note the quoted turn itself cites (an earlier answer's ``file:line``
+    or ``id:``) that this sender may see — so the notes behind a story are named, whichever
+    skill answered."""
+    from ..access import Access
+    from ..errors import OpenCortexError
+
+    access = Access.for_signal(ctx.memex, ctx.signal.meta)
+    out: list[str] = []
+    for claim in story:
+        cite = claim.get("cite") or {}
+        if cite.get("note"):
+            out.append(str(cite["note"]))
+            continue
+        out.append(str(cite.get("locator", "")))
+        excerpt = str(cite.get("excerpt", ""))
+        for ref in _QUOTED_ID.findall(excerpt):
+            try:
+                node = access.resolve(f"id:{ref}")
+            except (OpenCortexError, ValueError):
+                continue
+            out.append(f"id:{node.id}")
+        for file, line in _QUOTED_LINE.findall(excerpt):
+            try:
+                n = access.node_at(file, int(line))
+            except (OpenCortexError, ValueError):
+                continue
+            if n is not None:
+                out.append(f"id:{n.id}" if n.id else n.key)
+    return [c for c in dict.fromkeys(out) if c]
 
 
 def _symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:

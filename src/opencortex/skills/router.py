@@ -101,8 +101,10 @@ def _read(text: str, ctx: Context | None) -> list[dict[str, Any]]:
         return [dict(i) for i in _reading(text)]
     from ..router import decompose
 
+    # with a model, a question the notes do not answer may go to the web (saying so)
+    web = bool(ctx is not None and ctx.extra.get("has_model"))
     return [i.to_dict() | {"text": i.text}
-            for i in decompose(text, hint=h, notes=_notes_hint(ctx))]
+            for i in decompose(text, hint=h, notes=_notes_hint(ctx), web=web)]
 
 
 def _offline(ctx: Context) -> Proposal:
