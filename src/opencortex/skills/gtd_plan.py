@@ -13,6 +13,7 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..config import GtdSettings
 from .gtd_questions import answer, is_question
 from .gtd_refs import Resolution, all_nodes, cite, named, resolve_ref
 from .gtd_slots import Slots, base_verbs, parse_clause, past_verb, stem, words
@@ -32,14 +33,17 @@ _STRICT_VERBS = {"mark", "move", "reschedule", "postpone", "push", "delay", "bum
                  "prioritize", "deprioritise", "deprioritize", "shift", "defer", "snooze", "effort"}
 _PRONOUN_MOVE = re.compile(r"\b(?:move|push|shift|postpone|bump|delay|reschedule|mark|tag|put)\s+"
                            r"(?:it|that|this|them|that\s+one|this\s+one)\b", re.I)
-WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
 
 def week_start_of(settings: Any) -> int:
-    """``[gtd] week_start`` of the config file (a weekday name; default Monday)."""
-    raw = str(((getattr(settings, "data", None) or {}).get("gtd") or {}).get("week_start")
-              or "monday").strip().lower()
-    return next((i for i, d in enumerate(WEEKDAYS) if d.startswith(raw[:3])), 0)
+    """The day a week begins on (0 Monday … 6 Sunday): ``Settings.gtd`` (``[gtd]
+    week_start``, ``OPENCORTEX_WEEK_START``); for a settings-like object without typed
+    sections, its raw ``data`` parsed the same way."""
+    typed = getattr(settings, "gtd", None)
+    if isinstance(typed, GtdSettings):
+        return typed.week_start
+    table = (getattr(settings, "data", None) or {}).get("gtd") or {}
+    return GtdSettings.parse(table, {}).week_start
 
 
 def file_keywords(memex: Memex, rel: str) -> tuple[list[str], list[str]]:

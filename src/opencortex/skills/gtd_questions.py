@@ -248,13 +248,15 @@ where much left remaining on with""".split())
 _WEEK = re.compile(r"\b(this|next|the\s+coming)\s+week\b", re.I)
 
 
-def _date_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] | None:
-    """The days a question is about ("this week", "tomorrow", "on friday"), if any."""
-    from .gtd_dates import DATE_RE, resolve_day
+def _date_span(text: str, now: dt.datetime,
+               week_start: int = 0) -> tuple[dt.date, dt.date, str] | None:
+    """The days a question is about ("this week", "tomorrow", "on friday"), if any; a week
+    begins on ``week_start`` (0 Monday … 6 Sunday)."""
+    from .gtd_dates import DATE_RE, resolve_day, week_start_day
 
     today = now.date()
     if re.search(r"\b(?:last|previous)\s+week\b", text, re.I):  # the calendar week before
-        start = today - dt.timedelta(days=today.weekday() + 7)
+        start = week_start_day(today, week_start, -1)
         return start, start + dt.timedelta(days=6), f"last week ({start:%d %b}–" \
             f"{start + dt.timedelta(days=6):%d %b})"
     if re.search(r"\b(?:last|past)\s+(?:7|seven)\s+days\b|\bpast\s+week\b", text, re.I):
@@ -272,12 +274,13 @@ def _date_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] | No
         return today, today + dt.timedelta(days=days), f"in the next {days} days"
     if m := _WEEK.search(text):
         if m.group(1).lower() == "this":
-            return today, today + dt.timedelta(days=6 - today.weekday()), "this week"
-        start = today + dt.timedelta(days=7 - today.weekday())
+            end = week_start_day(today, week_start, 1) - dt.timedelta(days=1)
+            return today, end, "this week"
+        start = week_start_day(today, week_start, 1)
         return start, start + dt.timedelta(days=6), "next week"
     for m in DATE_RE.finditer(text):
         phrase = m.group("day") or m.group("month")
-        d = resolve_day(phrase, now)
+        d = resolve_day(phrase, now, week_start)
         if d is not None:
             return d, d, f"{d:%a %d %b}"
     return None
@@ -328,7 +331,11 @@ def _projects_next(projects: list[Node], nodes: list[Node]) -> str:
 
 def answer(memex: Memex, text: str, now: dt.datetime) -> str:
     """The answer to a question about the lists, naming each item (title, file:line)."""
+    from .gtd_dates import week_start_day
+    from .gtd_plan import week_start_of
+
     nodes = all_nodes(memex)
+    week_start = week_start_of(memex.settings)
     if _PROGRESS.search(text) and (out := _progress(text, nodes)):
         return out
     if _WHEN.search(text):
@@ -399,11 +406,11 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
 
         pool = [n for n in pool if late(n)]
         desc.append("overdue")
-    elif span := _date_span(text, now):
+    elif span := _date_span(text, now, week_start):
         lo, hi, label = span
         closed = desc[0] in ("done", "cancelled")
         if closed and label == "this week":  # what got done so far this week
-            lo, hi = now.date() - dt.timedelta(days=now.weekday()), now.date()
+            lo, hi = week_start_day(now.date(), week_start), now.date()
         due_only = bool(re.search(r"\b(?:due|deadlines?)\b", text, re.I)) and not closed
         sched_only = bool(re.search(r"\bscheduled\b", text, re.I)) and not due_only \
             and not closed

@@ -171,21 +171,32 @@ _REPEAT_RE = re.compile(
     r"every)\s+month"
     r"|(?:every|each)\s+(?P<nth>other|2nd|second|3rd|third|4th|fourth)\s+(?P<nu2>day|week|month|year))\b",
     re.I)
+_HEDGE = (r"(?:(?:probably|maybe|perhaps|possibly|likely|about|around|roughly|approx(?:\.|imately)?|"
+          r"circa|ca\.|~|≈|like|something\s+like|at\s+most|at\s+least|under|over|up\s+to|"
+          r"no\s+more\s+than|less\s+than|more\s+than|close\s+to|nearly|almost|just\s+(?:over|"
+          r"under)|a\s+(?:good|solid|bit\s+over|bit\s+under|little\s+over|little\s+under)|"
+          r"give\s+or\s+take|say|est\.?|only|just)\s*)")
+"""The hedges a person puts before an estimate ("probably", "about", "~", "maybe", "roughly",
+"say", "up to"), any number of them ("probably about an hour"): the estimate is kept, the
+hedge is dropped (Org's Effort holds one duration)."""
+_HEDGE_AFTER = (r"(?:\s*-?ish\b|\s+(?:or\s+so|or\s+thereabouts|give\s+or\s+take|tops|max|at\s+most|"
+                r"at\s+the\s+most|or\s+less|or\s+more|roughly|approx(?:imately)?|of\s+work|each))*")
+"""What may follow an estimate ("or so", "tops", "-ish", "give or take")."""
+_DUR = (r"(?:half\s+an?\s+hour|an?\s+half[- ]hour|an?\s+hour\s+and\s+a\s+half|"
+        rf"{_NUM_RE}\s*(?:and\s+a\s+half\s+)?(?:hours?|hrs?|h)\b(?:\s+(?:and\s+)?{_NUM_RE}\s*"
+        rf"(?:minutes?|mins?|m)\b)?|{_NUM_RE}\s*(?:minutes?|mins?|m)\b)")
 _EFFORT_RE = re.compile(
     r"(?:\b(?:should|will|would|might|may|could|it'?ll|it\s+will|going\s+to|gonna)\s+)?"
+    rf"(?:{_HEDGE}*)"
     r"(?:\b(?:take|takes|taking|need|needs|last|lasts|be|is|'s)\s+(?:me\s+|us\s+)?|"
     r"\b(?:effort|estimate[ds]?|est\.?|budget)\s*(?:of|is|at|:|to)?\s*)"
-    r"(?:(?:about|around|roughly|approx(?:imately)?|maybe|~|like|at\s+most|under|a\s+good)\s+)?"
-    r"(?P<dur>(?:half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|"
-    rf"{_NUM_RE}\s*(?:and\s+a\s+half\s+)?(?:hours?|hrs?|h)(?:\s+(?:and\s+)?{_NUM_RE}\s*"
-    rf"(?:minutes?|mins?|m))?|{_NUM_RE}\s*(?:minutes?|mins?|m)\b|\d+:\d\d\s*(?:hours?|h)?))"
-    r"(?:\s+(?:or\s+so|tops|max|of\s+work))?", re.I)
-_DUR = (r"(?:half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|"
-        rf"{_NUM_RE}\s*(?:and\s+a\s+half\s+)?(?:hours?|hrs?|h)(?:\s+(?:and\s+)?{_NUM_RE}\s*"
-        rf"(?:minutes?|mins?|m))?|{_NUM_RE}\s*(?:minutes?|mins?|m)\b)")
+    rf"{_HEDGE}*"
+    rf"(?P<dur>{_DUR}|\d+:\d\d\s*(?:hours?|h)?)"
+    rf"{_HEDGE_AFTER}", re.I)
 _EFFORT_BARE = re.compile(
-    r"(?:^|\s*[,;(\u2014\u2013]|\s+-)\s*(?:(?:about|around|roughly|approx(?:imately)?|maybe|~|"
-    rf"say|est\.?)\s*)?(?P<dur>{_DUR})\s*(?:tops|max|or\s+so|of\s+work|each)?\s*\)?\s*[.!]?$"
+    rf"(?:^|\s*[,;(\u2014\u2013]|\s+-|\s+(?=[~≈]))\s*{_HEDGE}*"
+    rf"(?P<dur>{_DUR}){_HEDGE_AFTER}\s*\)?\s*[.!]?$"
+    rf"|[,;(\u2014\u2013]\s*{_HEDGE}*(?P<dur3>{_DUR}){_HEDGE_AFTER}(?:\s*\)|\s*(?=[,;\u2014\u2013]))"
     r"|(?:,\s*|\b)(?:(?:it'?s|it\s+is|that'?s|should\s+be|will\s+be|would\s+be|is|"
     r"probably|maybe|just)\s+)*"
     rf"(?:an?\s+|one\s+)?(?P<dur2>{_NUM_RE}[- ](?:minute|min|hour|hr))s?\s+"
@@ -389,18 +400,18 @@ class _Marks:
 
 
 def _effort(dur: str) -> str | None:
-    d = dur.lower()
-    if re.fullmatch(r"half\s+an?\s+hour", d):
+    d = " ".join(dur.lower().split())
+    if re.fullmatch(r"half\s+an?\s+hour|an?\s+half[- ]hour", d):
         return "0:30"
     if re.fullmatch(r"an?\s+hour\s+and\s+a\s+half", d):
         return "1:30"
     if m := re.fullmatch(r"(\d+):(\d\d)\s*(?:hours?|h)?", d):
         return f"{int(m.group(1))}:{m.group(2)}"
     mins = 0.0
-    if m := re.search(rf"({_NUM_RE})\s*(and\s+a\s+half\s+)?(?:hours?|hrs?|h)\b", d):
+    if m := re.search(rf"(?<!\w)({_NUM_RE})\s*(and\s+a\s+half\s+)?(?:hours?|hrs?|h)\b", d):
         mins += _num(m.group(1)) * 60 + (30 if m.group(2) else 0)
         d = d[m.end():]
-    if m := re.search(rf"({_NUM_RE})\s*(?:minutes?|mins?|m)\b", d):
+    if m := re.search(rf"(?<!\w)({_NUM_RE})\s*(?:minutes?|mins?|m)\b", d):
         mins += _num(m.group(1))
     if mins <= 0:
         return None
@@ -527,7 +538,7 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
             s.effort = e
             mk.take(*m.span())
     if s.effort is None and (m := mk.search(_EFFORT_BARE)):
-        if e := _effort((m.group("dur") or m.group("dur2")).replace("-", " ")):
+        if e := _effort((m.group("dur") or m.group("dur2") or m.group("dur3")).replace("-", " ")):
             s.effort = e
             mk.take(*m.span())
     if m := mk.search(_SHIFT_RE):
