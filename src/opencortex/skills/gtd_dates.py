@@ -93,6 +93,8 @@ def resolve_day(phrase: str, now: dt.datetime, week_start: int = 0) -> dt.date |
         if unit == "month":
             return base.replace(day=25 if m.group(1) == "late" else 15)
         return base
+    if (d := _holiday(p, today)) is not None:
+        return d
     if p in ("today", "tonight", "this evening", "this afternoon", "this morning",
              "later today", "later", "end of day", "end of the day", "eod"):
         return today
@@ -161,6 +163,50 @@ def resolve_day(phrase: str, now: dt.datetime, week_start: int = 0) -> dt.date |
                 return base.replace(day=day)
         return None
     return _dateparser_day(p, now)
+
+
+_HOLIDAYS = {"christmas": (12, 25), "christmas day": (12, 25), "xmas": (12, 25),
+             "christmas eve": (12, 24), "xmas eve": (12, 24), "boxing day": (12, 26),
+             "new year's eve": (12, 31), "new years eve": (12, 31), "nye": (12, 31),
+             "new year's day": (1, 1), "new years day": (1, 1), "new year": (1, 1),
+             "new year's": (1, 1), "halloween": (10, 31), "valentine's day": (2, 14),
+             "valentines day": (2, 14), "valentine's": (2, 14)}
+_HOLIDAY_RE = (r"(?:christmas(?:\s+(?:day|eve))?|xmas(?:\s+eve)?|boxing\s+day|new\s+year'?s?"
+               r"(?:\s+(?:eve|day))?|nye|halloween|valentine'?s(?:\s+day)?|easter(?:\s+(?:sunday|"
+               r"monday))?|good\s+friday|thanksgiving)")
+"""Fixed-date and computed holidays a person plans by ("before christmas", "by easter")."""
+
+
+def _easter(year: int) -> dt.date:
+    """Western Easter Sunday (the anonymous Gregorian computus)."""
+    a, b, c = year % 19, year // 100, year % 100
+    d, e = divmod(b, 4)
+    g = (8 * b + 13) // 25
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    ll = (32 + 2 * e + 2 * i - h - k) % 7
+    m = (a + 11 * h + 22 * ll) // 451
+    month, day = divmod(h + ll - 7 * m + 114, 31)
+    return dt.date(year, month, day + 1)
+
+
+def _holiday(p: str, today: dt.date) -> dt.date | None:
+    """The next date of a holiday named by ``p`` (this year's, or next year's once past)."""
+    if not re.fullmatch(_HOLIDAY_RE, p):
+        return None
+    for year in (today.year, today.year + 1):
+        if p in _HOLIDAYS:
+            mo, day = _HOLIDAYS[p]
+            d = dt.date(year, mo, day)
+        elif p.startswith("easter") or p == "good friday":
+            shift = {"easter monday": 1, "good friday": -2}.get(p, 0)
+            d = _easter(year) + dt.timedelta(days=shift)
+        else:  # thanksgiving: the fourth thursday of november
+            d = dt.date(year, 11, 1) + dt.timedelta(days=(3 - dt.date(year, 11, 1).weekday()) % 7
+                                                     + 21)
+        if d >= today:
+            return d
+    return None
 
 
 def week_start_day(today: dt.date, week_start: int, weeks: int = 0) -> dt.date:
@@ -314,7 +360,7 @@ _IN_WEEK = (rf"{_WD_RE}\s+(?:of\s+|in\s+|on\s+)?{_WEEK_REF}|{_WEEK_REF}\s+(?:on\
             rf"|{_WD_RE}\s+after\s+next")
 """A weekday inside a named week ("friday next week", "the week after next on tuesday",
 "thursday after next"), the week starting on the configured day."""
-_ANCHOR = (rf"{_NTH}|{_IN_WEEK}|(?:(?:this|next|coming)\s+)?{_WD_RE}|tomorrow|today|now"
+_ANCHOR = (rf"{_NTH}|{_IN_WEEK}|{_HOLIDAY_RE}|(?:(?:this|next|coming)\s+)?{_WD_RE}|tomorrow|today|now"
            r"|the\s+\d{1,2}(?:st|nd|rd|th)"
            rf"|{_MON_RE}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MON_RE}")
 _OFF_UNIT = r"(?:day|week|fortnight|month|year)"
@@ -362,8 +408,13 @@ _SC_CUE = (r"(?:on|for|at|from|starting(?:\s+from)?|beginning|start(?:ing)?\s+on
            r"first\s+one\s+(?:is|on)|next\s+one\s+(?:is|on)|to|into|until)")
 DATE_RE = re.compile(
     rf"(?:\b(?P<cue>{_DL_CUE}|{_SC_CUE})\s+)?(?:(?:the\s+)?)?\b(?P<day>{_DAY_PHRASE})\b"
-    rf"|\b(?P<mcue>{_DL_CUE}|in|into|to|until)\s+(?P<month>{_MONTH_ONLY})\b(?!\s+\d)",
+    rf"|\b(?P<mcue>{_DL_CUE}|in|into|to|until)\s+(?P<month>{_MONTH_ONLY})\b(?!\s+\d)"
+    rf"|\b(?P<hcue>{_DL_CUE}|{_SC_CUE}|over|around|after)\s+(?P<holiday>{_HOLIDAY_RE})\b"
+    r"(?=\s*$|\s*[,.;:!?)]|\s+(?:at|to|and|or|so|then|remind|please|this|next|i|we|in|on|for|"
+    r"the|is|it)\b)",
     re.I)
+"""A day phrase with its cue; a month alone ("by march"); a holiday only after a cue and
+before no noun of its own ("before christmas", not "the christmas present")."""
 
 # -- times -----------------------------------------------------------------------------
 _HOURW = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten "

@@ -279,7 +279,7 @@ def _date_span(text: str, now: dt.datetime,
         start = week_start_day(today, week_start, 1)
         return start, start + dt.timedelta(days=6), "next week"
     for m in DATE_RE.finditer(text):
-        phrase = m.group("day") or m.group("month")
+        phrase = m.group("day") or m.group("month") or m.group("holiday")
         d = resolve_day(phrase, now, week_start)
         if d is not None:
             return d, d, f"{d:%a %d %b}"

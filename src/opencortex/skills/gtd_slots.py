@@ -71,6 +71,14 @@ class Slots:
     """The subject of a state report ("the X task is waiting on …"): the entry it names."""
     ref_text: str = ""
     """The words naming the item (the title minus request/ref verbs)."""
+    refs: list[str] = field(default_factory=list)
+    """Other phrases that may name an existing entry, best first: the subject of a
+    statement ("the tap washer can't happen before the 20th"), what time is set aside for
+    ("block out friday for the tax return"), the object of an intention ("I'll deal with
+    the restic report on thursday")."""
+    obliged: bool = False
+    """The clause says what must still be done ("has to be bought by the 18th", "needs
+    paying"): a participle there reports nothing finished."""
     arrived: bool = False
     """The clause reports that something came (arrived, replied, sent, refunded…): what
     ends a wait — on a WAITING entry it means done."""
@@ -88,7 +96,7 @@ my me i i'm i'd i've im id mine please that this those these one ones thing thin
 task tasks todo item items entry so then just also all any some about up out over off
 should would will shall must can could need needs have has had got get do does did done
 still really actually now again too very much more just that's thats there their they them
-not after doing going anymore anyway
+not after doing going anymore anyway i'll we'll you'll it'll let's
 him her his she he we us our you your yours was were been being am are
 """.split())
 
@@ -344,6 +352,10 @@ _WAIT_LEAD = re.compile(r"^(?:i'?m\s+|i\s+am\s+|still\s+|now\s+)?(?:waiting|wait
 """"waiting for the plumber to send the quote" -> "The plumber to send the quote";
 "waiting on Sam for the logs" -> "Sam: the logs"."""
 _ON_WEEKDAY = re.compile(rf"\b(?:on\s+)?(?P<wd>{_WD_RE})s?\b", re.I)
+_NEGATED = re.compile(r"(?:\b(?:not|never|cannot|no)\b|n't\b)(?:\s+[\w'-]+){0,4}\s*$", re.I)
+"""A negation just before "before"/"until" ("can't happen before the 20th", "won't start
+until january", "not before friday"): the date is when the task may start, not its
+deadline."""
 _CAN_WAIT = re.compile(r"\b(?:can|could|will|'ll|should|may|might)\s+wait\b", re.I)
 """"X can wait until monday": a new start date, not a deadline."""
 _DEFER = {"snooze", "defer", "postpone", "reschedule", "move", "push", "delay", "bump", "shift"}
@@ -562,8 +574,8 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     for m in list(DATE_RE.finditer(mk.rest())):
         if not mk.free(*m.span()):
             continue
-        cue = (m.group("cue") or m.group("mcue") or "").lower()
-        phrase = m.group("day") or m.group("month")
+        cue = (m.group("cue") or m.group("mcue") or m.group("hcue") or "").lower()
+        phrase = m.group("day") or m.group("month") or m.group("holiday")
         day = resolve_day(phrase, now, week_start)
         if day is None:
             continue
@@ -574,6 +586,10 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         if cue in ("until", "til", "till") and s.scheduled is None:
             is_dl = True
             until = True
+        if is_dl and cue in ("before", "until", "til", "till") and \
+                _NEGATED.search(mk.text, max(0, m.start() - 60), m.start()):
+            is_dl, until = False, False  # "can't happen before the 20th": the earliest start
+            sched_cue = True
         when: dt.date | dt.datetime = day
         if tm is not None and (s.scheduled is None or is_dl is False):
             when = dt.datetime.combine(day, tm)
@@ -692,7 +708,49 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     if len(said_state.split()) > 1:  # "… isn't going to happen" names no item
         s.ref_text = " ".join(re.sub(re.escape(said_state), " ", s.ref_text,
                                      flags=re.I).split()) or s.ref_text
+    s.obliged = bool(_OBLIGED.search(t))
+    if s.obliged:
+        s.past = False
+    s.refs = reference_phrases(s.title)
+    if m := _ALLOT.match(s.title):  # "block out friday for the tax return": the task is that
+        obj = _LEAD.sub("", m.group("ref")).strip()
+        s.title = obj[:1].upper() + obj[1:]
     return s
+
+
+_OBLIGED = re.compile(
+    r"\b(?:has|have|needs?|got|ought)\s+to\s+(?:be|get)\s+\w+|\b(?:must|should|shall|will|'ll|"
+    r"can|could|would|might|may)\s+(?:not\s+)?(?:be|get)\s+\w+ed\b|\bneeds?\s+\w+ing\b|"
+    r"\bwants?\s+\w+ing\b|\bto\s+be\s+\w+ed\b", re.I)
+"""What must still happen ("has to be bought", "needs paying", "should be sent"): the
+participle reports nothing done."""
+_SUBJECT = re.compile(
+    r"^(?P<subj>(?:the|my|our|that|this|those|these|his|her|their)\s+.+?|(?!(?:i|we|you|he|she|"
+    r"it|they|there|this|that|let's)\b)[\w'-]+(?:\s+[\w'-]+){0,3}?)\s+(?:can'?t|cannot|"
+    r"can|could(?:n'?t)?|won'?t|will|would(?:n'?t)?|needs?|has|have|had|must|should(?:n'?t)?|"
+    r"is|isn'?t|are|aren'?t|was|wasn'?t|were|goes|gets|starts?|happens?|slips?|moves?|"
+    r"begins?|kicks\s+off|runs?|lands?|takes?|shifts?|belongs?|waits?|stays?)\b", re.I)
+"""The subject of a statement about an item ("the invoice cleanup can't happen …", "pi-hole
+and caddy need to …"): what the statement is about."""
+_ALLOT = re.compile(
+    r"^(?:please\s+)?(?:reserve|block(?:\s+(?:out|off|in))?|set\s+aside|put\s+aside|keep|pencil"
+    r"(?:\s+in)?|make\s+(?:some\s+)?time|carve\s+out|earmark|save|hold|use|spend|dedicate|"
+    r"devote|slot(?:\s+in)?|allocate|allot|free\s+up|book\s+(?:out|off|in)|plan)\b"
+    r"(?:\s+(?:some|the|a|an|my|time|slot|block|window|morning|afternoon|evening|day))*\s+"
+    r"(?:for|to|on)\s+(?P<ref>\S.*)$", re.I)
+"""Time set aside for an item ("reserve monday 9am for the dental cleaning", "block out
+friday for the tax return"): the item is what follows "for"."""
+
+
+def reference_phrases(title: str) -> list[str]:
+    """The phrases of a clause (its title once the slots are gone) that may name an existing
+    entry beside the whole title: the object time is set aside for, a statement's subject."""
+    out: list[str] = []
+    if m := _ALLOT.match(title):
+        out.append(m.group("ref"))
+    if m := _SUBJECT.match(title):
+        out.append(m.group("subj"))
+    return [_ref_words(x) for x in out if words(x)]
 
 
 _LEAD = re.compile(r"^(?:(?:first\s+thing(?:\s+in\s+the\s+morning)?|and|then|so|also|but|oh|ok|okay|please|that|it'?s|its|it\s+is|"
