@@ -456,7 +456,7 @@ def parse_time(text: str) -> tuple[dt.time, tuple[int, int]] | None:
         h = _hour(m.group("h3"))
         f = m.group("frac").lower()
         mins = 30 if f == "half" else 15 if f == "quarter" else \
-            int(f) if f.isdigit() else _NUMS.get(f, 0)
+            int(f) if f.isdigit() else int(_NUMS.get(f, 0))
         if m.group("pt").lower() == "to":
             h, minute = (h - 1) % 24, 60 - mins
         else:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..memex import Memex
     from ..memory.nodes import Node
 
-__all__ = ["answer", "is_question"]
+__all__ = ["CAPTURE_LABEL", "answer", "is_question"]
 
 MAX_ROWS = 25
 
@@ -34,11 +34,19 @@ _POLITE = re.compile(r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?!tell|s
                      r"find|remind\s+me\s+(?:what|which|when))", re.I)
 
 
+CAPTURE_LABEL = re.compile(
+    r"^\s*(?:/gtd\s+)?(?:capture|inbox|todo|to-do|task|new\s+task|reminder|note\s+to\s+self|"
+    r"add\s+to\s+(?:my\s+|the\s+)?(?:inbox|list|todos?))\s*[:\u2014-]\s*\S", re.I)
+"""A request labelled as a capture ("capture: …", "todo - …", "inbox: …"): what follows is
+the entry's text, whatever its form — even a question ("capture: which hinge fits?")."""
+
+
 def is_question(text: str) -> bool:
-    """True when the clause asks rather than tells (its form, not its topic)."""
+    """True when the clause asks rather than tells (its form, not its topic); a labelled
+    capture ("capture: …") never is one."""
     t = " ".join(text.replace("’", "'").split()).strip()
     low = t.lower()
-    if not t:
+    if not t or CAPTURE_LABEL.match(t):
         return False
     if _POLITE.match(low):
         return t.endswith("?") and not re.search(
@@ -106,14 +114,16 @@ def _under(nodes: list[Node], scope: Node) -> list[Node]:
 
 
 def _scope_of(text: str, nodes: list[Node]) -> tuple[Node | None, set[str]]:
-    """The project or heading a question is about, and the words that named it."""
+    """The project or heading a question is about, and the words that named it (never the
+    words that name a state or a kind of entry: "in the WAITING state" is no heading)."""
     from .gtd_slots import DATE_RE
 
-    m = _SCOPE.search(DATE_RE.sub(" ", text))
+    m = _SCOPE.search(_REPEAT_Q.sub(" ", DATE_RE.sub(" ", text)))
     if not m:
         return None, set()
     phrase = m.group("s")
-    ws = [w for w in words(phrase) if w not in {stem(x) for x in _QWORDS}]
+    kinds = {stem(x) for x in _QWORDS | _KIND_WORDS} | {stem(k) for k in _keywords(nodes)}
+    ws = [w for w in words(phrase) if w not in kinds]
     if not ws:
         return None, set()
     wants_project = bool(re.search(r"project", text, re.I))
@@ -131,6 +141,80 @@ def _scope_of(text: str, nodes: list[Node]) -> tuple[Node | None, set[str]]:
         if cover >= 0.5 and holds and (best is None or key > best[0]):
             best = (key, n)
     return (best[1], q) if best else (None, set())
+
+
+_KIND_WORDS = frozenset("""state states status keyword keywords marked mark labelled labeled
+flagged set entries entry repeat repeats repeating recurring recur recurrence""".split())
+"""Words that name what kind of entry a question lists, never where it is."""
+_REPEAT_Q = re.compile(
+    r"\b(?:repeat\w*|recurr?\w*|routines?|habits?|regular(?:ly)?|periodic\w*|"
+    r"(?:every|each)\s+(?P<u>day|week|month|year|morning|evening|night|weekday|fortnight)|"
+    r"(?P<ly>daily|weekly|monthly|yearly|annual(?:ly)?|fortnightly|nightly))\b", re.I)
+"""A question about repeating entries ("what are my recurring tasks", "what repeats every
+week", "which chores are weekly")."""
+_REPEAT_UNIT = {"day": "d", "morning": "d", "evening": "d", "night": "d", "weekday": "d",
+                "daily": "d", "nightly": "d", "week": "w", "weekly": "w", "fortnight": "2w",
+                "fortnightly": "2w", "month": "m", "monthly": "m", "year": "y", "yearly": "y",
+                "annual": "y", "annually": "y"}
+
+
+def _repeater_of(n: Node) -> str | None:
+    """The repeater cookie of an entry's SCHEDULED or DEADLINE (``+1w``, ``.+1d``…)."""
+    from ..org.timestamps import parse_timestamp
+
+    for raw in (n.scheduled, n.deadline):
+        ts = parse_timestamp(raw) if raw else None
+        if ts is not None and ts.repeater:
+            return ts.repeater
+    return None
+
+
+def _repeats(text: str, nodes: list[Node]) -> tuple[list[Node], str] | None:
+    """The entries a repeat question asks for, every one that repeats (at the interval it
+    names, if any) and the words for the answer's head; None when it asks no such thing."""
+    found = list(_REPEAT_Q.finditer(text))
+    if not found:
+        return None
+    said = next((m.group("u") or m.group("ly") for m in found
+                 if m.group("u") or m.group("ly")), "").lower()
+    unit = _REPEAT_UNIT.get(said)
+    out = []
+    for n in nodes:
+        rep = _repeater_of(n)
+        if rep is None:
+            continue
+        got = re.fullmatch(r"[.+]*\+?(\d+)([hdwmy])", rep.split("/")[0])
+        if unit and got and f"{'' if got.group(1) == '1' else got.group(1)}{got.group(2)}" != unit:
+            if not (unit == "d" and got.group(2) == "h"):
+                continue
+        out.append(n)
+    if said in ("day", "week", "month", "year", "morning", "evening", "night", "weekday",
+                "fortnight"):
+        said = f"every {said}"
+    return out, f"repeating {said}".strip()
+
+
+def _keywords(nodes: list[Node]) -> set[str]:
+    """The TODO keywords the memex's entries use."""
+    return {n.todo for n in nodes if n.todo}
+
+
+_STATE_SAID = re.compile(
+    r"\b(?:marked|flagged|labell?ed|set|tagged)\s+(?:as\s+|to\s+)?(?P<a>[a-z]+)\b"
+    r"|\b(?:in|as|with)\s+(?:the\s+|a\s+)?(?P<b>[a-z]+)\s+(?:state|status|keyword|column)\b"
+    r"|\b(?:state|status|keyword)\s+(?:is\s+|of\s+)?(?P<c>[a-z]+)\b", re.I)
+
+
+def _named_states(text: str, nodes: list[Node]) -> list[str]:
+    """The TODO keywords a question names: written as Org writes them ("NEXT", "DRAFT"), or
+    said as a state ("marked next", "in the review state")."""
+    kws = _keywords(nodes)
+    out = [w for w in re.findall(r"\b[A-Z][A-Z-]+\b", text) if w in kws]
+    for m in _STATE_SAID.finditer(text):
+        w = (m.group("a") or m.group("b") or m.group("c")).upper()
+        if w in kws:
+            out.append(w)
+    return list(dict.fromkeys(out))
 
 
 def _dates(n: Node) -> str:
@@ -367,7 +451,17 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
         projects = memex.active_projects()
         return ("I found no project matching that; active projects:\n"
                 + "\n".join(_row(p) for p in projects))
-    if _NEXT.search(text):
+    if (rep := _repeats(text, pool)) is not None:  # every repeating entry, none left out
+        hits, what = rep
+        if states := _named_states(text, nodes):
+            hits = [n for n in hits if n.todo in states]
+        elif not re.search(r"\b(?:done|finished|closed|cancell?ed)\b", text, re.I):
+            hits = [n for n in hits if _is_open(n)]
+        if named_tags:
+            hits = [n for n in hits if any(t in n.tags for t in named_tags)]
+        head = f"{what[:1].upper()}{what[1:]} entries" + (f" in {scope.title}" if scope else "")
+        return _rows(head, hits, f"Nothing {what}" + (f" in {scope.title}." if scope else "."))
+    if _NEXT.search(text) and not _named_states(text, nodes):
         if scope is None:
             ranked = [n for n in nodes if n.todo == "NEXT"]
             return _rows("Next actions", ranked, "No NEXT actions.")
@@ -378,7 +472,13 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
         first = ranked[0]
         return (f"Next step for {scope.title}: {first.title} ({cite(first)})\n"
                 + _rows("Open tasks there", ranked, ""))
-    if _CANCEL.search(text):
+    states = _named_states(text, nodes)
+    if states:  # "everything marked NEXT", "what's in the WAITING state": every such entry
+        pool = [n for n in pool if n.todo in states]
+        done_kw = {n.todo for n in nodes if n.todo and n.todo_type == "done"}
+        desc.append("done" if set(states) <= done_kw and "DONE" in states else
+                    "cancelled" if set(states) <= done_kw else ", ".join(states))
+    elif _CANCEL.search(text):
         pool = [n for n in pool if n.todo and n.todo.upper().startswith("CANCEL")]
         desc.append("cancelled")
     elif _WAITING.search(text):
@@ -449,7 +549,7 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
     if scope is not None:
         pool = [n for n in pool if n.key != scope.key]
         desc.append(f"in {scope.title}")
-    if len(desc) == 1 and scope is None and not named_tags:
+    if len(desc) == 1 and scope is None and not named_tags and not states:
         # no list named: the question's own words against the titles
         rest = [w for w in qstems if w not in {stem(x) for x in _QWORDS} and w not in STOP]
         if rest:

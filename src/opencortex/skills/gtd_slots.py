@@ -305,7 +305,7 @@ _STRONG_CAPTURE = re.compile(
     r"|make\s+sure\s+i\b(?:\s+(?:remember\s+to)\b)?|remember\s+to\b|note\s+to\s+self\s*[:,-]?"
     r"|(?:jot|write|note|put)\s+(?:this\s+|it\s+)?down\s*[:,-]?|capture(?:\s+this)?\s*[:,-]?"
     r"|(?:add|create|new)\s+(?:a\s+)?(?:task|todo|reminder|to-do)\s*(?:to|for|:)?"
-    r"|todo\s*[:,-]|inbox\s*[:,-]|task\s*[:,-])\s*", re.I)
+    r"|to-?do\s*[:,-]|inbox\s*[:,-]|task\s*[:,-]|reminder\s*[:,-])\s*", re.I)
 _ADD_CUE = re.compile(
     r"^(?:please\s+)?(?:can\s+you\s+|could\s+you\s+)?(?:add|capture|new)\s*[:,-]?\s+"
     r"(?!(?:(?:a|an|the|my|this|some|another)\s+)?(?:note|comment|tag|label|effort|estimate|"
