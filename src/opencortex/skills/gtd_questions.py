@@ -12,6 +12,7 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING
 
+from ..router.rules import CAPTURE_LABEL
 from .gtd_refs import Resolution, all_nodes, cite, resolve_ref, score_nodes
 from .gtd_slots import STOP, place_tag, stem, words
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from ..memex import Memex
     from ..memory.nodes import Node
 
-__all__ = ["CAPTURE_LABEL", "answer", "is_question"]
+__all__ = ["answer", "is_question"]
 
 MAX_ROWS = 25
 
@@ -32,13 +33,6 @@ _SHOW = re.compile(r"^(?:please\s+)?(?:show|list|give\s+me|tell\s+me|display|fin
                    r"i\s+(?:want|need|'d\s+like)\s+to\s+(?:see|know))\b", re.I)
 _POLITE = re.compile(r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?!tell|show|list|"
                      r"find|remind\s+me\s+(?:what|which|when))", re.I)
-
-
-CAPTURE_LABEL = re.compile(
-    r"^\s*(?:/gtd\s+)?(?:capture|inbox|todo|to-do|task|new\s+task|reminder|note\s+to\s+self|"
-    r"add\s+to\s+(?:my\s+|the\s+)?(?:inbox|list|todos?))\s*[:\u2014-]\s*\S", re.I)
-"""A request labelled as a capture ("capture: …", "todo - …", "inbox: …"): what follows is
-the entry's text, whatever its form — even a question ("capture: which hinge fits?")."""
 
 
 def is_question(text: str) -> bool:
