@@ -453,7 +453,7 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
             hits = [n for n in hits if _is_open(n)]
         if named_tags:
             hits = [n for n in hits if any(t in n.tags for t in named_tags)]
-        head = f"{what[:1].upper()}{what[1:]} entries" + (f" in {scope.title}" if scope else "")
+        head = f"Entries {what}" + (f" in {scope.title}" if scope else "")
         return _rows(head, hits, f"Nothing {what}" + (f" in {scope.title}." if scope else "."))
     if _NEXT.search(text) and not _named_states(text, nodes):
         if scope is None:
