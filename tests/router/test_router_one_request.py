@@ -90,3 +90,13 @@ def test_a_question_that_names_the_notes_is_the_notes(text: str) -> None:
                                   "what tasks are tagged errand?"])
 def test_list_questions_stay_gtd(text: str) -> None:
     assert targets(text) == ["gtd"]
+
+
+def test_a_request_about_a_text_instructions_result_is_its_own() -> None:
+    """The carried text is data; a closing request that acts on the result is not."""
+    got = decompose("translate into french: happy birthday, and remind me to post it to "
+                    "Claire on friday")
+    assert [i.target for i in got] == ["chat", "gtd"]
+    assert got[1].text == "remind me to post it to Claire on friday"
+    assert targets("proofread this: I will call the plumber tomorow and schedule the "
+                   "repair") == ["chat"]

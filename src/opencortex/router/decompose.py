@@ -434,6 +434,26 @@ _PAYLOAD = re.compile(rf"^(?P<instr>{_WORDCHAR}+?)\s*:\s+(?P<payload>\S.*)$"
 German"): the part after the colon, or inside the quotes, is what the instruction acts on."""
 
 
+_ABOUT_THE_RESULT = re.compile(
+    r"(?:,\s*|\s+)(?:and\s+)?(?:then\s+)?(?P<req>(?:please\s+)?(?:remind\s+me|send|email|mail|"
+    r"save|add|put|post|share|forward|schedule|file)\b[^,;]*\b(?:it|that|them|the\s+result)\b"
+    r"[^,;]*)$", re.IGNORECASE)
+"""A request that closes a text instruction and acts on its result ("translate this: …, and
+remind me to send it to Jonas"): not part of the text."""
+
+
+def _after_the_text(sentence: str) -> tuple[str, str]:
+    """A text instruction, and the request after the carried text that acts on its result
+    (or "")."""
+    m = _PAYLOAD.match(sentence.strip())
+    if m is None or m.group("payload") is None:
+        return sentence, ""
+    at = _ABOUT_THE_RESULT.search(sentence, m.start("payload"))
+    if at is None or at.start() <= m.start("payload"):
+        return sentence, ""
+    return sentence[:at.start()].rstrip(" ,"), at.group("req").strip()
+
+
 def is_text_operation(sentence: str, embed: EmbedFn | None) -> bool:
     """Is ``sentence`` one request about a text it carries (translate, rewrite, spell-check,
     shorten), so that the words of that text must not route it?  Only when the instruction
@@ -538,9 +558,13 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
             sentence_of.append(n)
             continue
         if is_text_operation(sentence, embed):
-            text_ops.add(sentence)  # the quoted or pasted text is data, not a request
-            clauses.append(sentence)
+            text, then = _after_the_text(sentence)
+            text_ops.add(text)  # the quoted or pasted text is data, not a request
+            clauses.append(text)
             sentence_of.append(n)
+            if then:  # "…, and remind me to send it to Jonas": a request about the result
+                clauses.append(then)
+                sentence_of.append(n)
             continue
         for clause in split_clauses(sentence):
             # "fetch URL. Summarize it." / "remember when X? how did we do it?": one intent
