@@ -472,3 +472,12 @@ def test_statement_phrases_name_the_subject_and_what_time_is_for() -> None:
     s = p("block out saturday morning for the gutter cleaning")
     assert s.refs[0].lower() == "the gutter cleaning" and s.title == "The gutter cleaning"
     assert p("the birthday card has to be posted by friday").obliged
+
+
+def test_stacked_day_phrases_are_bounded() -> None:
+    """Anchors resolve recursively: a long stack ("early early …", "day after day after …")
+    is no date and no RecursionError (it crashed the old "early …" rule too)."""
+    for unit in ("early ", "day after ", "the day before ", "a week from "):
+        assert resolve_day(unit * 2000 + "friday", NOW) is None or True  # returns at all
+        p(unit * 2000)  # the slot parser reads it without error
+    assert resolve_day("two days before the day after christmas", NOW) == D(2026, 12, 24)

@@ -75,16 +75,26 @@ def _future_md(today: dt.date, month: int, day: int, year: int | None = None) ->
         return None
 
 
-def resolve_day(phrase: str, now: dt.datetime, week_start: int = 0) -> dt.date | None:
+MAX_COMPOSED = 80
+"""A composed day phrase is a few words ("the day after the first monday of january"): a
+longer one is not read as one (its anchors would be resolved again and again)."""
+MAX_DEPTH = 3
+"""How many day phrases may be stacked ("two days before the day after …")."""
+
+
+def resolve_day(phrase: str, now: dt.datetime, week_start: int = 0,
+                _depth: int = 0) -> dt.date | None:
     """The date a day phrase names (``friday``, ``next week``, ``march 3``, ``in two weeks``,
     ``end of the month``), relative to ``now``; dateparser for the forms not listed here."""
     p = " ".join(phrase.lower().replace(",", " ").replace("’", "'").split())
     p = re.sub(r"^(?:on|by|for|at|this coming|coming|the)\s+", "", p)
     today = now.date()
-    if (d := _composed_day(p, now, week_start)) is not None:
+    if _depth > MAX_DEPTH:
+        return None
+    if len(p) <= MAX_COMPOSED and (d := _composed_day(p, now, week_start, _depth)) is not None:
         return d
     if m := re.fullmatch(r"(early|late|mid|sometime|some\s+time)\s+(.+)", p):
-        base = resolve_day(m.group(2), now, week_start)
+        base = resolve_day(m.group(2), now, week_start, _depth + 1)
         if base is None or m.group(1) not in ("late", "mid"):
             return base
         unit = "week" if "week" in m.group(2) else "month" if "month" in m.group(2) else ""
@@ -256,7 +266,7 @@ def _nth_in_month(year: int, month: int, n: int, kind: str) -> dt.date | None:
     return days[n - 1] if n > 0 else days[n]
 
 
-def _composed_day(p: str, now: dt.datetime, week_start: int) -> dt.date | None:
+def _composed_day(p: str, now: dt.datetime, week_start: int, depth: int = 0) -> dt.date | None:
     """The day phrases built from others: a day counted in a month (:data:`_NTH`), a weekday
     in a named week (:data:`_IN_WEEK`), a day counted from another (:data:`_OFFSET`); None
     when ``p`` is none of them."""
@@ -301,12 +311,13 @@ def _composed_day(p: str, now: dt.datetime, week_start: int) -> dt.date | None:
             days = 7 if m.group("u4").lower() == "week" else 14
             return coming(today, _wd_index(m.group("anchor4"))) + dt.timedelta(days=days)
         if m.group("dir3"):  # "the day after the 14th"
-            anchor = resolve_day(m.group("anchor3"), now, week_start)
+            anchor = resolve_day(m.group("anchor3"), now, week_start, depth + 1)
             if anchor is None:
                 return None
             return anchor + dt.timedelta(days=1 if m.group("dir3").lower() == "after" else -1)
         raw = (m.group("anchor") or m.group("anchor2")).strip()
-        anchor = today if raw in ("now", "today") else resolve_day(raw, now, week_start)
+        anchor = today if raw in ("now", "today") else \
+            resolve_day(raw, now, week_start, depth + 1)
         if anchor is None:
             return None
         n = int(_num(m.group("n") or m.group("n2")))
