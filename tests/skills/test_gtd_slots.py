@@ -478,6 +478,6 @@ def test_stacked_day_phrases_are_bounded() -> None:
     """Anchors resolve recursively: a long stack ("early early …", "day after day after …")
     is no date and no RecursionError (it crashed the old "early …" rule too)."""
     for unit in ("early ", "day after ", "the day before ", "a week from "):
-        assert resolve_day(unit * 2000 + "friday", NOW) is None or True  # returns at all
+        resolve_day(unit * 2000 + "friday", NOW)  # returns: no RecursionError
         p(unit * 2000)  # the slot parser reads it without error
     assert resolve_day("two days before the day after christmas", NOW) == D(2026, 12, 24)
