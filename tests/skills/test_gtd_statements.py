@@ -117,3 +117,17 @@ def test_state_questions_list_every_entry_in_that_state(mx: Memex) -> None:
         assert title in text, text
     drafts = _reply(mx, "which entries are marked DRAFT?")
     assert "(4):" in drafts and "Search without a server" in drafts
+
+
+def test_a_question_naming_a_task_tag_is_routed_to_the_lists(mx: Memex) -> None:
+    """The index-backed hint: "tagged homelab" names a tag open tasks carry, so the list
+    answers it, whatever topic the tag's word reads as."""
+    import datetime as dt
+
+    from opencortex.skills.gtd_route import hint
+
+    h = hint(mx, dt.datetime(2026, 11, 30, 10, 0))
+    assert h("what have I got tagged homelab?")
+    assert not h("what have I got tagged astronomy?")
+    text = _reply(mx, "what have I got tagged homelab?")
+    assert "Replace the failing disk" in text and "Check restic backup report" in text
