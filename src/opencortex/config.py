@@ -26,7 +26,7 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["ENVIRONMENT", "GuardSettings", "IdentitySettings", "LlmSettings", "RecallSettings",
+__all__ = ["ENVIRONMENT", "GtdSettings", "GuardSettings", "IdentitySettings", "LlmSettings", "RecallSettings",
            "ServerSettings", "SessionsSettings", "Settings", "TelegramSettings", "WebSettings", "config_path",
            "env", "load_settings", "state_dir"]
 
@@ -56,6 +56,7 @@ ENVIRONMENT: dict[str, str] = {
     "OPENCORTEX_RECALL_DEFAULTS": "recall also reads known agents' transcript folders",
     "OPENCORTEX_RECALL_SOURCES": "extra KIND:PATH recall sources, comma-separated",
     "OPENCORTEX_RECALL_INDEX": "recall's record index: local or store",
+    "OPENCORTEX_WEEK_START": "the day a week begins on for GTD dates ([gtd] week_start)",
     "OPENCORTEX_LLM_BASE_URL": "one model server (URL or preset) replacing [llm]",
     "OPENCORTEX_LLM_MODEL": "the model of OPENCORTEX_LLM_BASE_URL",
     "OPENCORTEX_LLM_API_KEY": "the API key of OPENCORTEX_LLM_BASE_URL (optional)",
@@ -279,6 +280,29 @@ class SessionsSettings:
                    retention_days=365.0 if days is None else days)
 
 
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+@dataclass(frozen=True, slots=True)
+class GtdSettings:
+    """``[gtd]`` (+ ``OPENCORTEX_WEEK_START``): how the GTD skill reads dates."""
+
+    week_start: int = 0
+    """The day a week begins on, 0 Monday … 6 Sunday (``week_start = "sunday"``): what
+    "next week", "the week after next", "friday next week" and "end of the week" mean."""
+
+    @classmethod
+    def parse(cls, t: Mapping[str, Any], env: Mapping[str, str]) -> GtdSettings:
+        raw = env.get("OPENCORTEX_WEEK_START") or t.get("week_start", "monday")
+        name = raw.strip().lower() if isinstance(raw, str) else ""
+        day = next((i for i, d in enumerate(WEEKDAYS) if len(name) >= 2
+                    and d.startswith(name)), None)
+        if day is None:
+            raise ConfigError(f'gtd.week_start must be a weekday name, e.g. "monday" or '
+                              f'"sunday"; got {raw!r}')
+        return cls(week_start=day)
+
+
 @dataclass(frozen=True, slots=True)
 class LlmSettings:
     """``[llm]``: the model cascade's table, validated by ``opencortex.llm.config``
@@ -342,6 +366,7 @@ class Settings:
     identity: IdentitySettings = field(default_factory=IdentitySettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
     sessions: SessionsSettings = field(default_factory=SessionsSettings)
+    gtd: GtdSettings = field(default_factory=GtdSettings)
     llm: LlmSettings = field(default_factory=LlmSettings)
     guard: GuardSettings = field(default_factory=GuardSettings)
     source: dict[str, str] = field(default_factory=dict)
@@ -368,6 +393,7 @@ class Settings:
         self.identity = IdentitySettings.parse(_table(data, "identity"))
         self.recall = RecallSettings.parse(_table(data, "recall"), env)
         self.sessions = SessionsSettings.parse(_table(data, "sessions"), env)
+        self.gtd = GtdSettings.parse(_table(data, "gtd"), env)
         # [llm] and [guard] are checked by their parsers when first needed (a Runtime,
         # the guard), so a mistake there stops the agent, not `opencortex index`
         self.llm = LlmSettings(data.get("llm") or {})
@@ -462,7 +488,7 @@ def known_config() -> dict[str, tuple[str, ...] | None]:
 
     typed = {"server": ServerSettings, "telegram": TelegramSettings, "web": WebSettings,
              "identity": IdentitySettings, "recall": RecallSettings,
-             "sessions": SessionsSettings}
+             "sessions": SessionsSettings, "gtd": GtdSettings}
     out: dict[str, tuple[str, ...] | None] = dict(_PLAIN_TABLES)
     out.update({name: tuple(f.name for f in fields(cls)) for name, cls in typed.items()})
     out.update({"llm": None, "guard": None})

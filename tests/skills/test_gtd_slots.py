@@ -359,3 +359,125 @@ def test_on_hold_note_with_that_and_arrival_reference() -> None:
     assert s.note == "the phone tag works" and s.ref_text == "the Tailscale task"
     s = p("the refund from Hetzner came through")
     assert s.arrived and s.ref_text == "The refund from Hetzner"
+
+
+# -- the date grammar composes (issue 26): phrases built from other phrases ----------------
+@pytest.mark.parametrize(("phrase", "want"), [
+    ("the second friday of next month", D(2026, 12, 11)),
+    ("first monday of january", D(2027, 1, 4)),
+    ("the last thursday of the month", D(2026, 12, 31)),  # November's is gone: December's
+    ("the last working day of next month", D(2026, 12, 31)),
+    ("the third wednesday in february", D(2027, 2, 17)),
+    ("the 20th of next month", D(2026, 12, 20)),
+    ("the first of next month", D(2026, 12, 1)),
+    ("next month on the third tuesday", D(2026, 12, 15)),
+    ("the week after next", D(2026, 12, 14)),
+    ("friday next week", D(2026, 12, 11)),
+    ("next week on tuesday", D(2026, 12, 8)),
+    ("the week after next on thursday", D(2026, 12, 17)),
+    ("thursday after next", D(2026, 12, 10)),
+    ("a fortnight from friday", D(2026, 12, 18)),
+    ("two weeks from next monday", D(2026, 12, 21)),
+    ("two days before the 20th", D(2026, 12, 18)),
+    ("the day after the first monday of january", D(2027, 1, 5)),
+    ("a week tomorrow", D(2026, 12, 8)),
+    ("in three weeks' time", D(2026, 12, 21)),
+    ("ten days from now", D(2026, 12, 10)),
+    ("friday fortnight", D(2026, 12, 18)),
+    ("christmas eve", D(2026, 12, 24)),
+    ("easter", D(2027, 3, 28)),
+    ("thanksgiving", D(2027, 11, 25)),
+])
+def test_composed_day_phrases(phrase: str, want: dt.date) -> None:
+    assert resolve_day(phrase, NOW) == want
+
+
+def test_ordinal_weekdays_land_on_that_weekday_every_month() -> None:
+    """"the second <weekday> of <month>" is always that weekday, the 8th to the 14th."""
+    from opencortex.skills.gtd_dates import WD
+
+    for month in ("january", "april", "june", "september"):
+        for i, wd in enumerate(WD):
+            d = resolve_day(f"the second {wd} of {month}", NOW)
+            assert d is not None and d.weekday() == i and 8 <= d.day <= 14, (wd, month, d)
+            last = resolve_day(f"the last {wd} of {month}", NOW)
+            assert last is not None and last.weekday() == i and \
+                (last + dt.timedelta(days=7)).month != last.month
+
+
+def test_the_week_start_setting_moves_named_weeks() -> None:
+    sunday = 6
+    assert resolve_day("the week after next", NOW, sunday) == D(2026, 12, 13)
+    assert resolve_day("sunday next week", NOW) == D(2026, 12, 13)
+    assert resolve_day("sunday next week", NOW, sunday) == D(2026, 12, 6)
+    assert resolve_day("friday next week", NOW, sunday) == D(2026, 12, 11)
+
+
+def test_week_start_is_a_checked_setting() -> None:
+    from opencortex.config import ConfigError, GtdSettings, Settings, check_config_names
+
+    check_config_names({"gtd": {"week_start": "sunday"}})  # a known section now
+    s = Settings()
+    s.apply_config({"gtd": {"week_start": "Sunday"}}, env={})
+    assert s.gtd.week_start == 6
+    assert GtdSettings.parse({}, {"OPENCORTEX_WEEK_START": "sat"}).week_start == 5
+    with pytest.raises(ConfigError, match="week_start"):
+        GtdSettings.parse({"week_start": "someday"}, {})
+
+
+def test_dates_in_clauses_compose_and_leave_the_title() -> None:
+    s = p("remind me to pay the nursery fees on the second friday of next month")
+    assert s.scheduled == D(2026, 12, 11) and s.title == "Pay the nursery fees"
+    s = p("the week after next renew my library card")
+    assert s.scheduled == D(2026, 12, 14) and s.title == "Renew my library card"
+    s = p("nudge me a fortnight from friday to reseed the lawn")
+    assert s.scheduled == D(2026, 12, 18) and s.title == "Reseed the lawn"
+
+
+def test_a_holiday_needs_a_cue_and_no_noun_after_it() -> None:
+    s = p("wrap the gifts before christmas")
+    assert s.deadline == D(2026, 12, 25) and s.title == "Wrap the gifts"
+    s = p("order the christmas hamper")
+    assert s.deadline is None and s.scheduled is None and "christmas" in s.title.lower()
+
+
+@pytest.mark.parametrize(("text", "effort", "title"), [
+    ("clean the oven, maybe forty minutes", "0:40", "Clean the oven"),
+    ("sort the garage, probably two hours", "2:00", "Sort the garage"),
+    ("repaint the fence ~3h", "3:00", "Repaint the fence"),
+    ("write the report, 2 hours-ish", "2:00", "Write the report"),
+    ("call the bank, half an hour give or take", "0:30", "Call the bank"),
+    ("defrost the freezer, it'll probably take about twenty five minutes", "0:25",
+     "Defrost the freezer"),
+    ("service the bike - a couple of hours tops", "2:00", "Service the bike"),
+    ("update the wiki (~45 min) tomorrow", "0:45", "Update the wiki"),
+    ("tidy the shed, roughly an hour or so, on saturday", "1:00", "Tidy the shed"),
+])
+def test_hedged_efforts_keep_the_estimate(text: str, effort: str, title: str) -> None:
+    s = p(text)
+    assert (s.effort, s.title) == (effort, title)
+
+
+def test_a_negated_before_is_the_earliest_start() -> None:
+    s = p("the gutter cleaning can't happen before the 12th")
+    assert s.scheduled == D(2026, 12, 12) and s.deadline is None
+    s = p("the attic job won't start until january")
+    assert s.scheduled == D(2027, 1, 1) and s.deadline is None
+    assert p("the gutter cleaning has to happen before the 12th").deadline == D(2026, 12, 12)
+
+
+def test_statement_phrases_name_the_subject_and_what_time_is_for() -> None:
+    s = p("the gutter cleaning can't happen before the 12th")
+    assert [r.lower() for r in s.refs] == ["the gutter cleaning"]
+    s = p("block out saturday morning for the gutter cleaning")
+    assert s.refs[0].lower() == "the gutter cleaning" and s.title == "The gutter cleaning"
+    assert p("the birthday card has to be posted by friday").obliged
+
+
+def test_stacked_day_phrases_are_bounded() -> None:
+    """Anchors resolve recursively: a long stack ("early early …", "day after day after …")
+    is no date and no RecursionError (it crashed the old "early …" rule too)."""
+    for unit in ("early ", "day after ", "the day before ", "a week from "):
+        resolve_day(unit * 2000 + "friday", NOW)  # returns: no RecursionError
+        p(unit * 2000)  # the slot parser reads it without error
+    assert resolve_day("two days before the day after christmas", NOW) == D(2026, 12, 24)

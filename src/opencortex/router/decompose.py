@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .rules import (
+    CAPTURE_LABEL,
     extract_args,
     is_follow_up,
     is_pleasantry,
+    is_strong_joint,
     rule_target,
     split_candidates,
     split_clauses,
@@ -278,6 +280,45 @@ def is_keyword_query(clause: str) -> bool:
     return w not in _QWORDS and w not in _VERBS and not w.startswith(("/", "$", "`"))
 
 
+_NOTES_SOURCE = re.compile(
+    r"\b(?:my|the)\s+(?:[\w'-]+\s+)?(?:notes|note|journal|journals|diary|notebook|org\s+files|"
+    r"memex|zettelkasten|log\s*book)\b|\b(?:did|have|had)\s+i\s+(?:ever\s+)?(?:write|written|"
+    r"note|noted|jot|jotted|log|logged)\b|\bi\s+(?:wrote|noted|jotted)\b", re.IGNORECASE)
+_LIST_WORDS = re.compile(
+    r"\b(?:tasks?|todos?|to-dos?|agenda|inbox|due|overdue|deadlines?|scheduled|waiting|next\s+"
+    r"actions?|projects?|remind(?:er)?s?)\b", re.IGNORECASE)
+
+
+_GENERAL = re.compile(
+    r"\b(?:usually|typically|normally|generally|in\s+general|on\s+average|as\s+a\s+rule|"
+    r"most\s+people|people|anyone|someone|somebody|everyone|one's|a\s+person|the\s+average|"
+    r"is\s+it\s+(?:normal|common|usual|true|possible)|in\s+(?:the\s+)?(?i:us|usa|uk|eu|europe|"
+    r"america|england|britain|germany|france|spain|italy|canada|australia|japan|china|india|"
+    r"most\s+countries)\s*\??$)")
+"""What a general-knowledge question says: how things usually are, for people at large,
+in a country ("when are taxes usually due in Germany?") — about the world, not a list."""
+
+
+def asks_in_general(clause: str) -> bool:
+    """A question about how things are in general, with no word of the person's own (I,
+    my, we…): however task-like its words (deadline, due, week), no list answers it."""
+    return (is_question(clause) and bool(_GENERAL.search(clause))
+            and not _FIRST_PERSON.search(_GENERAL.sub(" ", clause)))  # "in the US": no "us"
+
+
+def names_the_notes(clause: str) -> bool:
+    """A question that names the person's notes as where the answer is ("in my journal,
+    what happened on the 3rd?", "what did I write about the deadline?"): the notes', even
+    when it speaks of dates or tasks — unless it asks about the task list itself ("what
+    tasks are due?") without a note word."""
+    if not (is_question(clause) or _ASKS_NOTES.search(clause)) or \
+            not _NOTES_SOURCE.search(clause):
+        return False
+    m = _NOTES_SOURCE.search(clause)
+    return bool(m) and (not _LIST_WORDS.search(clause) or bool(
+        re.search(r"\b(?:notes?|journal|diary|notebook|wrote|written|jot)", clause, re.I)))
+
+
 def _classify_many(clauses: Sequence[str], embed: EmbedFn | None,
                    hint: Hint | None = None) -> list[str]:
     out: list[str | None] = []
@@ -297,6 +338,10 @@ def _classify_many(clauses: Sequence[str], embed: EmbedFn | None,
                 keyword.add(i)
     for i, v in zip(todo, _verdicts([clauses[i] for i in todo], embed), strict=True):
         out[i] = _decide(clauses[i], v)
+        if out[i] in ("gtd", "chat", "web", "review") and names_the_notes(clauses[i]):
+            out[i] = "notes"  # "in my journal, what happened on the 3rd?": the notes' content
+        elif out[i] in ("gtd", "review") and asks_in_general(clauses[i]):
+            out[i] = "chat"  # "when are taxes usually due in germany?": knowledge, no list
         if i in keyword and out[i] == "chat" and v.target != "chat":
             # a bare topic the classifier cannot place ("zfs snapshots"): look in the notes.
             # Not a rule of its own: most short verbless clauses are commands or remarks
@@ -387,6 +432,26 @@ _PAYLOAD = re.compile(rf"^(?P<instr>{_WORDCHAR}+?)\s*:\s+(?P<payload>\S.*)$"
                       r"(?P<quote>(?<!\w)['\"“‘][^'\"“”‘’]+['\"”’](?!\w))(?P<after>.*)$")
 """An instruction followed by its text ("rewrite this politely: …", "how do you say '…' in
 German"): the part after the colon, or inside the quotes, is what the instruction acts on."""
+
+
+_ABOUT_THE_RESULT = re.compile(
+    r"(?:,\s*|\s+)(?:and\s+)?(?:then\s+)?(?P<req>(?:please\s+)?(?:remind\s+me|send|email|mail|"
+    r"save|add|put|post|share|forward|schedule|file)\b[^,;]*\b(?:it|that|them|the\s+result)\b"
+    r"[^,;]*)$", re.IGNORECASE)
+"""A request that closes a text instruction and acts on its result ("translate this: …, and
+remind me to send it to Jonas"): not part of the text."""
+
+
+def _after_the_text(sentence: str) -> tuple[str, str]:
+    """A text instruction, and the request after the carried text that acts on its result
+    (or "")."""
+    m = _PAYLOAD.match(sentence.strip())
+    if m is None or m.group("payload") is None:
+        return sentence, ""
+    at = _ABOUT_THE_RESULT.search(sentence, m.start("payload"))
+    if at is None or at.start() <= m.start("payload"):
+        return sentence, ""
+    return sentence[:at.start()].rstrip(" ,"), at.group("req").strip()
 
 
 def is_text_operation(sentence: str, embed: EmbedFn | None) -> bool:
@@ -522,11 +587,22 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
     clauses: list[str] = []
     sentence_of: list[int] = []
     text_ops: set[str] = set()
-    for n, sentence in enumerate(split_sentences(text)):
-        if is_text_operation(sentence, embed):
-            text_ops.add(sentence)  # the quoted or pasted text is data, not a request
+    labelled: set[str] = set()
+    sentences = split_sentences(text)
+    for n, sentence in enumerate(sentences):
+        if CAPTURE_LABEL.match(sentence):  # "capture: …": the label is the instruction
+            labelled.add(sentence)
             clauses.append(sentence)
             sentence_of.append(n)
+            continue
+        if is_text_operation(sentence, embed):
+            text, then = _after_the_text(sentence)
+            text_ops.add(text)  # the quoted or pasted text is data, not a request
+            clauses.append(text)
+            sentence_of.append(n)
+            if then:  # "…, and remind me to send it to Jonas": a request about the result
+                clauses.append(then)
+                sentence_of.append(n)
             continue
         for clause in split_clauses(sentence):
             # "fetch URL. Summarize it." / "remember when X? how did we do it?": one intent
@@ -539,12 +615,15 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
     clauses, sentence_of, forced = _join_directives(clauses, sentence_of)
     bodies = [strip_greeting(c) for c in clauses]
     targets = _classify_many(bodies, embed, hint)
-    targets = ["chat" if c in text_ops else t for t, c in zip(targets, clauses, strict=True)]
+    targets = ["chat" if c in text_ops else "gtd" if c in labelled else t
+               for t, c in zip(targets, clauses, strict=True)]
     if forced:
         directive_targets = _classify_many(list(forced.values()), embed)
         for i, t in zip(forced, directive_targets, strict=True):
             if t != "chat":
                 targets[i] = t
+    targets, bodies, clauses, sentence_of = _join_one_request(
+        targets, bodies, clauses, sentence_of, sentences)
     items, sentence_of = _join_back_references(
         list(zip(targets, bodies, clauses, strict=True)), sentence_of)
     merged = _fold_context(items, sentence_of)
@@ -557,6 +636,56 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
     if any(i.target != "chat" for i in intents):
         intents = [i for i in intents if not (i.target == "chat" and is_pleasantry(i.text))]
     return intents
+
+
+def _one_request(left: tuple[str, str], right: tuple[str, str]) -> str | None:
+    """The one target of two clauses cut at a bare "and"/comma that make one request, or
+    None when they are two: two verbs of one command line ("check the disk usage and show
+    the largest folders"), or a question about the notes and a question that goes on about
+    the same notes ("what did I write about the move, and what was left to do?") — its
+    dates or tasks are the notes' content, not the task list."""
+    (lt, lc), (rt, rc) = left, right
+    if lt == rt == "shell":
+        return "shell"
+    asks = is_question(lc) or bool(_ASKS_NOTES.search(lc))
+    if lt == "notes" and asks and is_question(rc) and rule_target(rc) is None \
+            and not CAPTURE_LABEL.match(rc) and rt in ("notes", "gtd", "chat", "review"):
+        return "notes"
+    return None
+
+
+_ASKS_NOTES = re.compile(
+    r"^(?:according\s+to|in|from|based\s+on|per|going\s+by|looking\s+at)\s+(?:my|the)\b"
+    r"|[,:]\s*(?:what|which|when|who|whom|where|how|why|did|do|does|is|are|was|were)\b", re.I)
+"""A notes clause that asks, though it does not open with a question word: a source said
+first ("according to my notes, …", "in my journal, when …") or a question after a colon."""
+
+
+def _join_one_request(targets: list[str], bodies: list[str], clauses: list[str],
+                      sentence_of: list[int], sentences: list[str]
+                      ) -> tuple[list[str], list[str], list[str], list[int]]:
+    """Join the neighbouring clauses of one sentence that are one request (``_one_request``)
+    when only a bare "and" or comma is between them; "then", "also", ";" keep two."""
+    out_t: list[str] = []
+    out_b: list[str] = []
+    out_c: list[str] = []
+    out_n: list[int] = []
+    for t, b, c, n in zip(targets, bodies, clauses, sentence_of, strict=True):
+        if out_c and out_n[-1] == n:
+            sent = " ".join(sentences[n].split()) if n < len(sentences) else ""
+            start = sent.find(out_c[-1])
+            at = sent.find(c, start + len(out_c[-1])) if start >= 0 else -1
+            joined = _one_request((out_t[-1], out_c[-1]), (t, c)) if at >= 0 else None
+            if joined is not None and not is_strong_joint(sent[start + len(out_c[-1]):at],
+                                                          c):
+                whole = sent[start:at + len(c)]
+                out_t[-1], out_b[-1], out_c[-1] = joined, strip_greeting(whole), whole
+                continue
+        out_t.append(t)
+        out_b.append(b)
+        out_c.append(c)
+        out_n.append(n)
+    return out_t, out_b, out_c, out_n
 
 
 _BACK_REFERENCE = re.compile(

@@ -186,6 +186,16 @@ def split_candidates(clause: str) -> list[tuple[str, str]]:
     return out
 
 
+def is_strong_joint(between: str, after: str = "") -> bool:
+    """Does the text between two clauses say "then" / "and also" / ";" — two requests in a
+    row — rather than a bare "and" or comma, which may join two verbs of one request?
+    ``after``: the clause that follows (some connectives look ahead at it)."""
+    if ";" in between:
+        return True
+    text = f" {between}{after}"
+    return any(m.start() <= len(between) for m in _STRONG_RE.finditer(text))
+
+
 def split_sentences(text: str) -> list[str]:
     """The request's sentences, in order (a sentence may still hold several clauses)."""
     text = re.sub(r"\s+", " ", text.strip())
@@ -358,7 +368,24 @@ def is_follow_up(clause: str) -> bool:
     m = _FOLLOW_UP.match(c)
     if not m:
         return False
+    if _OWN_OBJECT.match(c, m.end()):
+        return False  # "tell me a joke", "summarize my tmux notes": a request of its own
     return bool(_ANAPHOR.search(c)) or (bool(m.group("short")) and len(c.split()) <= 8)
+
+
+_OWN_OBJECT = re.compile(
+    r"\s+(?:me\s+)?(?:a|an|some|something|anything|one|another|my|our|your|his|her|their|"
+    r"un|une|des|mes|ein|eine|meine|mis|una|algo)\b", re.IGNORECASE)
+"""What a follow-up verb's own object looks like: indefinite ("a joke", "something
+motivational") or someone's ("my tmux notes") — not the previous clause's result."""
+
+
+CAPTURE_LABEL = re.compile(
+    r"^\s*(?:/gtd\s+)?(?:capture(?:\s+this)?|inbox|todo|to-do|task|new\s+task|reminder|"
+    r"note\s+to\s+self|add\s+to\s+(?:my\s+|the\s+)?(?:inbox|list|todos?|to-do\s+list))"
+    r"\s*[:\u2014-]\s*\S", re.IGNORECASE)
+"""A request labelled as a capture ("capture: …", "todo - …", "inbox: …"): what follows is
+the new entry's text, whatever it says or asks — the label is the instruction."""
 
 
 def is_pleasantry(clause: str) -> bool:

@@ -505,6 +505,14 @@ def _offline(ctx: Context) -> Proposal:
 
 
 # -- verifier ------------------------------------------------------------------------
+def _asks(ctx: Context) -> bool:
+    """Is the request a question?  Then no plan may write, whoever proposed it (the offline
+    planner, a model): checked here, where every write is verified, not only by the router."""
+    from .gtd_questions import is_question
+
+    return is_question(_clause(ctx))
+
+
 _REPEATER = re.compile(r"[.+]?\+\d+[hdwmy](/\d+[hdwmy])?")
 
 
@@ -514,6 +522,9 @@ def _symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
         text = str(p.get("text") or "").strip()
         return Action("reply", {"text": text}, origin=TARGET) if text else \
             Rejection("an empty reply")
+    if kind in ("capture", "memex") and _asks(ctx):
+        return Rejection("the request is a question: answer it from the lists, change "
+                         "nothing (a question never writes)")
     if kind == "capture":
         text = str(p.get("text") or "").strip()
         if not text:

@@ -13,8 +13,9 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..config import GtdSettings
 from .gtd_questions import answer, is_question
-from .gtd_refs import Resolution, all_nodes, cite, named, resolve_ref
+from .gtd_refs import MIN_COVER, Resolution, all_nodes, cite, named, resolve_meaning, resolve_ref
 from .gtd_slots import Slots, base_verbs, parse_clause, past_verb, stem, words
 
 if TYPE_CHECKING:
@@ -32,14 +33,17 @@ _STRICT_VERBS = {"mark", "move", "reschedule", "postpone", "push", "delay", "bum
                  "prioritize", "deprioritise", "deprioritize", "shift", "defer", "snooze", "effort"}
 _PRONOUN_MOVE = re.compile(r"\b(?:move|push|shift|postpone|bump|delay|reschedule|mark|tag|put)\s+"
                            r"(?:it|that|this|them|that\s+one|this\s+one)\b", re.I)
-WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
 
 def week_start_of(settings: Any) -> int:
-    """``[gtd] week_start`` of the config file (a weekday name; default Monday)."""
-    raw = str(((getattr(settings, "data", None) or {}).get("gtd") or {}).get("week_start")
-              or "monday").strip().lower()
-    return next((i for i, d in enumerate(WEEKDAYS) if d.startswith(raw[:3])), 0)
+    """The day a week begins on (0 Monday … 6 Sunday): ``Settings.gtd`` (``[gtd]
+    week_start``, ``OPENCORTEX_WEEK_START``); for a settings-like object without typed
+    sections, its raw ``data`` parsed the same way."""
+    typed = getattr(settings, "gtd", None)
+    if isinstance(typed, GtdSettings):
+        return typed.week_start
+    table = (getattr(settings, "data", None) or {}).get("gtd") or {}
+    return GtdSettings.parse(table, {}).week_start
 
 
 def file_keywords(memex: Memex, rel: str) -> tuple[list[str], list[str]]:
@@ -220,7 +224,7 @@ def _verb_matches(s: Slots, node: Node) -> bool:
     """A report in the past tense of the task's own verb ("watered" / "Water the plants",
     "rent is paid" / "Pay rent")."""
     lead = re.match(r"\s*([a-z]+)", node.title, re.I)
-    if not lead:
+    if not lead or s.obliged:  # "has to be bought": still to do, not done
         return False
     verb = stem(lead.group(1))
     return any(past_verb(w) == verb for w in re.findall(r"[a-z]+", s.title.lower()))
@@ -260,6 +264,8 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
         return _modify(memex, r.node, s, state="DONE")  # what was waited for came
     strong = good and bool(r.node.todo) and r.node.todo_type != "done" and (  # type: ignore[union-attr]
         r.strong or _verb_matches(s, r.node))  # type: ignore[arg-type]
+    if s.obliged and strong and s.changes() and s.state is None:
+        return _modify(memex, r.node, s, state=None)  # type: ignore[arg-type]
     if s.state is None and strong and _verb_matches(s, r.node):  # type: ignore[arg-type]
         return _modify(memex, r.node, s, state="DONE")  # type: ignore[arg-type]
     if s.past and s.state is None:
@@ -271,7 +277,29 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
             return _not_found(r, s.ref_text or text)
     if strong and (s.changes() or not (s.weak_cue or s.ref_verb)):
         return _modify(memex, r.node, s, state=s.state)  # type: ignore[arg-type]
+    if s.changes() and s.state is None:  # a statement about an entry: that entry, first
+        alt = _named_elsewhere(memex, s, nodes)
+        if isinstance(alt, Resolution):
+            return _which(alt, "")
+        if alt is not None:
+            return _modify(memex, alt, s, state=None)
     return _capture(memex, s, nodes)
+
+
+def _named_elsewhere(memex: Memex, s: Slots, nodes: list[Node]) -> Node | Resolution | None:
+    """The open task a statement's other phrases name (its subject, what time is set aside
+    for: :attr:`Slots.refs`), or the close candidates when they name two equally; None when
+    they name none (then the clause is a new entry)."""
+    for ref in s.refs:
+        r = resolve_ref(memex, base_verbs(ref), nodes=nodes, open_only=True)
+        if r.ambiguous and r.q_cover >= MIN_COVER and r.strong:
+            return r
+        if r.node is not None and (r.strong or r.exact) and r.q_cover >= MIN_COVER:
+            return r.node
+    for ref in [*s.refs, s.ref_text]:  # the words differ in form: what they mean
+        if (m := resolve_meaning(memex, base_verbs(ref), nodes)).node is not None:
+            return m.node
+    return None
 
 
 def _pronoun_refers_back(text: str) -> bool:

@@ -12,6 +12,7 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING
 
+from ..router.rules import CAPTURE_LABEL
 from .gtd_refs import Resolution, all_nodes, cite, resolve_ref, score_nodes
 from .gtd_slots import STOP, place_tag, stem, words
 
@@ -35,10 +36,11 @@ _POLITE = re.compile(r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?!tell|s
 
 
 def is_question(text: str) -> bool:
-    """True when the clause asks rather than tells (its form, not its topic)."""
+    """True when the clause asks rather than tells (its form, not its topic); a labelled
+    capture ("capture: …") never is one."""
     t = " ".join(text.replace("’", "'").split()).strip()
     low = t.lower()
-    if not t:
+    if not t or CAPTURE_LABEL.match(t):
         return False
     if _POLITE.match(low):
         return t.endswith("?") and not re.search(
@@ -106,14 +108,16 @@ def _under(nodes: list[Node], scope: Node) -> list[Node]:
 
 
 def _scope_of(text: str, nodes: list[Node]) -> tuple[Node | None, set[str]]:
-    """The project or heading a question is about, and the words that named it."""
+    """The project or heading a question is about, and the words that named it (never the
+    words that name a state or a kind of entry: "in the WAITING state" is no heading)."""
     from .gtd_slots import DATE_RE
 
-    m = _SCOPE.search(DATE_RE.sub(" ", text))
+    m = _SCOPE.search(_REPEAT_Q.sub(" ", DATE_RE.sub(" ", text)))
     if not m:
         return None, set()
     phrase = m.group("s")
-    ws = [w for w in words(phrase) if w not in {stem(x) for x in _QWORDS}]
+    kinds = {stem(x) for x in _QWORDS | _KIND_WORDS} | {stem(k) for k in _keywords(nodes)}
+    ws = [w for w in words(phrase) if w not in kinds]
     if not ws:
         return None, set()
     wants_project = bool(re.search(r"project", text, re.I))
@@ -131,6 +135,80 @@ def _scope_of(text: str, nodes: list[Node]) -> tuple[Node | None, set[str]]:
         if cover >= 0.5 and holds and (best is None or key > best[0]):
             best = (key, n)
     return (best[1], q) if best else (None, set())
+
+
+_KIND_WORDS = frozenset("""state states status keyword keywords marked mark labelled labeled
+flagged set entries entry repeat repeats repeating recurring recur recurrence""".split())
+"""Words that name what kind of entry a question lists, never where it is."""
+_REPEAT_Q = re.compile(
+    r"\b(?:repeat\w*|recurr?\w*|routines?|habits?|regular(?:ly)?|periodic\w*|"
+    r"(?:every|each)\s+(?P<u>day|week|month|year|morning|evening|night|weekday|fortnight)|"
+    r"(?P<ly>daily|weekly|monthly|yearly|annual(?:ly)?|fortnightly|nightly))\b", re.I)
+"""A question about repeating entries ("what are my recurring tasks", "what repeats every
+week", "which chores are weekly")."""
+_REPEAT_UNIT = {"day": "d", "morning": "d", "evening": "d", "night": "d", "weekday": "d",
+                "daily": "d", "nightly": "d", "week": "w", "weekly": "w", "fortnight": "2w",
+                "fortnightly": "2w", "month": "m", "monthly": "m", "year": "y", "yearly": "y",
+                "annual": "y", "annually": "y"}
+
+
+def _repeater_of(n: Node) -> str | None:
+    """The repeater cookie of an entry's SCHEDULED or DEADLINE (``+1w``, ``.+1d``…)."""
+    from ..org.timestamps import parse_timestamp
+
+    for raw in (n.scheduled, n.deadline):
+        ts = parse_timestamp(raw) if raw else None
+        if ts is not None and ts.repeater:
+            return ts.repeater
+    return None
+
+
+def _repeats(text: str, nodes: list[Node]) -> tuple[list[Node], str] | None:
+    """The entries a repeat question asks for, every one that repeats (at the interval it
+    names, if any) and the words for the answer's head; None when it asks no such thing."""
+    found = list(_REPEAT_Q.finditer(text))
+    if not found:
+        return None
+    said = next((m.group("u") or m.group("ly") for m in found
+                 if m.group("u") or m.group("ly")), "").lower()
+    unit = _REPEAT_UNIT.get(said)
+    out = []
+    for n in nodes:
+        rep = _repeater_of(n)
+        if rep is None:
+            continue
+        got = re.fullmatch(r"[.+]*\+?(\d+)([hdwmy])", rep.split("/")[0])
+        if unit and got and f"{'' if got.group(1) == '1' else got.group(1)}{got.group(2)}" != unit:
+            if not (unit == "d" and got.group(2) == "h"):
+                continue
+        out.append(n)
+    if said in ("day", "week", "month", "year", "morning", "evening", "night", "weekday",
+                "fortnight"):
+        said = f"every {said}"
+    return out, f"repeating {said}".strip()
+
+
+def _keywords(nodes: list[Node]) -> set[str]:
+    """The TODO keywords the memex's entries use."""
+    return {n.todo for n in nodes if n.todo}
+
+
+_STATE_SAID = re.compile(
+    r"\b(?:marked|flagged|labell?ed|set|tagged)\s+(?:as\s+|to\s+)?(?P<a>[a-z]+)\b"
+    r"|\b(?:in|as|with)\s+(?:the\s+|a\s+)?(?P<b>[a-z]+)\s+(?:state|status|keyword|column)\b"
+    r"|\b(?:state|status|keyword)\s+(?:is\s+|of\s+)?(?P<c>[a-z]+)\b", re.I)
+
+
+def _named_states(text: str, nodes: list[Node]) -> list[str]:
+    """The TODO keywords a question names: written as Org writes them ("NEXT", "DRAFT"), or
+    said as a state ("marked next", "in the review state")."""
+    kws = _keywords(nodes)
+    out = [w for w in re.findall(r"\b[A-Z][A-Z-]+\b", text) if w in kws]
+    for m in _STATE_SAID.finditer(text):
+        w = (m.group("a") or m.group("b") or m.group("c")).upper()
+        if w in kws:
+            out.append(w)
+    return list(dict.fromkeys(out))
 
 
 def _dates(n: Node) -> str:
@@ -248,13 +326,15 @@ where much left remaining on with""".split())
 _WEEK = re.compile(r"\b(this|next|the\s+coming)\s+week\b", re.I)
 
 
-def _date_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] | None:
-    """The days a question is about ("this week", "tomorrow", "on friday"), if any."""
-    from .gtd_dates import DATE_RE, resolve_day
+def _date_span(text: str, now: dt.datetime,
+               week_start: int = 0) -> tuple[dt.date, dt.date, str] | None:
+    """The days a question is about ("this week", "tomorrow", "on friday"), if any; a week
+    begins on ``week_start`` (0 Monday … 6 Sunday)."""
+    from .gtd_dates import DATE_RE, resolve_day, week_start_day
 
     today = now.date()
     if re.search(r"\b(?:last|previous)\s+week\b", text, re.I):  # the calendar week before
-        start = today - dt.timedelta(days=today.weekday() + 7)
+        start = week_start_day(today, week_start, -1)
         return start, start + dt.timedelta(days=6), f"last week ({start:%d %b}–" \
             f"{start + dt.timedelta(days=6):%d %b})"
     if re.search(r"\b(?:last|past)\s+(?:7|seven)\s+days\b|\bpast\s+week\b", text, re.I):
@@ -272,12 +352,13 @@ def _date_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, str] | No
         return today, today + dt.timedelta(days=days), f"in the next {days} days"
     if m := _WEEK.search(text):
         if m.group(1).lower() == "this":
-            return today, today + dt.timedelta(days=6 - today.weekday()), "this week"
-        start = today + dt.timedelta(days=7 - today.weekday())
+            end = week_start_day(today, week_start, 1) - dt.timedelta(days=1)
+            return today, end, "this week"
+        start = week_start_day(today, week_start, 1)
         return start, start + dt.timedelta(days=6), "next week"
     for m in DATE_RE.finditer(text):
-        phrase = m.group("day") or m.group("month")
-        d = resolve_day(phrase, now)
+        phrase = m.group("day") or m.group("month") or m.group("holiday")
+        d = resolve_day(phrase, now, week_start)
         if d is not None:
             return d, d, f"{d:%a %d %b}"
     return None
@@ -328,7 +409,11 @@ def _projects_next(projects: list[Node], nodes: list[Node]) -> str:
 
 def answer(memex: Memex, text: str, now: dt.datetime) -> str:
     """The answer to a question about the lists, naming each item (title, file:line)."""
+    from .gtd_dates import week_start_day
+    from .gtd_plan import week_start_of
+
     nodes = all_nodes(memex)
+    week_start = week_start_of(memex.settings)
     if _PROGRESS.search(text) and (out := _progress(text, nodes)):
         return out
     if _WHEN.search(text):
@@ -360,7 +445,17 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
         projects = memex.active_projects()
         return ("I found no project matching that; active projects:\n"
                 + "\n".join(_row(p) for p in projects))
-    if _NEXT.search(text):
+    if (rep := _repeats(text, pool)) is not None:  # every repeating entry, none left out
+        hits, what = rep
+        if states := _named_states(text, nodes):
+            hits = [n for n in hits if n.todo in states]
+        elif not re.search(r"\b(?:done|finished|closed|cancell?ed)\b", text, re.I):
+            hits = [n for n in hits if _is_open(n)]
+        if named_tags:
+            hits = [n for n in hits if any(t in n.tags for t in named_tags)]
+        head = f"Entries {what}" + (f" in {scope.title}" if scope else "")
+        return _rows(head, hits, f"Nothing {what}" + (f" in {scope.title}." if scope else "."))
+    if _NEXT.search(text) and not _named_states(text, nodes):
         if scope is None:
             ranked = [n for n in nodes if n.todo == "NEXT"]
             return _rows("Next actions", ranked, "No NEXT actions.")
@@ -371,7 +466,13 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
         first = ranked[0]
         return (f"Next step for {scope.title}: {first.title} ({cite(first)})\n"
                 + _rows("Open tasks there", ranked, ""))
-    if _CANCEL.search(text):
+    states = _named_states(text, nodes)
+    if states:  # "everything marked NEXT", "what's in the WAITING state": every such entry
+        pool = [n for n in pool if n.todo in states]
+        done_kw = {n.todo for n in nodes if n.todo and n.todo_type == "done"}
+        desc.append("done" if set(states) <= done_kw and "DONE" in states else
+                    "cancelled" if set(states) <= done_kw else ", ".join(states))
+    elif _CANCEL.search(text):
         pool = [n for n in pool if n.todo and n.todo.upper().startswith("CANCEL")]
         desc.append("cancelled")
     elif _WAITING.search(text):
@@ -399,11 +500,11 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
 
         pool = [n for n in pool if late(n)]
         desc.append("overdue")
-    elif span := _date_span(text, now):
+    elif span := _date_span(text, now, week_start):
         lo, hi, label = span
         closed = desc[0] in ("done", "cancelled")
         if closed and label == "this week":  # what got done so far this week
-            lo, hi = now.date() - dt.timedelta(days=now.weekday()), now.date()
+            lo, hi = week_start_day(now.date(), week_start), now.date()
         due_only = bool(re.search(r"\b(?:due|deadlines?)\b", text, re.I)) and not closed
         sched_only = bool(re.search(r"\bscheduled\b", text, re.I)) and not due_only \
             and not closed
@@ -442,7 +543,7 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
     if scope is not None:
         pool = [n for n in pool if n.key != scope.key]
         desc.append(f"in {scope.title}")
-    if len(desc) == 1 and scope is None and not named_tags:
+    if len(desc) == 1 and scope is None and not named_tags and not states:
         # no list named: the question's own words against the titles
         rest = [w for w in qstems if w not in {stem(x) for x in _QWORDS} and w not in STOP]
         if rest:

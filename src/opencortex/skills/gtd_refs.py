@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from ..memex import Memex
     from ..memory.nodes import Node
 
-__all__ = ["MIN_COVER", "TITLE_COVER", "Resolution", "all_nodes", "cite", "named", "resolve_ref",
-           "score_nodes"]
+__all__ = ["MIN_COVER", "TITLE_COVER", "Resolution", "all_nodes", "cite", "named", "resolve_meaning",
+           "resolve_ref", "score_nodes"]
 
 AMBIGUOUS = 0.85
 """A runner-up scoring at least this share of the best makes the reference ambiguous."""
@@ -32,6 +32,13 @@ _HEAD_NOUNS = frozenset(words("idea ideas reminder business matter bit chore job
                                "plan", keep_stop=True))
 """Generic head nouns a reference is phrased with ("the WebAssembly idea", "the tap job"):
 no identity of their own, so ignored unless some title has the word."""
+
+_DO_VERBS = frozenset(words("deal handle tackle do work look sort start begin continue get "
+                            "attend happen happens happening go take focus spend reserve block "
+                            "pencil slot", keep_stop=True))
+"""Verbs that say to do something without saying what ("deal with the restic report", "get
+to the tap washer"): no identity of their own either, so ignored unless some title has
+the word."""
 
 MIN_COVER = 0.5
 """The open task's title must cover at least this share (idf-weighted) of the request's own
@@ -119,7 +126,7 @@ def score_nodes(nodes: list[Node], query: str, *, among: list[Node] | None = Non
     q = {v for w in q for v in _compound_parts(w, df)}
     total = max(len(base), 1)
 
-    q = {w for w in q if w in df or w not in _HEAD_NOUNS} or q
+    q = {w for w in q if w in df or (w not in _HEAD_NOUNS and w not in _DO_VERBS)} or q
 
     def idf(w: str) -> float:
         return math.log(1 + total / (1 + df.get(w, 0)))
@@ -210,3 +217,58 @@ def named(r: Resolution) -> bool:
     of the title's (rarer) words are said and they are a fair part of the request."""
     return r.exact or r.strong or r.q_cover >= MIN_COVER or (
         r.t_cover >= TITLE_COVER and r.q_cover >= MIN_COVER / 2)
+
+
+MEANING_NEAR = 0.45
+"""A title at least this near (MiniLM cosine) to the phrase, sharing a word with it and
+clearly nearer than the runner-up, is what the phrase means ("the jujutsu trial" / "Try
+Jujutsu (jj) for the book repository": the words differ in form, not in sense)."""
+MEANING_SURE = 0.6
+"""Without a shared word, only this near and twice as clear of the runner-up."""
+MEANING_MARGIN = 0.1
+"""How much nearer than the second title the first must be (else no one title is meant)."""
+
+
+def _title_vectors(memex: Memex, titles: list[str], embed) -> list:
+    """Each title's vector, embedded once per title and embedder (kept beside the memex:
+    titles rarely change, so a request embeds only the new ones)."""
+    held: dict[tuple[str, str], object] = memex.derived("gtd-title-vectors", dict)
+    name = str(getattr(embed, "name", "") or type(embed).__name__)
+    missing = list(dict.fromkeys(t for t in titles if (name, t) not in held))
+    if missing:
+        for t, v in zip(missing, embed.embed(missing), strict=True):
+            held[(name, t)] = v
+    return [held[(name, t)] for t in titles]
+
+
+def resolve_meaning(memex: Memex, text: str, nodes: list[Node]) -> Resolution:
+    """The open task ``text`` means when its words name none outright: the title nearest in
+    meaning (the memex's embedder), if it is near, clear of the runner-up and — unless very
+    near — shares a word with ``text``.  An empty Resolution otherwise, or when no embedder
+    can run (a lookup never fails a request)."""
+    import numpy as np
+
+    pool = [n for n in nodes if n.todo and n.todo_type != "done"]
+    said = set(words(text)) - _HEAD_NOUNS - _DO_VERBS
+    if not pool or not said:
+        return Resolution(searched=sorted(said))
+    try:
+        from ..embed import get_embedder
+
+        embed = get_embedder(memex.settings.embedder)
+        rows = np.asarray(_title_vectors(memex, [n.title for n in pool], embed),
+                          dtype=np.float32)
+        q = np.asarray(embed.embed([text]), dtype=np.float32)[0]
+    except Exception:  # no embedder here: the words alone decide
+        return Resolution(searched=sorted(said))
+    sims = rows @ q
+    order = np.argsort(-sims, kind="stable")
+    best = float(sims[order[0]])
+    margin = best - (float(sims[order[1]]) if len(order) > 1 else 0.0)
+    node = pool[int(order[0])]
+    shares = bool(said & _title_words(node.title))
+    if (best >= MEANING_NEAR and shares and margin >= MEANING_MARGIN) or (
+            best >= MEANING_SURE and margin >= 2 * MEANING_MARGIN):
+        return Resolution(node, [node], sorted(said), why=f"nearest in meaning ({best:.2f})",
+                          strong=True, q_cover=MIN_COVER, t_cover=STRONG_TITLE)
+    return Resolution(searched=sorted(said))

@@ -54,7 +54,8 @@ def _worth_a_lookup(text: str, now: dt.datetime, week_start: int) -> bool:
     if is_question(text):
         from .gtd_questions import _PROGRESS, _STATUS, _WHEN
 
-        return any(rx.search(text) for rx in (_ATTRIBUTE_Q, _PROGRESS, _STATUS, _WHEN))
+        return any(rx.search(text) for rx in (_ATTRIBUTE_Q, _PROGRESS, _STATUS, _WHEN,
+                                               _TAG_NAMED))
     s = parse_clause(text, now, week_start=week_start)
     from .gtd_slots import past_verb
 
@@ -95,7 +96,7 @@ def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
     if not any(n.todo for n in pool):
         return False
     if is_question(text):
-        return _asks_about_item(memex, text, pool)
+        return _asks_about_item(memex, text, pool) or _names_task_tag(text, pool)
     tags = frozenset(t for n in pool for t in n.tags)
     s = parse_clause(text, now, known_tags=tags, week_start=week_start)
     if s.capture_cue:
@@ -119,6 +120,19 @@ def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
     if not _has_slot(s, frozenset(_STRICT_VERBS)):
         return False
     return named(r)
+
+
+_TAG_NAMED = re.compile(r"\btagged\s+(?:as\s+|with\s+)?[#@]?(?P<t>[\w-]+)|(?<!\w)[#@](?P<u>[\w-]+)",
+                        re.I)
+"""A tag named in a question ("what have I got tagged homelab?", "anything @phone?")."""
+
+
+def _names_task_tag(text: str, nodes: list[Node]) -> bool:
+    """A question naming a tag the memex's open tasks carry: a list of those tasks, whatever
+    topic the tag's word has (the classifier may read "homelab" as a notes topic)."""
+    tags = {t.lower().lstrip("@") for n in nodes if _open(n) for t in n.tags}
+    return any((m.group("t") or m.group("u") or "").lower().lstrip("@") in tags
+               for m in _TAG_NAMED.finditer(text))
 
 
 def _asks_about_item(memex: Memex, text: str, nodes: list[Node]) -> bool:

@@ -71,6 +71,14 @@ class Slots:
     """The subject of a state report ("the X task is waiting on …"): the entry it names."""
     ref_text: str = ""
     """The words naming the item (the title minus request/ref verbs)."""
+    refs: list[str] = field(default_factory=list)
+    """Other phrases that may name an existing entry, best first: the subject of a
+    statement ("the tap washer can't happen before the 20th"), what time is set aside for
+    ("block out friday for the tax return"), the object of an intention ("I'll deal with
+    the restic report on thursday")."""
+    obliged: bool = False
+    """The clause says what must still be done ("has to be bought by the 18th", "needs
+    paying"): a participle there reports nothing finished."""
     arrived: bool = False
     """The clause reports that something came (arrived, replied, sent, refunded…): what
     ends a wait — on a WAITING entry it means done."""
@@ -88,7 +96,7 @@ my me i i'm i'd i've im id mine please that this those these one ones thing thin
 task tasks todo item items entry so then just also all any some about up out over off
 should would will shall must can could need needs have has had got get do does did done
 still really actually now again too very much more just that's thats there their they them
-not after doing going anymore anyway
+not after doing going anymore anyway i'll we'll you'll it'll let's
 him her his she he we us our you your yours was were been being am are
 """.split())
 
@@ -171,21 +179,32 @@ _REPEAT_RE = re.compile(
     r"every)\s+month"
     r"|(?:every|each)\s+(?P<nth>other|2nd|second|3rd|third|4th|fourth)\s+(?P<nu2>day|week|month|year))\b",
     re.I)
+_HEDGE = (r"(?:(?:probably|maybe|perhaps|possibly|likely|about|around|roughly|approx(?:\.|imately)?|"
+          r"circa|ca\.|~|≈|like|something\s+like|at\s+most|at\s+least|under|over|up\s+to|"
+          r"no\s+more\s+than|less\s+than|more\s+than|close\s+to|nearly|almost|just\s+(?:over|"
+          r"under)|a\s+(?:good|solid|bit\s+over|bit\s+under|little\s+over|little\s+under)|"
+          r"give\s+or\s+take|say|est\.?|only|just)\s*)")
+"""The hedges a person puts before an estimate ("probably", "about", "~", "maybe", "roughly",
+"say", "up to"), any number of them ("probably about an hour"): the estimate is kept, the
+hedge is dropped (Org's Effort holds one duration)."""
+_HEDGE_AFTER = (r"(?:\s*-?ish\b|\s+(?:or\s+so|or\s+thereabouts|give\s+or\s+take|tops|max|at\s+most|"
+                r"at\s+the\s+most|or\s+less|or\s+more|roughly|approx(?:imately)?|of\s+work|each))*")
+"""What may follow an estimate ("or so", "tops", "-ish", "give or take")."""
+_DUR = (r"(?:half\s+an?\s+hour|an?\s+half[- ]hour|an?\s+hour\s+and\s+a\s+half|"
+        rf"{_NUM_RE}\s*(?:and\s+a\s+half\s+)?(?:hours?|hrs?|h)\b(?:\s+(?:and\s+)?{_NUM_RE}\s*"
+        rf"(?:minutes?|mins?|m)\b)?|{_NUM_RE}\s*(?:minutes?|mins?|m)\b)")
 _EFFORT_RE = re.compile(
     r"(?:\b(?:should|will|would|might|may|could|it'?ll|it\s+will|going\s+to|gonna)\s+)?"
+    rf"(?:{_HEDGE}*)"
     r"(?:\b(?:take|takes|taking|need|needs|last|lasts|be|is|'s)\s+(?:me\s+|us\s+)?|"
     r"\b(?:effort|estimate[ds]?|est\.?|budget)\s*(?:of|is|at|:|to)?\s*)"
-    r"(?:(?:about|around|roughly|approx(?:imately)?|maybe|~|like|at\s+most|under|a\s+good)\s+)?"
-    r"(?P<dur>(?:half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|"
-    rf"{_NUM_RE}\s*(?:and\s+a\s+half\s+)?(?:hours?|hrs?|h)(?:\s+(?:and\s+)?{_NUM_RE}\s*"
-    rf"(?:minutes?|mins?|m))?|{_NUM_RE}\s*(?:minutes?|mins?|m)\b|\d+:\d\d\s*(?:hours?|h)?))"
-    r"(?:\s+(?:or\s+so|tops|max|of\s+work))?", re.I)
-_DUR = (r"(?:half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|"
-        rf"{_NUM_RE}\s*(?:and\s+a\s+half\s+)?(?:hours?|hrs?|h)(?:\s+(?:and\s+)?{_NUM_RE}\s*"
-        rf"(?:minutes?|mins?|m))?|{_NUM_RE}\s*(?:minutes?|mins?|m)\b)")
+    rf"{_HEDGE}*"
+    rf"(?P<dur>{_DUR}|\d+:\d\d\s*(?:hours?|h)?)"
+    rf"{_HEDGE_AFTER}", re.I)
 _EFFORT_BARE = re.compile(
-    r"(?:^|\s*[,;(\u2014\u2013]|\s+-)\s*(?:(?:about|around|roughly|approx(?:imately)?|maybe|~|"
-    rf"say|est\.?)\s*)?(?P<dur>{_DUR})\s*(?:tops|max|or\s+so|of\s+work|each)?\s*\)?\s*[.!]?$"
+    rf"(?:^|\s*[,;(\u2014\u2013]|\s+-|\s+(?=[~≈]))\s*{_HEDGE}*"
+    rf"(?P<dur>{_DUR}){_HEDGE_AFTER}\s*\)?\s*[.!]?$"
+    rf"|[,;(\u2014\u2013]\s*{_HEDGE}*(?P<dur3>{_DUR}){_HEDGE_AFTER}(?:\s*\)|\s*(?=[,;\u2014\u2013]))"
     r"|(?:,\s*|\b)(?:(?:it'?s|it\s+is|that'?s|should\s+be|will\s+be|would\s+be|is|"
     r"probably|maybe|just)\s+)*"
     rf"(?:an?\s+|one\s+)?(?P<dur2>{_NUM_RE}[- ](?:minute|min|hour|hr))s?\s+"
@@ -286,7 +305,7 @@ _STRONG_CAPTURE = re.compile(
     r"|make\s+sure\s+i\b(?:\s+(?:remember\s+to)\b)?|remember\s+to\b|note\s+to\s+self\s*[:,-]?"
     r"|(?:jot|write|note|put)\s+(?:this\s+|it\s+)?down\s*[:,-]?|capture(?:\s+this)?\s*[:,-]?"
     r"|(?:add|create|new)\s+(?:a\s+)?(?:task|todo|reminder|to-do)\s*(?:to|for|:)?"
-    r"|todo\s*[:,-]|inbox\s*[:,-]|task\s*[:,-])\s*", re.I)
+    r"|to-?do\s*[:,-]|inbox\s*[:,-]|task\s*[:,-]|reminder\s*[:,-])\s*", re.I)
 _ADD_CUE = re.compile(
     r"^(?:please\s+)?(?:can\s+you\s+|could\s+you\s+)?(?:add|capture|new)\s*[:,-]?\s+"
     r"(?!(?:(?:a|an|the|my|this|some|another)\s+)?(?:note|comment|tag|label|effort|estimate|"
@@ -333,6 +352,10 @@ _WAIT_LEAD = re.compile(r"^(?:i'?m\s+|i\s+am\s+|still\s+|now\s+)?(?:waiting|wait
 """"waiting for the plumber to send the quote" -> "The plumber to send the quote";
 "waiting on Sam for the logs" -> "Sam: the logs"."""
 _ON_WEEKDAY = re.compile(rf"\b(?:on\s+)?(?P<wd>{_WD_RE})s?\b", re.I)
+_NEGATED = re.compile(r"(?:\b(?:not|never|cannot|no)\b|n't\b)(?:\s+[\w'-]+){0,4}\s*$", re.I)
+"""A negation just before "before"/"until" ("can't happen before the 20th", "won't start
+until january", "not before friday"): the date is when the task may start, not its
+deadline."""
 _CAN_WAIT = re.compile(r"\b(?:can|could|will|'ll|should|may|might)\s+wait\b", re.I)
 """"X can wait until monday": a new start date, not a deadline."""
 _DEFER = {"snooze", "defer", "postpone", "reschedule", "move", "push", "delay", "bump", "shift"}
@@ -389,18 +412,18 @@ class _Marks:
 
 
 def _effort(dur: str) -> str | None:
-    d = dur.lower()
-    if re.fullmatch(r"half\s+an?\s+hour", d):
+    d = " ".join(dur.lower().split())
+    if re.fullmatch(r"half\s+an?\s+hour|an?\s+half[- ]hour", d):
         return "0:30"
     if re.fullmatch(r"an?\s+hour\s+and\s+a\s+half", d):
         return "1:30"
     if m := re.fullmatch(r"(\d+):(\d\d)\s*(?:hours?|h)?", d):
         return f"{int(m.group(1))}:{m.group(2)}"
     mins = 0.0
-    if m := re.search(rf"({_NUM_RE})\s*(and\s+a\s+half\s+)?(?:hours?|hrs?|h)\b", d):
+    if m := re.search(rf"(?<!\w)({_NUM_RE})\s*(and\s+a\s+half\s+)?(?:hours?|hrs?|h)\b", d):
         mins += _num(m.group(1)) * 60 + (30 if m.group(2) else 0)
         d = d[m.end():]
-    if m := re.search(rf"({_NUM_RE})\s*(?:minutes?|mins?|m)\b", d):
+    if m := re.search(rf"(?<!\w)({_NUM_RE})\s*(?:minutes?|mins?|m)\b", d):
         mins += _num(m.group(1))
     if mins <= 0:
         return None
@@ -527,7 +550,7 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
             s.effort = e
             mk.take(*m.span())
     if s.effort is None and (m := mk.search(_EFFORT_BARE)):
-        if e := _effort((m.group("dur") or m.group("dur2")).replace("-", " ")):
+        if e := _effort((m.group("dur") or m.group("dur2") or m.group("dur3")).replace("-", " ")):
             s.effort = e
             mk.take(*m.span())
     if m := mk.search(_SHIFT_RE):
@@ -551,8 +574,8 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     for m in list(DATE_RE.finditer(mk.rest())):
         if not mk.free(*m.span()):
             continue
-        cue = (m.group("cue") or m.group("mcue") or "").lower()
-        phrase = m.group("day") or m.group("month")
+        cue = (m.group("cue") or m.group("mcue") or m.group("hcue") or "").lower()
+        phrase = m.group("day") or m.group("month") or m.group("holiday")
         day = resolve_day(phrase, now, week_start)
         if day is None:
             continue
@@ -563,6 +586,10 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         if cue in ("until", "til", "till") and s.scheduled is None:
             is_dl = True
             until = True
+        if is_dl and cue in ("before", "until", "til", "till") and \
+                _NEGATED.search(mk.text, max(0, m.start() - 60), m.start()):
+            is_dl, until = False, False  # "can't happen before the 20th": the earliest start
+            sched_cue = True
         when: dt.date | dt.datetime = day
         if tm is not None and (s.scheduled is None or is_dl is False):
             when = dt.datetime.combine(day, tm)
@@ -681,7 +708,49 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     if len(said_state.split()) > 1:  # "… isn't going to happen" names no item
         s.ref_text = " ".join(re.sub(re.escape(said_state), " ", s.ref_text,
                                      flags=re.I).split()) or s.ref_text
+    s.obliged = bool(_OBLIGED.search(t))
+    if s.obliged:
+        s.past = False
+    s.refs = reference_phrases(s.title)
+    if m := _ALLOT.match(s.title):  # "block out friday for the tax return": the task is that
+        obj = _LEAD.sub("", m.group("ref")).strip()
+        s.title = obj[:1].upper() + obj[1:]
     return s
+
+
+_OBLIGED = re.compile(
+    r"\b(?:has|have|needs?|got|ought)\s+to\s+(?:be|get)\s+\w+|\b(?:must|should|shall|will|'ll|"
+    r"can|could|would|might|may)\s+(?:not\s+)?(?:be|get)\s+\w+ed\b|\bneeds?\s+\w+ing\b|"
+    r"\bwants?\s+\w+ing\b|\bto\s+be\s+\w+ed\b", re.I)
+"""What must still happen ("has to be bought", "needs paying", "should be sent"): the
+participle reports nothing done."""
+_SUBJECT = re.compile(
+    r"^(?P<subj>(?:the|my|our|that|this|those|these|his|her|their)\s+.+?|(?!(?:i|we|you|he|she|"
+    r"it|they|there|this|that|let's)\b)[\w'-]+(?:\s+[\w'-]+){0,3}?)\s+(?:can'?t|cannot|"
+    r"can|could(?:n'?t)?|won'?t|will|would(?:n'?t)?|needs?|has|have|had|must|should(?:n'?t)?|"
+    r"is|isn'?t|are|aren'?t|was|wasn'?t|were|goes|gets|starts?|happens?|slips?|moves?|"
+    r"begins?|kicks\s+off|runs?|lands?|takes?|shifts?|belongs?|waits?|stays?)\b", re.I)
+"""The subject of a statement about an item ("the invoice cleanup can't happen …", "pi-hole
+and caddy need to …"): what the statement is about."""
+_ALLOT = re.compile(
+    r"^(?:please\s+)?(?:reserve|block(?:\s+(?:out|off|in))?|set\s+aside|put\s+aside|keep|pencil"
+    r"(?:\s+in)?|make\s+(?:some\s+)?time|carve\s+out|earmark|save|hold|use|spend|dedicate|"
+    r"devote|slot(?:\s+in)?|allocate|allot|free\s+up|book\s+(?:out|off|in)|plan)\b"
+    r"(?:\s+(?:some|the|a|an|my|time|slot|block|window|morning|afternoon|evening|day))*\s+"
+    r"(?:for|to|on)\s+(?P<ref>\S.*)$", re.I)
+"""Time set aside for an item ("reserve monday 9am for the dental cleaning", "block out
+friday for the tax return"): the item is what follows "for"."""
+
+
+def reference_phrases(title: str) -> list[str]:
+    """The phrases of a clause (its title once the slots are gone) that may name an existing
+    entry beside the whole title: the object time is set aside for, a statement's subject."""
+    out: list[str] = []
+    if m := _ALLOT.match(title):
+        out.append(m.group("ref"))
+    if m := _SUBJECT.match(title):
+        out.append(m.group("subj"))
+    return [_ref_words(x) for x in out if words(x)]
 
 
 _LEAD = re.compile(r"^(?:(?:first\s+thing(?:\s+in\s+the\s+morning)?|and|then|so|also|but|oh|ok|okay|please|that|it'?s|its|it\s+is|"
