@@ -28,10 +28,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..embed.vector_cache import cached_embed
 
 if TYPE_CHECKING:
     from ..access import Access
+    from ..config import Settings
     from ..memory.nodes import Node
 
 __all__ = ["THRESHOLD", "NotesAnswer", "Unit", "answer", "is_record", "units_of"]
@@ -315,6 +319,12 @@ def _heading(outline: list[str]) -> str:
     return " / ".join(dict.fromkeys([*clean[:1], *clean[-1:]]))
 
 
+def unit_vector_cache(settings: Settings) -> Path:
+    """The units' vector cache of this memex: beside its index (``embed.vector_cache``)."""
+    index = settings.index_path
+    return index.with_name(index.name + ".units")
+
+
 def answer(access: Access, question: str, *, k: int = 6,
            exclude_files: tuple[str, ...] = ()) -> NotesAnswer:
     """Rank the units of the top ``k`` notes for ``question`` (see the module docstring)."""
@@ -343,8 +353,12 @@ def answer(access: Access, question: str, *, k: int = 6,
     total = sum(idf.values()) or 1.0
     kinds = _kinds(question)
     emb = retriever_for(access.memex).embedder
-    vecs = emb.embed([question] + [f"{_heading(u.outline)}: {u.text}" for u in units])
-    q, rows = vecs[0], vecs[1:]
+    texts = [f"{_heading(u.outline)}: {u.text}" for u in units]
+    # the units' vectors from the cache beside the index (the same notes come back for
+    # related questions); the question's from the model
+    vecs = emb.embed([question])
+    rows = cached_embed(emb, texts, unit_vector_cache(access.memex.settings))
+    q = vecs[0]
     for u, row, uw, cw, nw in zip(units, rows, unit_words, ctx_words, near_words,
                                   strict=True):
         cos = float(row @ q)
