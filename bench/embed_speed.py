@@ -16,7 +16,12 @@ Configurations:
 - ``opencortex``: ``MiniLMEmbedder`` (fused com.microsoft ops, sorted by length, runs of
   <= token_budget padded tokens).
 
-Also printed: model load time (cold = graph built into an empty cache; warm = cached graph;
+Also printed: the fp32 compute floor of this CPU for these notes ("floor notes/s": the notes/s
+if every FLOP of the forward pass -- its GEMMs and attention products, counted from the model's
+config at the workload's mean token count -- ran at the cores' peak fp32 FMA rate, from
+``lscpu``: cores x clock x fp32 FLOP/cycle of the SIMD width and FMA pipes) and
+"measured/floor".  Override the CPU figures with ``--ghz`` / ``--flop-per-cycle`` where the
+table below guesses wrong.  Also printed: model load time (cold = graph built into an empty cache; warm = cached graph;
 each in a fresh interpreter, imports included) and the cosine check against
 ../shared/models/minilm-reference.json.
 """
@@ -184,6 +189,68 @@ class OrtPlain:
         return np.concatenate(out)
 
 
+# -- the compute floor ---------------------------------------------------------------------
+def forward_flops(h: int, inter: int, layers: int, tokens: float) -> float:
+    """fp32 FLOPs (multiply and add counted apart) of one BERT encoder pass over one text of
+    ``tokens`` tokens: per layer the Q, K, V and output projections (4 x T x H x H MACs), the
+    feed-forward pair (2 x T x H x I) and the attention products Q.K^T and P.V (2 x T x T x H);
+    embeddings, layer norms, softmax, GELU and pooling are O(T x H) and left out (< 1%)."""
+    macs = layers * (tokens * (4 * h * h + 2 * h * inter) + 2 * tokens * tokens * h)
+    return 2.0 * macs
+
+
+def _lscpu() -> dict[str, str]:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    return {k.strip(): v.strip() for k, _, v in (ln.partition(":") for ln in out.splitlines())}
+
+
+def cpu_peak(ghz: float | None = None, flop_per_cycle: float | None = None
+             ) -> tuple[float, str]:
+    """Peak fp32 FLOP/s of this machine's cores (GFLOP/s x 1e9) and how it was computed.
+
+    FLOP/cycle per core = FMA pipes x fp32 lanes of their datapath x 2 (an FMA is 2 FLOPs):
+    AMD family 25 (Zen 3/4): 2 pipes of 256 bits (Zen 4 runs AVX-512 as two 256-bit halves),
+    so 32; Intel with AVX-512: 2 x 512 bits = 64 (1 pipe on some client parts: over-estimates,
+    which only raises the floor); AVX2 + FMA: 2 x 256 = 32; else SSE, no FMA: 2 x 128-bit
+    pipes, a mul and an add, 16.  The clock is lscpu's max MHz, else /proc/cpuinfo's
+    "cpu MHz" (under a hypervisor often the nominal clock: a turbo clock would raise the floor)."""
+    info = _lscpu()
+    flags = set(info.get("Flags", "").split())
+    cores = int(info.get("Core(s) per socket", "0") or 0) * int(info.get("Socket(s)", "1") or 1)
+    cores = cores or os.cpu_count() or 1
+    how = []
+    if ghz is None:
+        mhz = info.get("CPU max MHz")
+        if not mhz:
+            mhz = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo")
+                        if ln.startswith("cpu MHz")), "0")
+            how.append("clock from /proc/cpuinfo 'cpu MHz'")
+        else:
+            how.append("clock from lscpu 'CPU max MHz'")
+        ghz = float(mhz) / 1000
+    else:
+        how.append("clock given")
+    if flop_per_cycle is None:
+        vendor, family = info.get("Vendor ID", ""), info.get("CPU family", "")
+        if vendor == "AuthenticAMD" and family == "25":
+            flop_per_cycle, why = 32, "AMD family 25: 2 FMA pipes x 8 fp32 lanes (256-bit) x 2"
+        elif "avx512f" in flags:
+            flop_per_cycle, why = 64, "AVX-512: 2 FMA pipes x 16 fp32 lanes x 2"
+        elif "avx2" in flags and "fma" in flags:
+            flop_per_cycle, why = 32, "AVX2+FMA: 2 FMA pipes x 8 fp32 lanes x 2"
+        else:
+            flop_per_cycle, why = 16, "SSE: 2 pipes x 4 fp32 lanes x (mul + add)"
+        how.append(why)
+    else:
+        how.append("FLOP/cycle given")
+    peak = cores * ghz * 1e9 * flop_per_cycle
+    return peak, (f"{cores} cores x {ghz:.3f} GHz x {flop_per_cycle:g} fp32 FLOP/cycle = "
+                  f"{peak / 1e9:.1f} GFLOP/s ({'; '.join(how)})")
+
+
 # -- measurements ----------------------------------------------------------------------------
 def cosines(embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
     items = json.loads(REFERENCE.read_text(encoding="utf-8"))["items"]
@@ -210,6 +277,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads")
     ap.add_argument("--sweep", action="store_true", help="also try other token budgets")
     ap.add_argument("--no-numpy", action="store_true", help="skip the slow numpy baseline")
+    ap.add_argument("--ghz", type=float, help="core clock for the floor (default: lscpu)")
+    ap.add_argument("--flop-per-cycle", type=float,
+                    help="fp32 FLOP/cycle per core for the floor (default: from lscpu)")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -235,27 +305,45 @@ def main() -> None:
                 if ln.startswith("model name")), platform.processor())
     blas_env = {k: v for k, v in os.environ.items() if "BLAS" in k or k.startswith("OMP_")}
     print(f"# Embedding speed: batch 32, median of {args.rounds} interleaved rounds\n")
+    peak, peak_how = cpu_peak(args.ghz, args.flop_per_cycle)
+    peak_cores = int(peak_how.split(" cores", 1)[0])
+    raw_cfg = json.loads((emb.model_dir / "config.json").read_text(encoding="utf-8"))
+    shape = (int(raw_cfg["hidden_size"]), int(raw_cfg["intermediate_size"]),
+             int(raw_cfg["num_hidden_layers"]))
     print(f"CPU: {cpu}, {os.cpu_count()} vCPU; onnxruntime intra-op threads {args.threads}; "
-          f"BLAS env: {blas_env or 'none'}\n")
+          f"BLAS env: {blas_env or 'none'}; load average {os.getloadavg()[0]:.2f}\n")
+    print(f"fp32 peak: {peak_how}\n")
     for label, notes in workloads.items():
         counts = emb.token_counts(notes)
         times: dict[str, list[float]] = {k: [] for k in configs}
+        cpus: dict[str, list[float]] = {k: [] for k in configs}
         for _ in range(args.rounds):
             for name, f in configs.items():
                 part = notes[:32] if name.startswith("numpy") else notes  # slow: one batch
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 f(part)
                 times[name].append((time.perf_counter() - t) * len(notes) / len(part))
+                cpus[name].append((time.process_time() - c) * len(notes) / len(part))
         base_name = next(iter(configs))
         base = len(notes) / statistics.median(times[base_name])
         print(f"## {label}: {len(notes)} notes of {min(counts)}-{max(counts)} tokens "
               f"(mean {statistics.mean(counts):.0f}, truncated at {emb.max_seq_length})\n")
-        print("| configuration | notes/s (median) | runs | vs baseline |")
-        print("|---|---|---|---|")
+        # the floor: every note's own token count (as the embedder pads only to its run)
+        flops = statistics.mean(forward_flops(*shape, n) for n in counts)
+        floor = peak / flops
+        print(f"floor notes/s: {floor:.1f} ({flops / 1e9:.2f} GFLOP per note on average)\n")
+        # per CPU second (all threads): what the cores would give if the process had them to
+        # itself -- less disturbed by other jobs than wall time on a shared machine
+        print("| configuration | notes/s (median) | runs | vs baseline | measured/floor "
+              "| notes per CPU-s x cores / floor |")
+        print("|---|---|---|---|---|---|")
+        cores = peak_cores
         for name, ts in times.items():
             rate = len(notes) / statistics.median(ts)
+            cpu_rate = len(notes) / max(statistics.median(cpus[name]), 1e-9) * cores
             runs = ", ".join(f"{len(notes) / t:.1f}" for t in ts)
-            print(f"| {name} | {rate:.1f} | {runs} | {rate / base:.2f}x |")
+            print(f"| {name} | {rate:.1f} | {runs} | {rate / base:.2f}x | {rate / floor:.2f} "
+                  f"| {cpu_rate / floor:.2f} |")
         print()
 
     cos = cosines(emb.embed)

@@ -167,3 +167,30 @@ def test_the_entries_under_a_note_with_an_id_are_candidates(
     a = answer(acc, q)
     assert a.answered and "eggs" in a.units[0].text
     assert a.units[0].key.startswith("notes/shakshuka.org::Shakshuka/")
+
+
+def test_a_units_vector_is_computed_once_and_the_answer_stays_the_same(rt: Any) -> None:
+    """The units' vectors are kept beside the index (embed.vector_cache): asking again embeds
+    only the question, and the ranking is what the model's own vectors gave."""
+    emb = retriever_for(rt.memex).embedder
+    seen: list[str] = []
+    real = emb.embed
+
+    def counting(texts: Any, batch_size: int = 32) -> Any:
+        seen.extend(texts)
+        return real(texts, batch_size)
+
+    emb.embed = counting
+    try:
+        q = QUESTIONS[1][0]
+        first = answer(Access(rt.memex, "cli"), q)
+        n_first = len(seen)
+        second = answer(Access(rt.memex, "cli"), q)
+    finally:
+        del emb.embed
+    assert first.answered and len(first.units) > 3
+    assert n_first >= len(first.units)  # the first time every unit went to the model
+    assert set(seen[n_first:]) == {q}  # the second time only the question (search, score)
+    assert [(u.cite, u.text) for u in second.units] == [(u.cite, u.text) for u in first.units]
+    assert [u.score for u in second.units] == pytest.approx([u.score for u in first.units],
+                                                             abs=1e-6)

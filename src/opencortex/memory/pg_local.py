@@ -131,13 +131,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("action", choices=["start", "stop", "url"])
     ap.add_argument("pgdata")
     ap.add_argument("--fast", action="store_true", help="no fsync (tests, benchmarks)")
+    ap.add_argument("--timeout", type=float, default=60,
+                    help="seconds initdb and the start may take (a loaded machine: more)")
     a = ap.parse_args(argv)
     if a.action == "start":
         why = available()
         if why:
             print(why, file=sys.stderr)
             return 2
-        print(start(a.pgdata, fast=a.fast))
+        print(start(a.pgdata, fast=a.fast, timeout=a.timeout))
     elif a.action == "stop":
         stop(a.pgdata)
     else:

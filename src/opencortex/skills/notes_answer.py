@@ -35,10 +35,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ..embed.vector_cache import cached_embed
 
 if TYPE_CHECKING:
     from ..access import Access
+    from ..config import Settings
     from ..memory.nodes import Node
 
 __all__ = ["THRESHOLD", "NotesAnswer", "Unit", "answer", "is_record", "units_of"]
@@ -360,6 +364,12 @@ def _heading(outline: list[str]) -> str:
     return " / ".join(dict.fromkeys([*clean[:1], *clean[-1:]]))
 
 
+def unit_vector_cache(settings: Settings) -> Path:
+    """The units' vector cache of this memex: beside its index (``embed.vector_cache``)."""
+    index = settings.index_path
+    return index.with_name(index.name + ".units")
+
+
 def answer(access: Access, question: str, *, k: int = 6, query: str | None = None,
            exclude_files: tuple[str, ...] = ()) -> NotesAnswer:
     """Rank the units of the top ``k`` notes for ``question`` (see the module docstring).
@@ -392,8 +402,12 @@ def answer(access: Access, question: str, *, k: int = 6, query: str | None = Non
     total = sum(idf.values()) or 1.0
     kinds = _kinds(question)
     emb = retriever_for(access.memex).embedder
-    vecs = emb.embed([question] + [f"{_heading(u.outline)}: {u.text}" for u in units])
-    q, rows = vecs[0], vecs[1:]
+    texts = [f"{_heading(u.outline)}: {u.text}" for u in units]
+    # the units' vectors from the cache beside the index (the same notes come back for
+    # related questions); the question's from the model
+    vecs = emb.embed([question])
+    rows = cached_embed(emb, texts, unit_vector_cache(access.memex.settings))
+    q = vecs[0]
     note_words: dict[tuple[str, str], set[str]] = {}
     for u, cw in zip(units, ctx_words, strict=True):
         note_words.setdefault(_note_of(u), set()).update(cw & qwords)
