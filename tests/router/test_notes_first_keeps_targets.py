@@ -35,3 +35,13 @@ def test_a_question_about_the_machine_stays_shell(text: str) -> None:
 def test_a_question_about_what_the_person_wrote_goes_to_the_notes() -> None:
     text = "what did I decide about the sourdough hydration?"
     assert [i.target for i in decompose(text, notes=_always)] == ["notes"]
+
+
+@pytest.mark.parametrize("text", [
+    "where do the weekly photo backups end up besides the external disk?",
+    "which folder did I say the scans go into?",
+])
+def test_a_question_that_only_mentions_a_disk_or_folder_may_be_the_notes(text: str) -> None:
+    """A machine word alone is not a question about the machine's state: with nothing
+    asking how it is now, the notes that answer it get it."""
+    assert [i.target for i in decompose(text, notes=_always)] == ["notes"]

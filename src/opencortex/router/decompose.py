@@ -481,6 +481,13 @@ _MACHINE_STATE = re.compile(
     r"right now|free space|space left)\b", re.IGNORECASE)
 """A question about the machine's state (a path or file, disk, memory, processes, ports, a
 repository): what a command answers, never the notes."""
+_STATE_NOW = re.compile(
+    r"\b(?:left|free|used|usage|full|how (?:big|large|much space)|size of|right now|"
+    r"currently|at the moment|running|listening|open|up|installed|status)\b", re.IGNORECASE)
+"""Words asking how the machine is now (space left, what runs, what is installed): with a
+machine word, a command's question even when no command is named; without them a question
+that mentions a disk or a folder ("where does the nightly copy go besides the usb disk?")
+may be about what the person wrote."""
 _LIVE = re.compile(
     r"\b(?:online|on the (?:web|internet|net)|web|internet|google|current(?:ly)?|latest|"
     r"today|tonight|tomorrow|yesterday|last night|this week|right now|news|weather|forecast|"
@@ -528,7 +535,8 @@ def _asks_notes(intent: Intent, notes: Hint, forced: set[str], hint: Hint | None
                        or (_GTD_WORDS.search(text) and intent.args.get("op") != "capture")
                        or (hint is not None and hint(text))):
         return False  # a view of the task list, or a question about a task it holds
-    if t == "shell" and _MACHINE_STATE.search(text):
+    if t == "shell" and _MACHINE_STATE.search(text) and (
+            intent.args.get("command") or _STATE_NOW.search(text)):
         return False
     if t == "web" and _LIVE.search(text):
         return False
