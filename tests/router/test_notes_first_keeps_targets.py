@@ -45,3 +45,10 @@ def test_a_question_that_only_mentions_a_disk_or_folder_may_be_the_notes(text: s
     """A machine word alone is not a question about the machine's state: with nothing
     asking how it is now, the notes that answer it get it."""
     assert [i.target for i in decompose(text, notes=_always)] == ["notes"]
+
+
+def test_a_present_we_is_the_persons_household_not_past_work() -> None:
+    """ "which electrician are we booking for the kitchen?" is about the person's life (their
+    notes), not about work done with the agent."""
+    text = "which electrician are we booking for the kitchen?"
+    assert [i.target for i in decompose(text, notes=_always)] == ["notes"]

@@ -509,10 +509,13 @@ _GTD_LISTS = re.compile(
 the words alone read as."""
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|mine|we|our|us)\b", re.IGNORECASE)
 _WORK_TOGETHER = re.compile(
-    r"\b(?:we|we'd|we've|us|our|ours|together|you|you've|your|sessions?|chats?|"
-    r"conversations?|transcripts?)\b", re.IGNORECASE)
-"""Words of past work done with the agent (its sessions, "we", "you"): a question with them
-that the classifier reads as recall stays recall — the notes answer what the person wrote,
+    r"\b(?:you|you've|you'd|your|together|sessions?|chats?|conversations?|transcripts?)\b|"
+    r"\b(?:did|didn't|had|hadn't|have|haven't|were|weren't)\s+we\b|"
+    r"\bwe(?:'ve|'d)?\s+(?:\w+ed|did|had|were|got|went|made|found|wrote|built|came|said|"
+    r"spoke|ran|set|put|chose|thought|took|gave|saw|knew|began|broke)\b", re.IGNORECASE)
+"""Words of past work done with the agent (its sessions, "you", what "we" did — not "are we
+using", the person's household): a question with them that the classifier reads as recall
+stays recall — the notes answer what the person wrote,
 recall what was done together."""
 
 
