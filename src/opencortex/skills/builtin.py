@@ -191,7 +191,7 @@ def _notes_symbolic(p: Proposal, ctx: Context) -> Action | Rejection | None:
     refs = [int(n) for n in _REF.findall(text)]
     refs += [c for c in p.get("citations") or [] if isinstance(c, int)]
     used = [passages[n - 1] for n in dict.fromkeys(refs) if 1 <= n <= len(passages)]
-    evidence = _evidence(ctx, used)
+    evidence = _evidence(ctx, text)
     general = _GENERAL.match(text)
     if general and not used:  # the passages do not answer it: a general answer, marked so
         rest = _REF.sub("", text[general.end():]).strip(" :,-")
@@ -217,11 +217,13 @@ _GENERAL = re.compile(r"^\W*not in (?:your|the) notes\b\W*", re.I)
 _WORD = re.compile(r"[^\W\d_]{2,}")
 
 
-def _evidence(ctx: Context, used: list[Any]) -> list[Any]:
+def _evidence(ctx: Context, text: str) -> list[Any]:
     """The offline extractive answer's best unit, when it is above the threshold and the
-    model did not cite its note: shown under a model's answer, so a model's phrasing never
-    loses the fact the offline answer would have given (never worse than offline)."""
-    from .notes_answer import cached_answer
+    model's words do not already hold it (most of its content words): shown under a model's
+    answer, so a model's phrasing never loses the fact the offline answer would have given
+    (never worse than offline) — citing the right passage is not enough, a small model
+    sometimes cites it and says something else."""
+    from .notes_answer import cached_answer, content_words
 
     try:
         a = cached_answer(_access(ctx), _question(ctx))
@@ -230,7 +232,9 @@ def _evidence(ctx: Context, used: list[Any]) -> list[Any]:
     if not a.answered:
         return []
     top = a.units[0]
-    if any(u.key == top.key and top.text in (u.context or u.text) for u in used):
+    want = set(content_words(top.text)) - set(content_words(_question(ctx)))
+    said = set(content_words(text))
+    if want and len(want & said) >= 0.6 * len(want):
         return []
     return [top]
 
