@@ -52,3 +52,12 @@ def test_a_present_we_is_the_persons_household_not_past_work() -> None:
     notes), not about work done with the agent."""
     text = "which electrician are we booking for the kitchen?"
     assert [i.target for i in decompose(text, notes=_always)] == ["notes"]
+
+
+def test_org_text_pasted_after_a_question_is_what_it_asks_about() -> None:
+    """Pasted Org after a question is data for the question, never a capture of its own;
+    an order after a question is still its own request."""
+    got = decompose("anything on friday? dentist <2027-01-15 Fri 10:00>")
+    assert len(got) == 1 and "<2027-01-15 Fri 10:00>" in got[0].text
+    got = decompose("anything on friday? remind me to call the dentist <2027-01-15 Fri>")
+    assert len(got) == 2

@@ -746,6 +746,24 @@ def _join_back_references(items: list[tuple[str, str, str]], sentence_of: list[i
     return out, sents
 
 
+_ORG_STAMP = re.compile(r"[<\[]\d{4}-\d\d-\d\d[^>\]\n]{0,40}[>\]]|^\s*(?:SCHEDULED|DEADLINE|"
+                        r"CLOCK|CLOSED):", re.M)
+_ORDER_WORD = re.compile(
+    r"^\W*(?:please\s+)?(?:remind|add|schedule|capture|put|move|set|create|make|note|todo|mark|"
+    r"cancel|plan|file|log|track|remember|reschedule|postpone|push|defer|block|reserve)\b",
+    re.IGNORECASE)
+
+
+def _quoted_org(clause: str) -> bool:
+    """A sentence of pasted Org (a timestamp, a planning or clock line) with at most a few
+    words of its own and no order ("book club <2026-12-09 Wed 19:00>"): data the question
+    before it asks about, never a request of its own (text is data, not a command)."""
+    if not _ORG_STAMP.search(clause) or _ORDER_WORD.match(clause):
+        return False
+    rest = _ORG_STAMP.sub(" ", clause)
+    return len(re.findall(r"[^\W\d_]+", rest)) <= 5
+
+
 def _fold_context(items: list[tuple[str, str, str]],
                   sentence_of: list[int]) -> list[tuple[str, str, str]]:
     """A sentence that is no tool request ("I'm flying to Oslo on Friday.") is context for
@@ -757,6 +775,11 @@ def _fold_context(items: list[tuple[str, str, str]],
     out: list[tuple[str, str, str]] = []
     pending: list[tuple[str, str, str]] = []
     for i, item in enumerate(items):
+        if out and i > 0 and sentence_of[i] != sentence_of[i - 1] and _quoted_org(item[2]) \
+                and is_question(out[-1][2]):
+            t, b, c = out[-1]  # Org text pasted after a question: what the question is about
+            out[-1] = (t, f"{b} {item[1]}", f"{c} {item[2]}")
+            continue
         if item[0] == "chat" and alone(i) and not is_pleasantry(item[2]) and len(items) > 1:
             pending.append(item)
             continue
