@@ -194,3 +194,11 @@ def test_a_units_vector_is_computed_once_and_the_answer_stays_the_same(rt: Any) 
     assert [(u.cite, u.text) for u in second.units] == [(u.cite, u.text) for u in first.units]
     assert [u.score for u in second.units] == pytest.approx([u.score for u in first.units],
                                                              abs=1e-6)
+
+
+def test_a_lead_in_line_is_not_the_answer(rt: Any) -> None:
+    """A line that only introduces a list ("For clocks A and B:") matches the question's
+    words without holding an answer: it never leads over the sentences that do."""
+    a = answer(Access(rt.memex, "cli"), "what did I write about vector clocks")
+    assert a.answered
+    assert not a.units[0].text.rstrip().endswith(":"), a.units[0].text

@@ -150,6 +150,11 @@ class NotesAnswer:
         return self.units[0].score if self.units else 0.0
 
 
+LEAD_IN = 0.85
+"""A unit that only introduces what follows it (ends with a colon) keeps this share of its
+score: it matches the question's words without holding an answer."""
+
+
 def is_record(n: Node) -> bool:
     """Is this node one of the agent's own conversation records (evidence for recall, never
     an answer)?  By the recorder's marks, so it holds wherever the records are kept."""
@@ -420,6 +425,8 @@ def answer(access: Access, question: str, *, k: int = 6, query: str | None = Non
         note = sum(idf[w] for w in note_words[_note_of(u)]) / total
         u.parts = {"cos": cos, "lex": lex, "type": typ, "note": note}
         u.score = W_COS * cos + W_LEX * lex + W_TYPE * typ + W_NOTE * note
+        if u.text.rstrip().endswith(":"):  # a lead-in ("For clocks A and B:") says nothing
+            u.score *= LEAD_IN                # by itself: what follows it is the answer
     # ties broken by place, never by the store's order
     units.sort(key=lambda u: (-round(u.score, 9), u.file, u.line, u.text))
     return NotesAnswer(question, res.mode, units, hits)
