@@ -481,3 +481,13 @@ def test_stacked_day_phrases_are_bounded() -> None:
         resolve_day(unit * 2000 + "friday", NOW)  # returns: no RecursionError
         p(unit * 2000)  # the slot parser reads it without error
     assert resolve_day("two days before the day after christmas", NOW) == D(2026, 12, 24)
+
+
+def test_a_day_zero_of_a_month_is_no_day() -> None:
+    """Found by the fuzz test above: "0 of the month" raised ValueError (day 0)."""
+    from opencortex.skills.gtd_dates import resolve_day
+
+    now = dt.datetime(2026, 11, 30, 10, 0)
+    got = resolve_day("0 of the month", now, 0)  # no day 0: another reading or none
+    assert got is None or got.day != 0
+    assert resolve_day("the 20th of next month", now, 0) == dt.date(2026, 12, 20)

@@ -280,7 +280,7 @@ def _composed_day(p: str, now: dt.datetime, week_start: int, depth: int = 0) -> 
                 last = calendar.monthrange(y, mo)[1]
                 day = int(m.group("dom")) if m.group("dom") else \
                     1 if m.group("edge").lower() == "first" else last
-                if day <= last:
+                if 1 <= day <= last:  # "0 of the month" is no day
                     got = dt.date(y, mo, day)
                     if got >= today:
                         return got
