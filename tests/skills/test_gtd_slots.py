@@ -491,3 +491,6 @@ def test_a_day_zero_of_a_month_is_no_day() -> None:
     got = resolve_day("0 of the month", now, 0)  # no day 0: another reading or none
     assert got is None or got.day != 0
     assert resolve_day("the 20th of next month", now, 0) == dt.date(2026, 12, 20)
+    assert resolve_day("the 0th", now, 0) is None  # a ValueError before (day 0)
+    for phrase in ("a week before the 0th", "two days before the 00th"):
+        resolve_day(phrase, now, 0)  # a ValueError before; now a reading or none

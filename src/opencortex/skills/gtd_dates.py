@@ -168,7 +168,7 @@ def resolve_day(phrase: str, now: dt.datetime, week_start: int = 0,
         day = int(m.group(1))
         for k in (0, 1, 2):
             base = add_months(today.replace(day=1), k)
-            if day <= calendar.monthrange(base.year, base.month)[1] and \
+            if 1 <= day <= calendar.monthrange(base.year, base.month)[1] and \
                     base.replace(day=day) >= today:
                 return base.replace(day=day)
         return None
