@@ -204,3 +204,40 @@ def test_git_show_of_a_short_private_file_never_reaches_http(
     st, body, _ = live.request("POST", "/v1/chat",
                                {"message": "run git show HEAD:locker.org gtd.org"})
     assert st == 200 and "4471" not in _strings(body), _strings(body)[:600]
+
+
+# -- provenance: an unindexed copy of a private note (an Emacs backup, an autosave) ----------
+LOCKER = "#+FILETAGS: :private:\n* Locker\ncode 4471-9983\n"
+
+
+@pytest.mark.parametrize("name", ["locker.org~", "#locker.org#", "locker.org.bak",
+                                  "sub/.#copy.txt"])
+def test_a_named_copy_of_a_private_note_is_read_as_private(memex: Path, name: str) -> None:
+    from opencortex.guard.egress import shell_read
+    from opencortex.guard.policy import GuardPolicy
+
+    (memex / "locker.org").write_text(LOCKER, encoding="utf-8")
+    (memex / name).parent.mkdir(parents=True, exist_ok=True)
+    (memex / name).write_text(LOCKER, encoding="utf-8")
+    (memex / "gtd.org").write_text("* Inbox\n", encoding="utf-8")
+    root = memex.resolve()
+    files = frozenset({"locker.org"})
+    assert shell_read(["cat", name], root, root, files, GuardPolicy())
+    assert shell_read(["cat", "gtd.org"], root, root, files, GuardPolicy()) is None
+
+
+def test_cat_of_an_emacs_backup_of_a_short_private_note_never_reaches_http(
+        memex: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        live_factory: Any) -> None:
+    (memex / "locker.org").write_text(LOCKER, encoding="utf-8")
+    (memex / "locker.org~").write_text(LOCKER, encoding="utf-8")
+    write_config(tmp_path, monkeypatch, textwrap.dedent("""\
+        [guard.tools]
+        shell = "allow"
+        """))
+    live = live_factory(memex)
+    for msg in ("run cat locker.org~", "run head -n 5 #locker.org#"):
+        if "#" in msg:
+            (memex / "#locker.org#").write_text(LOCKER, encoding="utf-8")
+        st, body, _ = live.request("POST", "/v1/chat", {"message": msg})
+        assert st == 200 and "4471" not in _strings(body), _strings(body)[:600]

@@ -505,11 +505,45 @@ READS_TREE = frozenset({"rg", "grep", "egrep", "fgrep", "git", "find", "fd", "tr
 """Commands that read the tree under their working directory when given no path."""
 
 
-def shell_read(argv: list[str], cwd: Any, root: Any, private_files: frozenset[str]
-               ) -> str | None:
+COPY_READ_CAP = 8 << 20
+"""Bytes of a named file outside the index read to judge it; a larger one counts as private."""
+
+
+def _copy_is_private(p: Any, policy: Any) -> bool:
+    """Does a file the index does not describe carry a privacy tag in its own text -- an
+    Emacs backup (``health.org~``) or autosave (``#health.org#``), a copy under another
+    name?  Its path leads to no indexed note, and a note of short lines (a PIN, a door
+    code) is below every content print, so only its bytes can say.  A file too large or
+    unreadable counts as private."""
+    import stat
+
+    from ..org.parser import parse_bytes
+    from .privacy import is_private
+
+    try:
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        if st.st_size > COPY_READ_CAP:
+            return True
+        with open(p, "rb") as f:
+            data = f.read(COPY_READ_CAP + 1)
+    except OSError:
+        return True
+    text = data.decode("utf-8", "replace").casefold()
+    if not any(t in text for t in policy.privacy_tags):
+        return False
+    doc = parse_bytes(data)
+    return is_private([*doc.filetags, *(t for h in doc.headings for t in h.tags)], policy)
+
+
+def shell_read(argv: list[str], cwd: Any, root: Any, private_files: frozenset[str],
+               policy: Any = None) -> str | None:
     """Why a shell command's output is private (it read a file holding private notes, or a
     folder that has one), or None.  ``cwd`` and ``root`` are resolved Paths; an argument is
-    taken as a path when it names an existing file or folder (a pattern is not one)."""
+    taken as a path when it names an existing file or folder (a pattern is not one).
+    With ``policy`` (the memex's :class:`~opencortex.guard.policy.GuardPolicy`), a named
+    file that is no private note is also judged by its own tags (:func:`_copy_is_private`)."""
     from pathlib import Path
 
     if not argv or not private_files:
@@ -530,6 +564,12 @@ def shell_read(argv: list[str], cwd: Any, root: Any, private_files: frozenset[st
             return rel
         prefix = "" if rel in ("", ".") else rel + "/"
         return next((f for f in sorted(private_files) if f.startswith(prefix)), None)
+
+    def a_name(p: Path) -> str:
+        try:
+            return p.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            return p.name
 
     paths = []
     for a in argv[1:]:
@@ -552,6 +592,8 @@ def shell_read(argv: list[str], cwd: Any, root: Any, private_files: frozenset[st
         hit = private_under(p)
         if hit is not None:
             return f"`{Path(argv[0]).name}` read {hit}, which holds private notes"
+        if policy is not None and p.is_file() and _copy_is_private(p.resolve(), policy):
+            return f"`{Path(argv[0]).name}` read {a_name(p)}, whose own text is tagged private"
     return None
 
 
