@@ -241,3 +241,40 @@ def test_cat_of_an_emacs_backup_of_a_short_private_note_never_reaches_http(
             (memex / "#locker.org#").write_text(LOCKER, encoding="utf-8")
         st, body, _ = live.request("POST", "/v1/chat", {"message": msg})
         assert st == 200 and "4471" not in _strings(body), _strings(body)[:600]
+
+
+@pytest.mark.parametrize("pack", ["tgz", "tar", "gz", "bz2", "xz", "tar.xz"])
+def test_an_archive_or_compressed_copy_of_a_private_note_is_read_as_private(
+        memex: Path, pack: str) -> None:
+    """``tar -xzOf backup.tgz`` (tar is read-only with -xO) or ``rg -z`` print what a
+    compressed copy holds; its bytes show no tag until unpacked."""
+    import bz2
+    import gzip
+    import io
+    import lzma
+    import tarfile
+
+    from opencortex.guard.egress import shell_read
+    from opencortex.guard.policy import GuardPolicy
+
+    (memex / "locker.org").write_text(LOCKER, encoding="utf-8")
+    name = f"backup.{pack}"
+    if pack.startswith("tar") or pack == "tgz":
+        buf = io.BytesIO()
+        mode = {"tgz": "w:gz", "tar": "w", "tar.xz": "w:xz"}[pack]
+        with tarfile.open(fileobj=buf, mode=mode) as tf:
+            data = LOCKER.encode()
+            info = tarfile.TarInfo("notes/locker.org")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+        (memex / name).write_bytes(buf.getvalue())
+    else:
+        comp = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}[pack]
+        (memex / name).write_bytes(comp(LOCKER.encode()))
+    (memex / "public.gz").write_bytes(gzip.compress(b"* Inbox\nbuy milk\n"))
+    root = memex.resolve()
+    files = frozenset({"locker.org"})
+    assert shell_read(["tar", "-xzOf", name], root, root, files, GuardPolicy())
+    assert shell_read(["rg", "-z", "code", name], root, root, files, GuardPolicy())
+    assert shell_read(["rg", "-z", "milk", "public.gz"], root, root, files,
+                      GuardPolicy()) is None

@@ -509,16 +509,95 @@ COPY_READ_CAP = 8 << 20
 """Bytes of a named file outside the index read to judge it; a larger one counts as private."""
 
 
+def _tagged(data: bytes, policy: Any) -> bool:
+    """Does this text carry a privacy tag (its ``#+FILETAGS`` or a headline's tags)?"""
+    from ..org.parser import parse_bytes
+    from .privacy import is_private
+
+    text = data.decode("utf-8", "replace").casefold()
+    if not any(t in text for t in policy.privacy_tags):
+        return False
+    doc = parse_bytes(data)
+    return is_private([*doc.filetags, *(t for h in doc.headings for t in h.tags)], policy)
+
+
+_UNREADABLE_MAGIC = (b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18", b"LZIP", b"\x89LZO")
+"""zstd, lz4, lzip, lzop: compressions ``tar``/``rg -z`` read and Python cannot (here)."""
+
+
+def _unpacked(data: bytes) -> bytes | None:
+    """A gzip, bzip2 or xz stream's content (None: too large or unreadable -- private)."""
+    import bz2
+    import lzma
+    import zlib
+
+    if data.startswith(_UNREADABLE_MAGIC):
+        return None
+    out = b""
+    try:
+        while data:
+            if data.startswith(b"\x1f\x8b"):
+                z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                out += z.decompress(data, COPY_READ_CAP + 1 - len(out))
+                data = z.unused_data if not z.unconsumed_tail else b""
+                if z.unconsumed_tail:
+                    return None
+            elif data.startswith(b"BZh"):
+                b = bz2.BZ2Decompressor()
+                out += b.decompress(data, COPY_READ_CAP + 1 - len(out))
+                if not b.eof:
+                    return None
+                data = b.unused_data
+            elif data.startswith(b"\xfd7zXZ"):
+                x = lzma.LZMADecompressor()
+                out += x.decompress(data, COPY_READ_CAP + 1 - len(out))
+                if not x.eof:
+                    return None
+                data = x.unused_data
+            else:
+                break
+            if len(out) > COPY_READ_CAP:
+                return None
+    except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError):
+        return None
+    return out
+
+
+def _packed_private(data: bytes, policy: Any) -> bool:
+    """A compressed file or a tar archive (``tar -xzOf``, ``rg -z`` print what it holds):
+    private when any member's text carries a privacy tag, or it cannot be read."""
+    import io
+    import tarfile
+
+    compressed = data.startswith((b"\x1f\x8b", b"BZh", b"\xfd7zXZ", *_UNREADABLE_MAGIC))
+    raw = _unpacked(data) if compressed else data
+    if raw is None:
+        return True
+    if compressed and _tagged(raw, policy):
+        return True
+    if raw[257:262] != b"ustar":
+        return False  # no tar header
+    try:
+        with tarfile.open(fileobj=io.BytesIO(raw)) as tf:
+            for i, m in enumerate(tf):
+                if i >= 10_000 or m.size > COPY_READ_CAP:
+                    return True
+                f = tf.extractfile(m) if m.isfile() else None
+                if f is not None and (_tagged(got := f.read(COPY_READ_CAP), policy)
+                                      or _packed_private(got, policy)):
+                    return True
+    except (tarfile.TarError, OSError, EOFError, ValueError):
+        return raw[257:262] == b"ustar"
+    return False
+
+
 def _copy_is_private(p: Any, policy: Any) -> bool:
     """Does a file the index does not describe carry a privacy tag in its own text -- an
     Emacs backup (``health.org~``) or autosave (``#health.org#``), a copy under another
-    name?  Its path leads to no indexed note, and a note of short lines (a PIN, a door
-    code) is below every content print, so only its bytes can say.  A file too large or
-    unreadable counts as private."""
+    name, a compressed copy or an archive holding one?  Its path leads to no indexed note,
+    and a note of short lines (a PIN, a door code) is below every content print, so only
+    its bytes can say.  A file too large or unreadable counts as private."""
     import stat
-
-    from ..org.parser import parse_bytes
-    from .privacy import is_private
 
     try:
         st = p.stat()
@@ -530,11 +609,7 @@ def _copy_is_private(p: Any, policy: Any) -> bool:
             data = f.read(COPY_READ_CAP + 1)
     except OSError:
         return True
-    text = data.decode("utf-8", "replace").casefold()
-    if not any(t in text for t in policy.privacy_tags):
-        return False
-    doc = parse_bytes(data)
-    return is_private([*doc.filetags, *(t for h in doc.headings for t in h.tags)], policy)
+    return _tagged(data, policy) or _packed_private(data, policy)
 
 
 def shell_read(argv: list[str], cwd: Any, root: Any, private_files: frozenset[str],
