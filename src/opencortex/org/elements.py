@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import compress, count
 
 __all__ = ["Container", "ElementScanner", "Keyword", "PropertyDrawer", "property_drawer_in"]
 
@@ -46,6 +46,15 @@ _FULL_ITEM = re.compile(
     r"(?:(\[[ X-]\])(?:[ \t]+|$))?"
     r"(?:(.*)[ \t]+::(?:[ \t]+|$))?"
 )
+# _FULL_ITEM without the tag group, for lines without "::" (where it cannot match;
+# it is the one costly part: ``.*`` backtracks over the whole line)
+_FULL_ITEM_NOTAG = re.compile(
+    r"[ \t]*((?:[-+*]|(?:[0-9]+|[A-Za-z])[.)])(?:[ \t]+|$))"
+    r"(?:\[@(?:start:)?([0-9]+|[A-Za-z])\][ \t]*)?"
+    r"(?:(\[[ X-]\])(?:[ \t]+|$))?"
+)
+_BEGIN_BLOCK = re.compile(r"[ \t]*#\+BEGIN_(\S+)", re.I)
+_BEGIN_BLOCK_OR_DYN = re.compile(r"#\+BEGIN(:|_\S+)", re.I)
 _SEPARATOR = re.compile(
     r"(?:\*+ |\[fn:[-_\w]+\]|%%\(|[ \t]*(?:$|\||\+(?:-+\+)+[ \t]*$"
     r"|#(?: |$|\+(?:BEGIN_\S+|\S+(?:\[.*\])?:[ \t]*))"
@@ -55,6 +64,9 @@ _SEPARATOR = re.compile(
 )
 _DUAL_CHECK = re.compile(r"[ \t]*#\+(\S+)\[.*\]:")
 _SEP_FIRST = frozenset("*[%|+#:-\\Cc0123456789")
+_SEP_OR_BLANK = _SEP_FIRST | {""}
+_ITEM_FIRST = frozenset("-+*0123456789")
+_RULE_OR_ROW = frozenset("+|")  # what a line _ITEM matches starts with
 _TBLFM = re.compile(r"[ \t]*#\+TBLFM: +(.*)[ \t]*$", re.I)
 # A property drawer in the text (see property_drawer_in)
 _PROPERTY_DRAWER = re.compile(
@@ -126,6 +138,9 @@ def property_drawer_in(text: str, beg: int, end: int) -> tuple[list[tuple[str, s
 
 def _column(line: str) -> int:
     """Indentation column as Emacs counts it (tabs to multiples of 8)."""
+    ind = len(line) - len(line.lstrip(" \t"))
+    if "\t" not in line[:ind]:
+        return ind
     col = 0
     for ch in line:
         if ch == " ":
@@ -137,8 +152,14 @@ def _column(line: str) -> int:
     return col
 
 
-def _is_blank(line: str) -> bool:
-    return not line.strip(" \t")
+# Closing lines, searched from their first literal characters (a C-speed prefix scan;
+# a pattern opening with ``^[ \t]*`` is tried at every position instead) and kept
+# when only blanks precede them on their line (see _EndIndex).
+_END_DRAWER = re.compile(r":END:[ \t]*$", re.M | re.I)
+_END_BLOCK = re.compile(r"#\+END_(\S+)[ \t]*$", re.M | re.I)
+_END_DYNAMIC = re.compile(r"#\+END:?[ \t]*$", re.M | re.I)
+# \end{name} anywhere on a line, at its end
+_END_LATEX = re.compile(r"\\end\{([A-Za-z0-9*]+)\}[ \t]*$", re.M | re.I)
 
 
 class _EndIndex:
@@ -149,15 +170,34 @@ class _EndIndex:
         self.starts = starts
         self._cache: dict[str, dict[str, list[int]]] = {}
 
-    def _lines_of(self, kind: str, pattern: str, keyfn: Callable[[re.Match[str]], str]) -> dict[str, list[int]]:
+    def _lines_of(self, kind: str, pattern: re.Pattern[str], named: bool, at_bol: bool
+                  ) -> dict[str, list[int]]:
+        """Lines of ``pattern``'s matches by upper-cased group 1 (``named``) or "".
+
+        With ``at_bol`` a match counts only after nothing but blanks on its line:
+        the lines of ``^[ \t]*PATTERN``.  The unanchored search finds the same
+        lines, since such a match starts at its line's first non-blank character,
+        where no earlier match on that line can have begun or overlap it.
+        """
         got = self._cache.get(kind)
         if got is None:
             got = {}
+            text = self.text
+            rfind = text.rfind
             starts = self.starts
-            for m in re.finditer(pattern, self.text, re.M | re.I):
-                line = bisect.bisect_right(starts, m.start()) - 1
-                lst = got.setdefault(keyfn(m), [])
-                if not lst or lst[-1] != line:
+            bisect_right = bisect.bisect_right
+            for m in pattern.finditer(text):
+                ms = m.start()
+                if at_bol:
+                    bol = rfind("\n", 0, ms) + 1
+                    if bol < ms and text[bol:ms].strip(" \t"):
+                        continue
+                line = bisect_right(starts, ms) - 1
+                key = m.group(1).upper() if named else ""
+                lst = got.get(key)
+                if lst is None:
+                    got[key] = [line]
+                elif lst[-1] != line:
                     lst.append(line)
             self._cache[kind] = got
         return got
@@ -165,13 +205,13 @@ class _EndIndex:
     def first(self, kind: str, name: str, after: int, before: int) -> int | None:
         """First closing line of ``kind``/``name`` in [after, before), or None."""
         if kind == "drawer":
-            d = self._lines_of(kind, r"^[ \t]*:END:[ \t]*$", lambda m: "")
+            d = self._lines_of(kind, _END_DRAWER, False, True)
         elif kind == "block":
-            d = self._lines_of(kind, r"^[ \t]*#\+END_(\S+)[ \t]*$", lambda m: m.group(1).upper())
+            d = self._lines_of(kind, _END_BLOCK, True, True)
         elif kind == "dynamic":
-            d = self._lines_of(kind, r"^[ \t]*#\+END:?[ \t]*$", lambda m: "")
-        else:  # latex: \end{name} anywhere on a line, at its end
-            d = self._lines_of(kind, r"\\end\{([A-Za-z0-9*]+)\}[ \t]*$", lambda m: m.group(1).upper())
+            d = self._lines_of(kind, _END_DYNAMIC, False, True)
+        else:
+            d = self._lines_of(kind, _END_LATEX, True, False)
         lst = d.get(name.upper())
         if not lst:
             return None
@@ -181,6 +221,11 @@ class _EndIndex:
         return None
 
 
+# the first non-blank character of each line, "" for a blank line (one C-speed pass;
+# "^" under re.M also matches after a final newline, like split("\n")'s last line)
+_FIRST_CHAR = re.compile(r"^[ \t]*(.?)", re.M)
+
+
 class ElementScanner:
     """Scans sections of one document for object containers and keywords."""
 
@@ -188,6 +233,9 @@ class ElementScanner:
         self.text = text
         self.lines = lines
         self.starts = starts
+        # first non-blank character of each line ("" when blank): spares the scanner
+        # a strip per line visited, and makes the paragraph separators' index
+        self.firsts: list[str] = _FIRST_CHAR.findall(text)
         self.ends = _EndIndex(text, starts)
         self.containers: list[Container] = []
         self.keywords: list[Keyword] = []
@@ -227,18 +275,18 @@ class ElementScanner:
 
     def first_section(self, a: int, b: int) -> None:
         """Text before the first headline (``top-comment`` mode, then plain elements)."""
-        lines = self.lines
+        lines, firsts = self.lines, self.firsts
         i = a
-        while i < b and _is_blank(lines[i]):
+        while i < b and not firsts[i]:
             i += 1
         start = i
         while i < b and _COMMENT.match(lines[i]):
             i += 1
         if i > start or i == 0:
             if i > start:
-                while i < b and _is_blank(lines[i]):
+                while i < b and not firsts[i]:
                     i += 1
-            prev_blank = i > 0 and _is_blank(lines[i - 1])
+            prev_blank = i > 0 and not firsts[i - 1]
             if not prev_blank:
                 pd = self.property_drawer_at(i, b)
                 if pd is not None:
@@ -249,14 +297,13 @@ class ElementScanner:
 
     def elements(self, i: int, limit: int, depth: int) -> None:
         """Parse elements on lines [i, limit), recording containers and keywords."""
-        lines = self.lines
+        lines, firsts = self.lines, self.firsts
         while i < limit:
-            line = lines[i]
-            stripped = line.lstrip(" \t")
-            if not stripped:
+            c = firsts[i]
+            if not c:
                 i += 1
                 continue
-            c = stripped[0]
+            line = lines[i]
             if c == "#" and _COMMENT.match(line):
                 i += 1
                 while i < limit and _COMMENT.match(lines[i]):
@@ -276,12 +323,10 @@ class ElementScanner:
             while j < limit and _AFFILIATED.match(lines[j]):
                 j += 1
             if j > i:
-                if j >= limit or _is_blank(lines[j]):
+                if j >= limit or not self.firsts[j]:
                     return self._keyword(i)
                 i = j
-                line = lines[i]
-                stripped = line.lstrip(" \t")
-                c = stripped[0]
+                c = self.firsts[i]
         line = lines[i]
         if c == "\\":
             m = _LATEX_BEGIN.match(line)
@@ -365,17 +410,17 @@ class ElementScanner:
     # ------------------------------------------------------------ paragraph
 
     def _is_separator(self, j: int, limit: int) -> bool:
-        line = self.lines[j]
-        stripped = line.lstrip(" \t")
-        if stripped and line[0] not in _SEP_FIRST and stripped[0] not in _SEP_FIRST:
+        c = self.firsts[j]
+        if c and c not in _SEP_FIRST:
             return False
+        line = self.lines[j]
         m = _SEPARATOR.match(line)
         if m is None:
             return False
-        if stripped[:1] == ":" and _DRAWER.match(line):
+        if c == ":" and _DRAWER.match(line):
             return self.ends.first("drawer", "", j, limit) is not None
-        if stripped[:1] == "#":
-            bm = re.match(r"[ \t]*#\+BEGIN_(\S+)", line, re.I)
+        if c == "#":
+            bm = _BEGIN_BLOCK.match(line)
             if bm:
                 return self.ends.first("block", bm.group(1), j, limit) is not None
             dm = _DUAL_CHECK.match(line)
@@ -387,13 +432,8 @@ class ElementScanner:
 
     def _separator_candidates(self) -> list[int]:
         got = self._sep_lines
-        if got is None:
-            first = _SEP_FIRST
-            got = [
-                k for k, ln in enumerate(self.lines)
-                if not ln or ln[0] in first or (ln[0] in " \t" and (
-                    not ln.strip(" \t") or ln.lstrip(" \t")[0] in first))
-            ]
+        if got is None:  # blank lines and those whose first non-blank may separate
+            got = list(compress(count(), map(_SEP_OR_BLANK.__contains__, self.firsts)))
             self._sep_lines = got
         return got
 
@@ -412,7 +452,8 @@ class ElementScanner:
             k += 1
         # contents end: after the last non-blank line
         k = j - 1
-        while k > i and _is_blank(self.lines[k]):
+        firsts = self.firsts
+        while k > i and not firsts[k]:
             k -= 1
         self._add(beg, self._eol(k) + 1, STD)
         return j
@@ -424,6 +465,7 @@ class ElementScanner:
         j = i + 1
         blank_run = 0
         end = limit
+        firsts = self.firsts
         while j < limit:
             line = lines[j]
             if line.startswith("[fn:") and _FOOTNOTE_DEF.match(line):
@@ -432,7 +474,7 @@ class ElementScanner:
                     k -= 1
                 end = k + 1
                 break
-            if _is_blank(line):
+            if not firsts[j]:
                 blank_run += 1
             else:
                 if blank_run >= 2:
@@ -461,26 +503,22 @@ class ElementScanner:
     # ------------------------------------------------------------ tables
 
     def _table(self, i: int, limit: int) -> int:
-        lines = self.lines
+        lines, firsts, starts = self.lines, self.firsts, self.starts
+        add = self.containers.append
         j = i
-        while j < limit:
-            s = lines[j].lstrip(" \t")
-            if not s or s[0] != "|":
-                break
-            self._table_row(j)
+        while j < limit and firsts[j] == "|":
+            # a standard row: the text after its first "|"; rules have no cells
+            line = lines[j]
+            bar = line.index("|") + 1
+            if line[bar : bar + 1] != "-":
+                base = starts[j]
+                end = base + len(line.rstrip(" \t"))
+                if base + bar < end:
+                    add(Container(base + bar, end, ROW))
             j += 1
         while j < limit and _TBLFM.match(lines[j]):
             j += 1
         return j
-
-    def _table_row(self, j: int) -> None:
-        """Record a standard row (text after its first ``|``); rules have no cells."""
-        line = self.lines[j]
-        s = line.lstrip(" \t")
-        if s.startswith("|-"):
-            return
-        base = self.starts[j]
-        self._add(base + line.index("|") + 1, base + len(line.rstrip(" \t")), ROW)
 
     def _table_el(self, i: int, limit: int) -> int | None:
         """A table.el table (no objects): rule line, rows, closing rule."""
@@ -488,10 +526,8 @@ class ElementScanner:
         if i + 1 >= limit:
             return None
         j = i + 1
-        while j < limit:
-            s = lines[j].lstrip(" \t")
-            if not s or s[0] not in "+|":
-                break
+        firsts = self.firsts
+        while j < limit and firsts[j] in _RULE_OR_ROW:
             j += 1
         if j == i + 1:
             return None
@@ -503,7 +539,8 @@ class ElementScanner:
 
     def _list_struct(self, i: int, limit: int) -> list[tuple[int, int, int]]:
         """``org-element--list-struct``: (line, indentation, end line) of each item."""
-        lines = self.lines
+        lines, firsts = self.lines, self.firsts
+        last = len(lines) - 1
         items: list[list[int]] = []  # open items: [line, ind, end]
         done: list[list[int]] = []
         pos = i
@@ -513,16 +550,17 @@ class ElementScanner:
                 for it in items:
                     it[2] = end
                 break
-            line = lines[pos]
-            if _is_blank(line):
+            c = firsts[pos]
+            if not c:
                 # org-list-end-re: two blank lines, both ended by a newline
-                if pos + 1 < len(lines) - 1 and _is_blank(lines[pos + 1]):
+                if pos + 1 < last and not firsts[pos + 1]:
                     for it in items:
                         it[2] = pos
                     break
                 pos += 1
                 continue
-            if _ITEM.match(line):
+            line = lines[pos]
+            if c in _ITEM_FIRST and _ITEM.match(line):
                 ind = _column(line)
                 while items and ind <= items[-1][1]:
                     it = items.pop()
@@ -532,16 +570,17 @@ class ElementScanner:
                 pos += 1
                 continue
             ind = _column(line)
-            end = self._after_last_nonblank(pos, i)
-            while items and ind <= items[-1][1]:
-                it = items.pop()
-                it[2] = end
-                done.append(it)
+            if items and ind <= items[-1][1]:
+                end = self._after_last_nonblank(pos, i)
+                while items and ind <= items[-1][1]:
+                    it = items.pop()
+                    it[2] = end
+                    done.append(it)
             if not items:
                 break
-            s = line.lstrip(" \t")
-            if s[:2] == "#+":
-                bm = re.match(r"#\+BEGIN(:|_\S+)", s, re.I)
+            if c == "#":
+                s = line.lstrip(" \t")
+                bm = _BEGIN_BLOCK_OR_DYN.match(s)
                 if bm:
                     tag = bm.group(1)
                     if tag == ":":
@@ -550,7 +589,7 @@ class ElementScanner:
                         e = self.ends.first("block", tag[1:], pos + 1, limit)
                     if e is not None:
                         pos = e
-            elif s[:1] == ":" and _DRAWER.match(line):
+            elif c == ":" and _DRAWER.match(line):
                 e = self.ends.first("drawer", "", pos + 1, limit)
                 if e is not None:
                     pos = e
@@ -561,7 +600,8 @@ class ElementScanner:
 
     def _after_last_nonblank(self, pos: int, floor: int) -> int:
         k = pos - 1
-        while k > floor and _is_blank(self.lines[k]):
+        firsts = self.firsts
+        while k > floor and not firsts[k]:
             k -= 1
         return k + 1
 
@@ -582,18 +622,23 @@ class ElementScanner:
 
     def _item(self, i: int, end: int, depth: int) -> None:
         line = self.lines[i]
-        m = _FULL_ITEM.match(line)
+        if "::" in line:
+            m = _FULL_ITEM.match(line)
+            tagged = m is not None and m.group(4) is not None
+        else:
+            m = _FULL_ITEM_NOTAG.match(line)
+            tagged = False
         if m is None:  # cannot happen: _ITEM matched
             self._paragraph(i, self.starts[i], end)
             return
         base = self.starts[i]
         bullet = m.group(1)
         ordered = bullet[0] not in "-+*"
-        if m.group(4) is not None and ordered:
+        if tagged and ordered:
             cbeg = m.start(4)
         else:
             cbeg = m.end()
-            if m.group(4) is not None:
+            if tagged:
                 t0, t1 = m.start(4), m.end(4)
                 tag = line[t0:t1]
                 lead = len(tag) - len(tag.lstrip(" \t"))

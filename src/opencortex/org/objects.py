@@ -77,6 +77,11 @@ _CANDIDATE = re.compile(r"[_^*~=+/\[@{<$\\:]")
 # the run before the next candidate (a negated class runs faster than a search)
 _NON_CANDIDATES = re.compile(r"[^_^*~=+/\[@{<$\\:]*")
 _MAX_TYPE_LEN = 12
+# where each emphasis/verbatim marker may close (see ObjectLexer._closer_list)
+_CLOSERS = {
+    mk: re.compile(r"(?<=\S)" + re.escape(mk) + "(?=" + _POST_CLASS + "|$)", re.M)
+    for mk in _EMPH_MARKERS + _VERB_MARKERS
+}
 _CELL_RE = re.compile(r"[ \t]*(.*?)[ \t]*(?:\||$)", re.M)
 
 
@@ -395,8 +400,7 @@ class ObjectLexer:
         """Positions where ``marker`` may close an emphasis: non-space before, post char after."""
         got = fr.closers.get(marker)
         if got is None:
-            pat = re.compile(r"(?<=\S)" + re.escape(marker) + "(?=" + _POST_CLASS + "|$)", re.M)
-            got = [m.start() for m in pat.finditer(fr.s)]
+            got = [m.start() for m in _CLOSERS[marker].finditer(fr.s)]
             fr.closers[marker] = got
         return got
 
