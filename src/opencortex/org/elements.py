@@ -221,11 +221,6 @@ class _EndIndex:
         return None
 
 
-# the first non-blank character of each line, "" for a blank line (one C-speed pass;
-# "^" under re.M also matches after a final newline, like split("\n")'s last line)
-_FIRST_CHAR = re.compile(r"^[ \t]*(.?)", re.M)
-
-
 class ElementScanner:
     """Scans sections of one document for object containers and keywords."""
 
@@ -235,7 +230,8 @@ class ElementScanner:
         self.starts = starts
         # first non-blank character of each line ("" when blank): spares the scanner
         # a strip per line visited, and makes the paragraph separators' index
-        self.firsts: list[str] = _FIRST_CHAR.findall(text)
+        # (a comprehension beats a regexp pass: most lines have no indentation to strip)
+        self.firsts: list[str] = [ln.lstrip(" \t")[:1] for ln in lines]
         self.ends = _EndIndex(text, starts)
         self.containers: list[Container] = []
         self.keywords: list[Keyword] = []
