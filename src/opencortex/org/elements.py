@@ -435,23 +435,28 @@ class ElementScanner:
 
     def _paragraph(self, i: int, beg: int, limit: int) -> int:
         """Paragraph from offset ``beg`` on line ``i``; returns the line after it."""
-        cands = self._separator_candidates()
+        cands = self._sep_lines
+        if cands is None:
+            cands = self._separator_candidates()
+        firsts = self.firsts
         k = bisect.bisect_left(cands, i + 1)
+        n = len(cands)
         j = limit
-        while k < len(cands):
+        while k < n:
             c = cands[k]
             if c >= limit:
                 break
-            if self._is_separator(c, limit):
+            if not firsts[c] or self._is_separator(c, limit):  # a blank line always is
                 j = c
                 break
             k += 1
         # contents end: after the last non-blank line
         k = j - 1
-        firsts = self.firsts
         while k > i and not firsts[k]:
             k -= 1
-        self._add(beg, self._eol(k) + 1, STD)
+        end = self.starts[k] + len(self.lines[k]) + 1
+        if beg < end:
+            self.containers.append(Container(beg, end, STD))
         return j
 
     # ------------------------------------------------------------ footnotes
@@ -487,11 +492,10 @@ class ElementScanner:
 
     def _item_like_contents(self, i: int, cbeg: int, end: int, depth: int) -> None:
         """Contents starting mid-line at ``cbeg`` (items, footnote definitions)."""
-        line = self.lines[i]
-        rest = line[cbeg - self.starts[i] :]
-        if rest.strip(" \t"):
-            beg = cbeg + (len(rest) - len(rest.lstrip(" \t")))
-            nxt = self._paragraph(i, beg, end)
+        rest = self.lines[i][cbeg - self.starts[i] :]
+        text = rest.lstrip(" \t")
+        if text:
+            nxt = self._paragraph(i, cbeg + (len(rest) - len(text)), end)
             self._nested(nxt, end, depth)
         else:
             self._nested(i + 1, end, depth)

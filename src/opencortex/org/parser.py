@@ -74,7 +74,7 @@ class _Text:
 
     def __init__(self, text: str) -> None:
         self.real_len = len(text)
-        if "\r\n" in text:
+        if "\r" in text and "\r\n" in text:  # (one char is found by memchr)
             parts = text.split("\r\n")
             self.norm = "\n".join(parts)
             # norm index of each "\n" that replaced a "\r\n"
@@ -439,7 +439,7 @@ def parse_bytes(data: bytes, path: str | None = None) -> OrgDocument:
             first = len(text[: bad[0].start()].encode("utf-8", "surrogateescape"))
             count = sum(m.end() - m.start() for m in bad)
             errors.append(f"invalid UTF-8 at byte {first} ({count} invalid bytes)")
-    nul = text.count("\x00")
+    nul = text.count("\x00") if "\x00" in text else 0
     if nul:
         first = len(text[: text.index("\x00")].encode("utf-8", "surrogateescape"))
         errors.append(f"NUL bytes: {nul} (first at byte {first})")
