@@ -561,7 +561,7 @@ class ElementScanner:
                 continue
             line = lines[pos]
             if c in _ITEM_FIRST and _ITEM.match(line):
-                ind = _column(line)
+                ind = 0 if line[0] == c else _column(line)
                 while items and ind <= items[-1][1]:
                     it = items.pop()
                     it[2] = pos
@@ -569,7 +569,7 @@ class ElementScanner:
                 items.append([pos, ind, -1])
                 pos += 1
                 continue
-            ind = _column(line)
+            ind = 0 if line[0] == c else _column(line)
             if items and ind <= items[-1][1]:
                 end = self._after_last_nonblank(pos, i)
                 while items and ind <= items[-1][1]:
@@ -612,8 +612,12 @@ class ElementScanner:
                 by_line[ln] = (ind, end)
         ind0 = by_line[i][0]
         pos = i
-        while pos in by_line and by_line[pos][0] == ind0:
-            end = by_line[pos][1]
+        get = by_line.get
+        while True:
+            got = get(pos)
+            if got is None or got[0] != ind0:
+                break
+            end = got[1]
             self._item(pos, end, depth)
             if end <= pos:
                 break

@@ -132,7 +132,7 @@ _BRACKET_TRIGGER = re.compile(r"\[[\[\d]")
 class _Frame:
     """One narrowed region being lexed (a container, or an object's contents)."""
 
-    __slots__ = ("allowed", "base", "closers", "pairs", "pos", "s")
+    __slots__ = ("allowed", "base", "closers", "pairs", "pos", "radio_m", "radio_q", "s")
 
     def __init__(self, s: str, base: int, allowed: frozenset[str]) -> None:
         self.s = s
@@ -141,6 +141,9 @@ class _Frame:
         self.pos = 0
         self.closers: dict[str, list[int]] = {}
         self.pairs: dict[str, dict[int, int]] = {}
+        # the last radio search: from radio_q it found radio_m (see _radio_limit)
+        self.radio_q = len(s) + 1
+        self.radio_m: re.Match[str] | None = None
 
 
 # A parse result: (end, contents_begin, contents_end, contents_allowed)
@@ -289,7 +292,7 @@ class ObjectLexer:
             return None
         limit, radio_hit = n, False
         if self.radio is not None and "link" in fr.allowed:
-            limit, radio_hit = self._radio_limit(s, pos)
+            limit, radio_hit = self._radio_limit(fr, pos)
         while pos < limit:
             found = self._find(s, pos, limit)
             if found is None:
@@ -359,11 +362,21 @@ class ObjectLexer:
                 return i - 3
         return None
 
-    def _radio_limit(self, s: str, start: int) -> tuple[int, bool]:
-        """Where the next radio link starts (+1), as object-lex bounds its search."""
+    def _radio_limit(self, fr: _Frame, start: int) -> tuple[int, bool]:
+        """Where the next radio link starts (+1), as object-lex bounds its search.
+
+        The frame keeps its last search: from any ``q`` between that search's start
+        and its match's start, the leftmost match is the same one (the pattern's
+        ``^`` and classes do not depend on where a search starts), so a long run of
+        objects before a far radio link costs one search, not one per object.
+        """
         assert self.radio is not None
+        s = fr.s
         q = start if start == 0 or s[start - 1] == "\n" else start - 1
-        m = self.radio.search(s, q)
+        m = fr.radio_m
+        if not (fr.radio_q <= q and (m is None or q <= m.start())):
+            m = self.radio.search(s, q)
+            fr.radio_q, fr.radio_m = q, m
         if m is None:
             return len(s), False
         bol = s.rfind("\n", 0, start) + 1
