@@ -115,7 +115,21 @@ def build_radio_regexp(targets: list[str]) -> re.Pattern[str] | None:
     alts = []
     for t in targets:
         alts.append(r"\s+".join(re.escape(p) for p in re.split(" +", t)))
-    return re.compile(r"(?:^|[\W_])(" + "|".join(alts) + r")(?:$|[\W_])", re.I | re.M)
+    return re.compile(_RADIO_HEAD + "|".join(alts) + _RADIO_TAIL, re.I | re.M)
+
+
+_RADIO_HEAD = r"(?:^|[\W_])("
+_RADIO_TAIL = r")(?:$|[\W_])"
+
+
+@lru_cache(maxsize=16)
+def _radio_words(radio: re.Pattern[str]) -> re.Pattern[str]:
+    """The targets alone of a :func:`build_radio_regexp` pattern: a radio link in a
+    text needs one of them there, whatever surrounds it."""
+    pat = radio.pattern
+    if not (pat.startswith(_RADIO_HEAD) and pat.endswith(_RADIO_TAIL)):
+        raise ValueError("not a build_radio_regexp pattern")
+    return re.compile(pat[len(_RADIO_HEAD) : -len(_RADIO_TAIL)], re.I)
 
 
 @lru_cache(maxsize=16)
@@ -181,6 +195,7 @@ class ObjectLexer:
         self.syntax = syntax
         self.abbrevs = abbrevs or {}
         self.radio = radio
+        self._radio_words = _radio_words(radio).search if radio is not None else None
         self.object_re = _object_regexp(syntax.types)
         self._type_colon = _type_colon_regexp(syntax.types).search
         self._types = _lower_types(syntax.types)
@@ -193,8 +208,13 @@ class ObjectLexer:
     # ------------------------------------------------------------------ driver
 
     def may_hold(self, text: str, beg: int, end: int) -> bool:
-        """Cheap test (C-speed scans): can ``text[beg:end]`` hold a link or timestamp?"""
-        if self.radio is not None or text.find("<", beg, end) != -1:
+        """Cheap test (C-speed scans): can ``text[beg:end]`` hold a link or timestamp?
+
+        With radio targets, a radio link needs a target's words in the span.
+        """
+        if text.find("<", beg, end) != -1:
+            return True
+        if self._radio_words is not None and self._radio_words(text, beg, end) is not None:
             return True
         i = text.find("[", beg, end)
         if i != -1 and _BRACKET_TRIGGER.search(text, i, end) is not None:
