@@ -214,13 +214,14 @@ class ObjectLexer:
         """
         if text.find("<", beg, end) != -1:
             return True
-        if self._radio_words is not None and self._radio_words(text, beg, end) is not None:
-            return True
         i = text.find("[", beg, end)
         if i != -1 and _BRACKET_TRIGGER.search(text, i, end) is not None:
             return True
         i = text.find(":", beg, end)
-        return i != -1 and self._type_colon(text, i, end) is not None
+        if i != -1 and self._type_colon(text, i, end) is not None:
+            return True
+        # (last: a regexp scan of every character)
+        return self._radio_words is not None and self._radio_words(text, beg, end) is not None
 
     def lex_row(self, text: str, beg: int, end: int) -> None:
         """A table row (text after its first ``|``): each cell with the cell restriction."""
