@@ -31,10 +31,9 @@ _LATEX_BEGIN = re.compile(r"[ \t]*\\begin\{([A-Za-z0-9*]+)\}")
 _DRAWER = re.compile(r"[ \t]*:([\w$%'\-]+):[ \t]*$")
 _FIXED = re.compile(r"[ \t]*:(?: |$)")
 _HASH_PLUS = re.compile(r"[ \t]*#\+")
-_BLOCK_BEGIN = re.compile(r"BEGIN_(\S+)", re.I)
-_CALL = re.compile(r"CALL:", re.I)
-_DYN_BEGIN = re.compile(r"BEGIN:? ", re.I)
-_KEYWORD_LIKE = re.compile(r"\S+:")
+# what follows "#+", alternatives in the order Org tests them (by lastindex): 1 a block
+# (its name: group 2), 3 a babel call, 4 a dynamic block, 5 keyword-like
+_HASH_PLUS_KIND = re.compile(r"(BEGIN_(\S+))|(CALL:)|(BEGIN:? )|(\S+:)", re.I)
 _KEYWORD = re.compile(r"[ \t]*#\+(\S*):")
 _FOOTNOTE_DEF = re.compile(r"\[fn:([-_\w]+)\]")
 _HR = re.compile(r"[ \t]*-{5,}[ \t]*$")
@@ -370,11 +369,10 @@ class ElementScanner:
             self._add(self.starts[i], self._eol(limit - 1) + 1, STD)
 
     def _hash_plus(self, i: int, after: int, limit: int, depth: int) -> int:
-        line = self.lines[i]
-        rest = line[after:]
-        m = _BLOCK_BEGIN.match(rest)
-        if m:
-            kind = m.group(1).upper()
+        m = _HASH_PLUS_KIND.match(self.lines[i], after)
+        what = m.lastindex if m is not None else None
+        if what == 1:
+            kind = m.group(2).upper()  # type: ignore[union-attr]
             end = self.ends.first("block", kind, i + 1, limit)
             if end is None:
                 return self._paragraph(i, self.starts[i], limit)
@@ -384,15 +382,15 @@ class ElementScanner:
             elif kind not in _OPAQUE_BLOCKS:
                 self._nested(i + 1, end, depth)
             return end + 1
-        if _CALL.match(rest):
+        if what == 3:
             return i + 1
-        if _DYN_BEGIN.match(rest):
+        if what == 4:
             end = self.ends.first("dynamic", "", i + 1, limit)
             if end is None:
                 return self._paragraph(i, self.starts[i], limit)
             self._nested(i + 1, end, depth)
             return end + 1
-        if _KEYWORD_LIKE.match(rest):
+        if what == 5:
             return self._keyword(i)
         return self._paragraph(i, self.starts[i], limit)
 
