@@ -298,6 +298,9 @@ class ElementScanner:
             if not c:
                 i += 1
                 continue
+            if c not in _SEP_FIRST:  # only a paragraph starts so (see _element)
+                i = self._paragraph(i, self.starts[i], limit)
+                continue
             line = lines[i]
             if c == "#" and _COMMENT.match(line):
                 i += 1
