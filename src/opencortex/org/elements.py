@@ -649,6 +649,20 @@ class ElementScanner:
                 lead = len(tag) - len(tag.lstrip(" \t"))
                 trail = len(tag) - len(tag.rstrip(" \t"))
                 self._add(base + t0 + lead, base + t1 - trail, NOLB)
-        # contents end: skip trailing blank lines of the item
-        cend = self._after_last_nonblank(end, i)
-        self._item_like_contents(i, base + cbeg, max(cend, i + 1), depth)
+        # contents end: skip trailing blank lines of the item (_after_last_nonblank)
+        k = end - 1
+        firsts = self.firsts
+        while k > i and not firsts[k]:
+            k -= 1
+        cend = k + 1 if k > i else i + 1
+        # _item_like_contents, inlined
+        rest = line[cbeg:]
+        text = rest.lstrip(" \t")
+        if text:
+            nxt = self._paragraph(i, base + cbeg + (len(rest) - len(text)), cend)
+        else:
+            nxt = i + 1
+        if depth < MAX_DEPTH:  # _nested
+            self.elements(nxt, cend, depth + 1)
+        else:
+            self._nested(nxt, cend, depth)
