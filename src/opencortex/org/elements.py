@@ -151,12 +151,13 @@ def _column(line: str) -> int:
     return col
 
 
-# Closing lines, searched from their first literal characters (a C-speed prefix scan;
-# a pattern opening with ``^[ \t]*`` is tried at every position instead) and kept
-# when only blanks precede them on their line (see _EndIndex).
-_END_DRAWER = re.compile(r":END:[ \t]*$", re.M | re.I)
-_END_BLOCK = re.compile(r"#\+END_(\S+)[ \t]*$", re.M | re.I)
-_END_DYNAMIC = re.compile(r"#\+END:?[ \t]*$", re.M | re.I)
+# Closing lines: each opener (its literal start) is found by a C-speed search, kept
+# only when it is the first non-blank of its line, and the whole closing-line
+# pattern is then matched there once (a pattern opening with ``^[ \t]*`` is tried
+# at every position instead).  At most one match per line: linear on any input.
+_END_DRAWER = (re.compile(r":END:", re.I), re.compile(r":END:[ \t]*$", re.M | re.I))
+_END_BLOCK = (re.compile(r"#\+END_", re.I), re.compile(r"#\+END_(\S+)[ \t]*$", re.M | re.I))
+_END_DYNAMIC = (re.compile(r"#\+END", re.I), re.compile(r"#\+END:?[ \t]*$", re.M | re.I))
 # \end{name} anywhere on a line, at its end
 _END_LATEX = re.compile(r"\\end\{([A-Za-z0-9*]+)\}[ \t]*$", re.M | re.I)
 
@@ -169,28 +170,35 @@ class _EndIndex:
         self.starts = starts
         self._cache: dict[str, dict[str, list[int]]] = {}
 
-    def _lines_of(self, kind: str, pattern: re.Pattern[str], named: bool, at_bol: bool
-                  ) -> dict[str, list[int]]:
-        """Lines of ``pattern``'s matches by upper-cased group 1 (``named``) or "".
+    def _lines_at_bol(self, kind: str, opener: re.Pattern[str], pattern: re.Pattern[str],
+                      named: bool) -> dict[str, list[int]]:
+        """Lines of ``^[ \t]*PATTERN`` by upper-cased group 1 (``named``) or "".
 
-        With ``at_bol`` a match counts only after nothing but blanks on its line:
-        the lines of ``^[ \t]*PATTERN``.  The unanchored search finds the same
-        lines, since such a match starts at its line's first non-blank character,
-        where no earlier match on that line can have begun or overlap it.
+        Only the first opener of a line can start such a match (any later one has
+        that opener's non-blank characters before it), so the rest of its line is
+        skipped: each line costs one look back to its start and at most one match.
         """
         got = self._cache.get(kind)
         if got is None:
             got = {}
             text = self.text
-            rfind = text.rfind
+            rfind, find = text.rfind, text.find
             starts = self.starts
             bisect_right = bisect.bisect_right
-            for m in pattern.finditer(text):
-                ms = m.start()
-                if at_bol:
-                    bol = rfind("\n", 0, ms) + 1
-                    if bol < ms and text[bol:ms].strip(" \t"):
-                        continue
+            line_end = -1  # end of the line of the last opener looked at
+            for c in opener.finditer(text):
+                ms = c.start()
+                if ms < line_end:
+                    continue
+                line_end = find("\n", ms)
+                if line_end == -1:
+                    line_end = len(text)
+                bol = rfind("\n", 0, ms) + 1
+                if bol < ms and text[bol:ms].strip(" \t"):
+                    continue
+                m = pattern.match(text, ms)
+                if m is None:
+                    continue
                 line = bisect_right(starts, ms) - 1
                 key = m.group(1).upper() if named else ""
                 lst = got.get(key)
@@ -201,16 +209,29 @@ class _EndIndex:
             self._cache[kind] = got
         return got
 
+    def _latex_lines(self) -> dict[str, list[int]]:
+        got = self._cache.get("latex")
+        if got is None:
+            got = {}
+            starts = self.starts
+            for m in _END_LATEX.finditer(self.text):
+                line = bisect.bisect_right(starts, m.start()) - 1
+                lst = got.setdefault(m.group(1).upper(), [])
+                if not lst or lst[-1] != line:
+                    lst.append(line)
+            self._cache["latex"] = got
+        return got
+
     def first(self, kind: str, name: str, after: int, before: int) -> int | None:
         """First closing line of ``kind``/``name`` in [after, before), or None."""
         if kind == "drawer":
-            d = self._lines_of(kind, _END_DRAWER, False, True)
+            d = self._lines_at_bol(kind, *_END_DRAWER, False)
         elif kind == "block":
-            d = self._lines_of(kind, _END_BLOCK, True, True)
+            d = self._lines_at_bol(kind, *_END_BLOCK, True)
         elif kind == "dynamic":
-            d = self._lines_of(kind, _END_DYNAMIC, False, True)
+            d = self._lines_at_bol(kind, *_END_DYNAMIC, False)
         else:
-            d = self._lines_of(kind, _END_LATEX, True, False)
+            d = self._latex_lines()
         lst = d.get(name.upper())
         if not lst:
             return None
