@@ -15,7 +15,11 @@ from typing import Any
 from .cue import Cue
 from .index import Hit, IndexedRecord, RecordIndex
 
-__all__ = ["TOKEN", "Candidate", "group", "stem", "stems", "term_matches"]
+__all__ = ["MAX_MEMBERS", "TOKEN", "Candidate", "group", "stem", "stems", "term_matches"]
+
+MAX_MEMBERS = 8
+"""Records one candidate holds at most (with any span history opened for it): what a
+person can take in as one thing."""
 
 TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 """A word as recall compares words: letters and digits (``cache_ttl`` is two words)."""
@@ -113,7 +117,7 @@ def group(hits: list[Hit], cue: Cue, index: RecordIndex, scope: set[int],
             where = h.record.cwd or h.record.root
             groups.setdefault(where, []).append(h.record)
         for where, recs in groups.items():
-            recs = sorted(recs, key=lambda r: by_id[r.id].score, reverse=True)[:8]
+            recs = sorted(recs, key=lambda r: by_id[r.id].score, reverse=True)[:MAX_MEMBERS]
             recs.sort(key=lambda r: r.started or dt.datetime.min.replace(tzinfo=dt.UTC))
             branches = {r.branch for r in recs if r.branch}
             joins = [f"same working directory or repository: {where}"] if len(recs) > 1 else []
