@@ -289,7 +289,9 @@ look looking looked wanted want get got let us there's can't cannot don't didn't
 that's what's one's thing's past work worked working did done show tell me once before
 previously mean meant said say see seen saw wasn't weren't isn't aren't asked ask asking
 works explained explain told tell made make went happened bit part kept keep got use used
-using we'd we'll i'd i'll it'd""".split())
+using we'd we'll i'd i'll it'd after another each every any both either itself themselves
+someone somebody anything anyone whose until since though although still even already
+almost instead rather finally""".split())
 _VAGUE_WORDS = re.compile(_VAGUE_TIME.pattern + r"|\b(?:yesterday|today|spring|summer|autumn|"
                           r"fall|winter|january|february|march|april|may|june|july|august|"
                           r"september|october|november|december)\b", re.I)
@@ -351,7 +353,7 @@ _WHOLE_WORDS: list[tuple[str, re.Pattern[str]]] = [
     ("topic", re.compile(r"\b(?:everything (?:about|on)|all (?:my|our) (?:notes|thoughts) on|"
                          r"the topic|what (?:we|i) (?:had|have|worked out) on|the subject of|"
                          r"all about|back[- ]and[- ]forth|the (?:history|evolution) of|"
-                         r"how (?:that|the|this|it)(?: [\w-]+)? (?:evolved|developed|grew|"
+                         r"how (?:that|the|this|it)(?: [\w-]+){0,2} (?:evolved|developed|grew|"
                          r"changed over time))\b", re.I)),
     ("change", re.compile(r"\b(?:the|that|a|one) (?:commit|patch|pull request|PR|diff|"
                           r"change(?:set)?)\b(?! (?:to|in) (?:the )?(?:plan|idea|approach))",
