@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 
-from opencortex.memex import Memex
 from opencortex.recall.cue import read_cue, whole_of
 from opencortex.recall.engine import RRF_K, SEMANTIC_FLOOR, _fuse
 from opencortex.recall.find import LINE_GAP, _runs, stems
@@ -98,8 +97,8 @@ def test_a_commit_is_scored_by_its_best_view_and_views_are_embedded_once(
         m.close()
 
 
-def test_a_record_first_in_both_orders_leads_the_fusion(repo: Path,
-                                                       tmp_path: Path) -> None:  # noqa: F811
+def test_a_record_first_in_both_orders_leads_the_fusion(
+        repo: Path, tmp_path: Path) -> None:  # noqa: F811
     engine, m = _engine(tmp_path, repo)
     try:
         engine.refresh(embed=False)
@@ -152,8 +151,8 @@ def test_a_line_is_a_succession_in_time(tmp_path: Path) -> None:
     assert [[r.id for r in run] for run in runs] == [[1, 2, 3], [4], [5]]
 
 
-def test_a_presented_line_holds_at_most_eight_records(repo: Path,
-                                                     tmp_path: Path) -> None:  # noqa: F811
+def test_a_presented_line_holds_at_most_eight_records(
+        repo: Path, tmp_path: Path) -> None:  # noqa: F811
     for n in range(12):
         _commit(repo, "src/parser.py", f"v = {n}\n", f"Parser: speed up the tokenizer, step {n}",
                 when=f"2023-06-{n + 1:02d}T10:00:00+00:00")
