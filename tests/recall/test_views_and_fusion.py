@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +32,7 @@ class WordsEmbedder:
     def __init__(self) -> None:
         self.seen: list[str] = []
 
-    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         self.seen += list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, t in enumerate(texts):
