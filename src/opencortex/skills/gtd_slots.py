@@ -169,6 +169,8 @@ _REPEAT_RE = re.compile(
     r"|(?:every|each)\s+(?P<one>day|week|month|year|morning|evening|night|fortnight)"
     r"|(?P<ly>daily|nightly|weekly|fortnightly|biweekly|monthly|yearly|annually)"
     r"(?=\s*(?:$|[,.;!?]|(?:on|at|from|starting|until|in|for|and|then)\b))"
+    rf"|(?:every|each)\s+(?P<wn>other|second|2nd|third|3rd|fourth|4th|{_NUM_RE})\s+"
+    rf"(?P<wdn>{_WD_RE})s?(?:\s+(?:morning|afternoon|evening|night)s?)?"
     rf"|(?:every|each)\s+(?P<wd>{_WD_RE})s?(?:\s+(?:morning|afternoon|evening|night)s?)?"
     rf"|(?:on\s+)?(?P<wdp>{_WD_RE})s(?:\s+(?:morning|afternoon|evening|night)s?)?"
     rf"|(?:on\s+)?(?P<wdq>{_WD_RE})\s+(?:morning|afternoon|evening|night)s"
@@ -452,6 +454,11 @@ def _repeater(m: re.Match[str], today: dt.date) -> tuple[str, dt.date | None]:
         return {"daily": "+1d", "nightly": "+1d", "weekly": "+1w", "fortnightly": "+2w",
                 "biweekly": "+2w", "monthly": "+1m", "yearly": "+1y",
                 "annually": "+1y"}[u], None
+    if g["wn"]:  # "every other wednesday", "every 3rd friday": that weekday, n weeks apart
+        n = {"other": 2, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4,
+             "4th": 4}.get(g["wn"].lower()) or int(_num(g["wn"]))
+        return f"+{n}w", coming(today, [w[:3] for w in WD].index(g["wdn"].lower()[:3]),
+                                strict=False)
     wd = g["wd"] or g["wdp"] or g["wdq"]
     if wd:
         return "+1w", coming(today, [w[:3] for w in WD].index(wd.lower()[:3]), strict=False)
