@@ -127,3 +127,25 @@ def test_advice_asked_about_a_named_task_shows_it_and_changes_nothing(mx: Memex)
     out = _reply(mx, "should we drop the croissants task?")
     assert "Learn to make proper croissants" in out and "nothing was changed" in out
     assert (mx.root / "gtd.org").read_bytes() == before
+
+
+def test_repeaters_said_with_a_weekday_a_quarter_or_a_morning() -> None:
+    s = parse_clause("fortnightly on thursdays water the fern", NOW)
+    assert (s.title, s.repeater, s.scheduled) == ("Water the fern", "+2w", dt.date(2026, 12, 3))
+    s = parse_clause("every quarter check the smoke alarms", NOW)
+    assert (s.title, s.repeater) == ("Check the smoke alarms", "+3m")
+    s = parse_clause("each weekday morning at 5:45 feed the chickens", NOW)
+    assert s.repeater == "+1d" and s.scheduled == dt.datetime(2026, 12, 1, 5, 45)
+    assert parse_clause("weekly review the budget", NOW).repeater is None  # a title's word
+
+
+def test_forget_the_task_cancels_it_and_dont_forget_captures(mx: Memex) -> None:
+    steps = _steps(mx, "forget the webassembly build")
+    assert steps == [{"op": "todo", "ref": "gtd.org::Someday / maybe/Compile tinysearch to "
+                      "WebAssembly", "state": "CANCELLED"}]
+    assert _steps(mx, "don't forget the stamps")[0]["op"] == "capture"
+
+
+def test_how_long_the_weekly_review_takes_is_no_review(mx: Memex) -> None:
+    out = _reply(mx, "how long does my weekly review usually take?")
+    assert out.startswith("Weekly review:") and "Inbox" not in out

@@ -166,8 +166,9 @@ _REPEAT_RE = re.compile(
     rf"|(?:every|each)\s+(?P<n>{_NUM_RE})\s+(?P<nu>day|week|month|year)s"
     r"|(?:every|each)\s+(?P<wk>weekday|work\s*day|working\s+day|business\s+day)"
     r"(?:\s+(?:morning|afternoon|evening|night)s?)?"
-    r"|(?:every|each)\s+(?P<one>day|week|month|year|morning|evening|night|fortnight)"
-    r"|(?P<ly>daily|nightly|weekly|fortnightly|biweekly|monthly|yearly|annually)"
+    r"|(?:every|each)\s+(?P<one>day|week|month|year|morning|evening|night|fortnight|quarter)"
+    rf"|(?P<lyw>weekly|fortnightly|biweekly)\s+on\s+(?P<lywd>{_WD_RE})s?\b"
+    r"|(?P<ly>daily|nightly|weekly|fortnightly|biweekly|monthly|quarterly|yearly|annually)"
     r"(?=\s*(?:$|[,.;!?]|(?:on|at|from|starting|until|in|for|and|then)\b))"
     rf"|(?:every|each)\s+(?P<wn>other|second|2nd|third|3rd|fourth|4th|{_NUM_RE})\s+"
     rf"(?P<wdn>{_WD_RE})s?(?:\s+(?:morning|afternoon|evening|night)s?)?"
@@ -270,7 +271,7 @@ _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("CANCELLED", re.compile(
         r"^(?:please\s+)?(?:cancel|scrap|ditch|abandon|kill|nix|shelve|bin|drop)\b(?!\s+(?:off|by|in)\b)|"
         r"\b(?:cancel(?:led|ed)?|scrapped|ditched|abandoned|dropped)\b(?!\s+(?:off|by)\b)|"
-        r"\bforget\s+about\b|\btake\s+.+?\s+off\s+(?:my|the)\s+(?:list|agenda|plate)\b|"
+        r"\bforget\s+about\b|^(?:please\s+|just\s+|oh\s+|ok(?:ay)?\s+)?forget\s+(?:the|that|this|my)\b|\btake\s+.+?\s+off\s+(?:my|the)\s+(?:list|agenda|plate)\b|"
         r"^(?:please\s+)?(?:remove|delete)\b|\bno\s+longer\s+(?:need(?:ed)?|doing|happening|relevant)\b|"
         r"\b(?:won'?t|not\s+going\s+to|not\s+gonna)\s+(?:do|happen|bother)\b|"
         r"\b(?:isn'?t|is\s+not|aren'?t|are\s+not|won'?t|will\s+not)\s+(?:going\s+to\s+|gonna\s+)?"
@@ -448,11 +449,16 @@ def _repeater(m: re.Match[str], today: dt.date) -> tuple[str, dt.date | None]:
     if g["one"]:
         u = g["one"].lower()
         return ("+1d" if u in ("day", "morning", "evening", "night")
-                else "+2w" if u == "fortnight" else f"+1{_UNIT[u]}"), None
+                else "+2w" if u == "fortnight" else "+3m" if u == "quarter"
+                else f"+1{_UNIT[u]}"), None
+    if g["lyw"]:  # "biweekly on fridays": that weekday, every one or two weeks
+        n = 1 if g["lyw"].lower() == "weekly" else 2
+        return f"+{n}w", coming(today, [w[:3] for w in WD].index(g["lywd"].lower()[:3]),
+                                strict=False)
     if g["ly"]:
         u = g["ly"].lower()
         return {"daily": "+1d", "nightly": "+1d", "weekly": "+1w", "fortnightly": "+2w",
-                "biweekly": "+2w", "monthly": "+1m", "yearly": "+1y",
+                "biweekly": "+2w", "monthly": "+1m", "quarterly": "+3m", "yearly": "+1y",
                 "annually": "+1y"}[u], None
     if g["wn"]:  # "every other wednesday", "every 3rd friday": that weekday, n weeks apart
         n = {"other": 2, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4,
@@ -574,7 +580,7 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         s.scheduled = (now + dt.timedelta(minutes=_in_minutes(m.group("d")))).replace(
             second=0, microsecond=0)
         mk.take(*m.span())
-    m_t = parse_time(mk.rest())
+    m_t = parse_time(mk.rest(), context=text)
     if m_t:
         tm, span = m_t
         mk.take(*span)
