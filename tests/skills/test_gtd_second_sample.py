@@ -149,3 +149,40 @@ def test_forget_the_task_cancels_it_and_dont_forget_captures(mx: Memex) -> None:
 def test_how_long_the_weekly_review_takes_is_no_review(mx: Memex) -> None:
     out = _reply(mx, "how long does my weekly review usually take?")
     assert out.startswith("Weekly review:") and "Inbox" not in out
+
+
+def test_a_negated_start_is_a_start_date_never_a_done_report(mx: Memex) -> None:
+    steps = _steps(mx, "I won't get round to the kitchen tap washer until next week")
+    assert steps == [{"op": "schedule", "ref": "gtd.org::Next actions/Fix the kitchen tap washer",
+                      "when": "2026-12-07", "repeater": None}]
+    steps = _steps(mx, "the cut-over weekend can't happen until the new year")
+    assert [(s["op"], s["when"]) for s in steps] == [("schedule", "2027-01-01")]
+
+
+def test_giving_up_on_a_task_cancels_it(mx: Memex) -> None:
+    steps = _steps(mx, "I've given up on the croissants")
+    assert steps == [{"op": "todo", "ref": "gtd.org::Someday / maybe/Learn to make proper "
+                      "croissants", "state": "CANCELLED"}]
+
+
+def test_two_titles_sharing_the_words_are_told_apart_by_meaning(mx: Memex) -> None:
+    steps = _steps(mx, "the dentist booking is sorted")
+    assert steps == [{"op": "todo", "ref": "gtd.org::Next actions/Book a dental cleaning",
+                      "state": "DONE"}]
+    assert "Which one" in _reply(mx, "mark the restic one as done")  # alike in meaning too
+
+
+def test_a_weekday_counted_in_every_month_repeats_monthly() -> None:
+    s = parse_clause("every second wednesday of the month water the bonsai", NOW)
+    assert (s.title, s.repeater, s.scheduled) == ("Water the bonsai", "+1m", dt.date(2026, 12, 9))
+    s = parse_clause("each month on the last day archive the receipts", NOW)
+    assert (s.title, s.repeater, s.scheduled) == ("Archive the receipts", "+1m",
+                                                  dt.date(2026, 11, 30))
+    s = parse_clause("on the last friday of the month hand in the timesheet", NOW)
+    assert s.repeater is None and s.scheduled == dt.date(2026, 12, 25)  # once: no repeater
+    assert parse_clause("plan the offsite — est. 3h", NOW).title == "Plan the offsite"
+
+
+def test_advice_about_a_named_open_task_routes_to_gtd(mx: Memex) -> None:
+    assert is_gtd_clause(mx, "should I scrap the webassembly build?", NOW)
+    assert not is_gtd_clause(mx, "should I use sqlite or postgres?", NOW)

@@ -420,7 +420,7 @@ _SC_CUE = (r"(?:on|for|at|from|starting(?:\s+from)?|beginning|start(?:ing)?\s+on
 DATE_RE = re.compile(
     rf"(?:\b(?P<cue>{_DL_CUE}|{_SC_CUE})\s+)?(?:(?:the\s+)?)?\b(?P<day>{_DAY_PHRASE})\b"
     rf"|\b(?P<mcue>{_DL_CUE}|in|into|to|until)\s+(?P<month>{_MONTH_ONLY})\b(?!\s+\d)"
-    rf"|\b(?P<hcue>{_DL_CUE}|{_SC_CUE}|over|around|after)\s+(?P<holiday>{_HOLIDAY_RE})\b"
+    rf"|\b(?P<hcue>{_DL_CUE}|{_SC_CUE}|over|around|after)\s+(?:the\s+)?(?P<holiday>{_HOLIDAY_RE})\b"
     r"(?=\s*$|\s*[,.;:!?)]|\s+(?:at|to|and|or|so|then|remind|please|this|next|i|we|in|on|for|"
     r"the|is|it)\b)",
     re.I)

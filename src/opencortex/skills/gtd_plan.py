@@ -347,8 +347,22 @@ def _resolve(memex: Memex, text: str, nodes: list[Node], *, tasks: bool) -> Reso
     if tasks:
         r = resolve_ref(memex, ref, nodes=nodes, tasks_only=True)
         if r.node is not None or r.candidates:
-            return r
-    return resolve_ref(memex, ref, nodes=nodes)
+            return _tie_broken(memex, ref, r)
+    return _tie_broken(memex, ref, resolve_ref(memex, ref, nodes=nodes))
+
+
+def _tie_broken(memex: Memex, ref: str, r: Resolution) -> Resolution:
+    """Two titles share the same words with ``ref`` ("the dentist booking": "Book a dental
+    cleaning" and "… for the book repository"): the one clearly nearest in meaning, if any;
+    else still the question which."""
+    if not r.ambiguous:
+        return r
+    m = resolve_meaning(memex, ref, r.candidates)
+    if m.node is None:
+        return r
+    return Resolution(m.node, [m.node], r.searched, strong=True,
+                      q_cover=max(r.q_cover, m.q_cover), t_cover=max(r.t_cover, m.t_cover),
+                      why=m.why)
 
 
 def _cover(r: Resolution, s: Slots) -> float:

@@ -52,10 +52,10 @@ def _worth_a_lookup(text: str, now: dt.datetime, week_start: int) -> bool:
     from .gtd_slots import parse_clause
 
     if is_question(text):
-        from .gtd_questions import _HOW_LONG, _PROGRESS, _STATUS, _WHEN
+        from .gtd_questions import _ADVICE, _HOW_LONG, _PROGRESS, _STATUS, _WHEN
 
         return any(rx.search(text) for rx in (_ATTRIBUTE_Q, _PROGRESS, _STATUS, _WHEN,
-                                               _TAG_NAMED, _HOW_LONG))
+                                               _TAG_NAMED, _HOW_LONG, _ADVICE))
     s = parse_clause(text, now, week_start=week_start)
     from .gtd_slots import past_verb
 
@@ -140,10 +140,14 @@ def _names_task_tag(text: str, nodes: list[Node]) -> bool:
 
 def _asks_about_item(memex: Memex, text: str, nodes: list[Node]) -> bool:
     """A question about one existing task's state or dates, or about a project's lists."""
-    from .gtd_questions import _HOW_LONG, _PROGRESS, _STATUS, _WHEN, _progress, _scope_of
+    from .gtd_questions import _ADVICE, _HOW_LONG, _PROGRESS, _STATUS, _WHEN, _progress, _scope_of
     from .gtd_refs import resolve_ref
     from .gtd_slots import DATE_RE
 
+    if (m := _ADVICE.match(text)) is not None:  # "should I drop X?": X as it stands
+        r = resolve_ref(memex, m.group("ref"), nodes=[n for n in nodes if n.todo])
+        if r.node is not None and (r.strong or r.exact) and _open(r.node):
+            return True
     if _HOW_LONG.search(text):  # "how long will X take?": X's Effort, when X is a task
         ref = _HOW_LONG.sub(" ", re.sub(r"\b(?:will|would|does|do|it|take|takes|need|needs|"
                                         r"me|us)\b|\?", " ", text, flags=re.I))
