@@ -184,5 +184,5 @@ def test_a_weekday_counted_in_every_month_repeats_monthly() -> None:
 
 
 def test_advice_about_a_named_open_task_routes_to_gtd(mx: Memex) -> None:
-    assert is_gtd_clause(mx, "should I scrap the webassembly build?", NOW)
+    assert is_gtd_clause(mx, "should I still compile tinysearch to webassembly?", NOW)
     assert not is_gtd_clause(mx, "should I use sqlite or postgres?", NOW)
