@@ -284,15 +284,15 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
             return _not_found(r, s.ref_text or text)
     if strong and (s.changes() or not (s.weak_cue or s.ref_verb)):
         return _modify(memex, r.node, s, state=s.state)  # type: ignore[arg-type]
-    if s.changes() and r.ambiguous and r.strong and r.q_cover >= MIN_COVER and all(
-            c.todo and c.todo_type != "done" for c in r.candidates):
-        return _which(r, "")  # its words name two open tasks alike: never a third entry
     if s.changes() and s.state is None:  # a statement about an entry: that entry, first
         alt = _named_elsewhere(memex, s, nodes)
         if isinstance(alt, Resolution):
             return _which(alt, "")
         if alt is not None:
             return _modify(memex, alt, s, state=None)
+    if s.changes() and r.ambiguous and r.strong and r.q_cover >= MIN_COVER and all(
+            c.todo and c.todo_type != "done" for c in r.candidates):
+        return _which(r, "")  # its words name two open tasks alike: never a third entry
     return _capture(memex, s, nodes)
 
 

@@ -111,8 +111,10 @@ def _compound_parts(w: str, vocab: Counter[str]) -> set[str]:
     a word of four letters only as a head ("repo" for "repository", "docs" for "documentation")."""
     if w in vocab or len(w) < 4 or w.isdigit():
         return {w}
-    hits = {v for v in vocab if len(v) > len(w) and (v.startswith(w) or (len(w) >= 5
-                                                                         and v.endswith(w)))}
+    hits = {v for v in vocab if (len(v) > len(w) and len(w) >= 5 and (v.startswith(w)
+                                                                      or v.endswith(w)))
+            or (len(w) == 4 and len(v) >= 8 and v.startswith(w))}  # "repo": "repositori",
+    # never "read": "reader" (a four-letter stem is a word of its own, not a clipping)
     return hits if 0 < len(hits) <= 3 else {w}
 
 
@@ -272,8 +274,8 @@ def resolve_meaning(memex: Memex, text: str, nodes: list[Node]) -> Resolution:
     shares = bool(said & tw)
     lead = re.match(r"\s*([a-z]+)", node.title, re.I)
     own = tw - _DO_VERBS - (set(words(lead.group(1))) if lead else set())
-    if own and own <= said and len(said - tw) >= 2:
-        # the title's few words are a part of a longer phrase naming something else ("the
+    if len(own) == 1 and own <= said and len(said - tw) >= 2:
+        # a one-word title is a part of a longer phrase naming something else ("the
         # allotment rent form" holds "Pay rent"'s word, yet means a form, not the rent)
         return Resolution(searched=sorted(said))
     if (best >= MEANING_NEAR and shares and margin >= MEANING_MARGIN) or (
