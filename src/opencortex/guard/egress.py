@@ -318,14 +318,29 @@ def check_value(value: Any, prints: Prints | None, *, private: bool = False,
     cut = False
     seen: dict[str, Verdict] = {}  # a reply repeats its text (reply, replies, data.answer)
 
+    def text(v: str) -> str:
+        nonlocal cut
+        if not private and len(v) < MIN_LINE:
+            return v  # what ``check`` answers: too short for a print
+        got = seen.get(v)
+        if got is None:
+            got = seen[v] = check(Carried(v, private, why) if private else v, prints)
+        cut = cut or got.withheld
+        return got.text
+
     def walk(v: Any) -> Any:
         nonlocal cut
+        t = type(v)  # parsed JSON's exact types first: this runs on every response
+        if t is str:
+            return text(v)
+        if t is dict:
+            return {k: walk(x) for k, x in v.items()}
+        if t is list:
+            return [walk(x) for x in v]
+        if t in _SCALARS:
+            return v
         if isinstance(v, str):
-            got = seen.get(v)
-            if got is None:
-                got = seen[v] = check(Carried(v, private, why) if private else v, prints)
-            cut = cut or got.withheld
-            return got.text
+            return text(v)
         if isinstance(v, dict):
             return {k: walk(x) for k, x in v.items()}
         if isinstance(v, list | tuple):
@@ -337,6 +352,9 @@ def check_value(value: Any, prints: Prints | None, *, private: bool = False,
         return v
 
     return walk(value), cut
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 class StreamGate:
