@@ -1,13 +1,16 @@
 """Load test of the daemon on loopback: N concurrent keep-alive clients per endpoint.
 
     .venv/bin/python bench/serve_load.py [--clients 50] [--duration 5] [--url URL --token T]
+    .venv/bin/python bench/serve_load.py --base ../wt-old/src [--head src] [--rounds 3]
 
 Without --url it starts `python -m opencortex.server serve` (rate limit off, heartbeat
 off) over a private copy of examples/memex with its own XDG dirs.  Phases run one after
 another: GET /healthz, GET /v1/search?q=…, POST /v1/chat (non-streaming).  Each client
 is a thread with one HTTP/1.1 keep-alive connection.  Reports requests/s and p50/p99
 latency per endpoint and the error count (any non-2xx or failed request), as a markdown
-table and one JSON line.
+table and one JSON line.  With ``--base``: each side (a checkout's ``src``) serves in
+turn, alternating round by round so machine load hits both alike; prints each side's
+median req/s and p50/p99 per endpoint, head/base ratios and the load average.
 """
 
 from __future__ import annotations
@@ -134,7 +137,13 @@ def main() -> None:
     ap.add_argument("--url", default=None, help="A running daemon (default: start one).")
     ap.add_argument("--token", default=os.environ.get("OPENCORTEX_TOKEN"))
     ap.add_argument("--endpoints", default="healthz,search,chat")
+    ap.add_argument("--base", default=None, help="a checkout's src: compare against it")
+    ap.add_argument("--head", default=str(REPO / "src"))
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    if args.base:
+        compare(args)
+        return
     proc = None
     work = Path(tempfile.mkdtemp(prefix="oc-serve-load-"))
     try:
@@ -162,6 +171,41 @@ def main() -> None:
                       "duration": args.duration, "results": rows}))
     if any(r["errors"] for r in rows):
         sys.exit(1)
+
+
+def compare(args: argparse.Namespace) -> None:
+    """Base and head daemons in turn, ``--rounds`` runs each: medians and head/base."""
+    import statistics
+
+    sides = {"base": args.base, "head": args.head}
+    runs: dict[str, list[dict]] = {k: [] for k in sides}
+    load0 = os.getloadavg()[0]
+    for _ in range(args.rounds):
+        for name, src in sides.items():
+            env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCORTEX_")}
+            env["PYTHONPATH"] = src
+            p = subprocess.run([sys.executable, __file__, "--clients", str(args.clients),
+                                "--duration", str(args.duration), "--max-requests",
+                                str(args.max_requests), "--endpoints", args.endpoints],
+                               env=env, capture_output=True, text=True, timeout=1800)
+            last = p.stdout.strip().splitlines()[-1:] or ["{}"]
+            got = json.loads(last[0]) if last[0].startswith("{") else {}
+            runs[name].append({r["endpoint"]: r for r in got.get("results", [])})
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for name in sides:
+        table[name] = {}
+        for ep in args.endpoints.split(","):
+            rows = [r[ep] for r in runs[name] if ep in r]
+            table[name][ep] = {f: round(statistics.median(r[f] for r in rows), 1)
+                               if rows else float("nan")
+                               for f in ("rps", "p50_ms", "p99_ms", "errors")}
+    ratios = {ep: {f: round(table["head"][ep][f] / table["base"][ep][f], 2)
+                   if table["base"][ep][f] else None for f in ("rps", "p50_ms", "p99_ms")}
+              for ep in args.endpoints.split(",")}
+    print(json.dumps({"bench": "serve_load", "clients": args.clients,
+                      "duration": args.duration, "rounds": args.rounds, "median": table,
+                      "head_over_base": ratios,
+                      "load": [round(load0, 2), round(os.getloadavg()[0], 2)]}, indent=1))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ read it, so it is written without private notes)."""
 PERSON = frozenset({"cli", "tui"})
 """The person at their own terminal (the in-process TUI too): sees private notes, and
 their own command is the approval an "ask" write needs."""
+_PREFIX_LOCK = threading.Lock()
 
 
 class Access:
@@ -67,10 +68,24 @@ class Access:
         self._private = frozenset(self.policy.privacy_tags)
         self._lock = lock if lock is not None else threading.RLock()
         self._gateway = gateway
-        self.batch_prefix = f"{client}:{uuid.uuid4().hex[:12]}:"
-        """What this Access's own writes are journaled under (``undo_own`` undoes only
-        those: never the person's writes, nor another client's or connection's)."""
+        self._batch_prefix: str | None = None
         self._seq = itertools.count(1)
+
+    @property
+    def batch_prefix(self) -> str:
+        """What this Access's own writes are journaled under (``undo_own`` undoes only
+        those: never the person's writes, nor another client's or connection's).  Drawn
+        on first use: the kernel makes an Access for every reply and record, and most
+        never write (a random draw each is a syscall on the request's path)."""
+        if self._batch_prefix is None:
+            with _PREFIX_LOCK:  # two first writes on two threads: one prefix for both
+                if self._batch_prefix is None:
+                    self._batch_prefix = f"{self.client}:{uuid.uuid4().hex[:12]}:"
+        return self._batch_prefix
+
+    @batch_prefix.setter
+    def batch_prefix(self, value: str) -> None:
+        self._batch_prefix = value
 
     @classmethod
     def for_signal(cls, memex: Memex, meta: dict[str, Any]) -> Access:

@@ -69,3 +69,32 @@ def test_the_file_is_kept_under_its_size(tmp_path: Path) -> None:
         cached_embed(emb, [f"t{i}-{j}" for j in range(10)], path, max_rows=20)
     with sqlite3.connect(path) as c:
         assert c.execute("SELECT count(*) FROM vec").fetchone()[0] <= 20
+
+
+def test_rows_known_in_this_process_need_no_file(tmp_path: Path) -> None:
+    """A pass whose rows were all read or written before opens no file and writes nothing;
+    the rows are still the model's."""
+    path = tmp_path / "units"
+    emb = CountingEmbedder()
+    cached_embed(emb, ["a", "b"], path)
+    path.unlink()  # opening it again would make a new, empty one
+    got = cached_embed(emb, ["b", "a", "b"], path)
+    assert emb.seen == ["a", "b"]
+    assert np.array_equal(got, CountingEmbedder().embed(["b", "a", "b"]))
+    assert not path.exists()
+
+
+def test_a_pass_read_from_the_file_writes_nothing_when_its_rows_are_fresh(
+        tmp_path: Path, monkeypatch) -> None:
+    """Another process's rows (on disk, not in this one's memory) are read without a
+    commit while their ``used`` stamps are fresh."""
+    from opencortex.embed import vector_cache
+
+    path = tmp_path / "units"
+    cached_embed(CountingEmbedder(), ["a", "b"], path)
+    monkeypatch.setattr(vector_cache, "_memory", {})  # as a new process
+    stamp = os.stat(path).st_mtime_ns
+    emb = CountingEmbedder()
+    got = cached_embed(emb, ["a", "b"], path)
+    assert emb.seen == [] and np.array_equal(got, CountingEmbedder().embed(["a", "b"]))
+    assert os.stat(path).st_mtime_ns == stamp

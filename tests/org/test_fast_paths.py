@@ -1,8 +1,9 @@
 """The parser's fast paths must give exactly what the full element scan gives.
 
-Plain-prose sections skip the element scanner (parser._NOT_PROSE decides); here
-that test is forced to fail for every section, and both parses are compared field
-by field, spans and link offsets included.
+Plain-prose sections skip the element scanner (parser._NOT_PROSE decides), in
+documents with radio targets too; here that test is forced to fail for every
+section, and both parses are compared field by field, spans and link offsets
+included.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ LINE = st.sampled_from([
     "1. item", "#+begin_src\n#+end_src", ": fixed", "| a |", "*bold* start", "  indented",
     "Clock: no", "CLOCK: [2026-01-01]", "x^2 and a_b", "=verb [[id:q]]=", "[fn:1] def",
     "text\r", "\t", "2026 was", "-----", "#+TODO: A | B", "<2026-02-03 Tue> <<t>>",
+    # radio targets: a document holding "<<<" takes the fast path too
+    "Set <<<Radio Word>>> here.", "a radio  word, RADIO WORD.", "<<<x>>> and x",
 ])
 BODY = st.lists(LINE, max_size=6).map(lambda ls: "".join(x + "\n" for x in ls))
 SECTION = st.tuples(HEAD, TITLE, st.sampled_from(["\n", ""]), PLANNING, DRAWER, BODY).map("".join)
@@ -63,6 +66,7 @@ DOC = st.tuples(
     "* a\nlast line without newline [[b]]",
     "* a\n  \n\t\nx <2026-01-01 Thu>\n\n\n* b\n",
     "* a\r\nwin [[id:q][r]]\r\n\r\n",
+    "* a\n<<<Radio Word>>>\n\n* b\nthe radio word\n\nagain Radio Word\n* c\n- radio word\n",
 ])
 def test_fast_path_examples(text: str) -> None:
     assert _dump(parse(text)) == _slow(text)

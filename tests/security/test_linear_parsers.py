@@ -109,6 +109,19 @@ def test_the_two_quadratic_parsers_are_linear() -> None:
     assert _grows(_org, "[[a][", 40000) is None
 
 
+@pytest.mark.parametrize(("opener", "run"), [
+    ("#+BEGIN_SRC", "#+END_"), ("#+BEGIN: d", "#+END"), (":DRAWER:", ":END:"),
+    ("\\begin{a}", "\\end{a}"),
+])
+def test_org_closing_lines_are_indexed_in_linear_time(opener: str, run: str) -> None:
+    """A run of would-be closing markers on one line after an opener: the index of
+    closing lines looks at each line once (an unanchored closing-line regexp retried
+    at every ``#+END_`` of the run took 25 s on 96 KB)."""
+    def fn(s: str) -> object:
+        return _org(opener + "\n" + s + " x")
+    assert _grows(fn, run, 24000) is None
+
+
 def test_a_tag_list_that_cannot_end_the_text_is_refused_at_once() -> None:
     """"tag it as aandaand…?": a list word that may hold "and" once made the slot
     parser's regexp try every split of the list (exponential: 1.6 s at 22 words)."""

@@ -33,8 +33,9 @@ def test_every_owner_has_one_set_for_both_dialects() -> None:
     for m in owners.values():
         assert m.sqlite and m.postgresql, m.owner
     assert [n for n, _ in RECALL.sqlite] == ["m004_recall", "m006_recall_ids",
-                                             "m008_recall_lengths"]
-    assert [n for n, _ in RECALL.postgresql] == ["pg004_recall", "pg008_recall_lengths"]
+                                             "m008_recall_lengths", "m009_recall_views"]
+    assert [n for n, _ in RECALL.postgresql] == ["pg004_recall", "pg008_recall_lengths",
+                                                 "pg009_recall_views"]
 
 
 def _sqlite_schema(path: Path) -> list[tuple[str, str, str]]:
@@ -71,14 +72,14 @@ def test_sqlite_blank_and_previous_schema_end_the_same(tmp_path: Path) -> None:
     RecordIndex(st.db)  # recall applies its own set where it opens its tables
     st.close()
     assert _sqlite_names(blank) == sorted([*_OLD_SQLITE, "m006_recall_ids", "m007_agenda",
-                                           "m008_recall_lengths"])
+                                           "m008_recall_lengths", "m009_recall_views"])
 
     old = tmp_path / "old.sqlite3"  # the previous release: one list, m001..m005
     _previous_release(old).close()
     st = SqliteStore(old)
     # every known set, on opening
     assert sorted(st.migrations_applied) == ["m006_recall_ids", "m007_agenda",
-                                             "m008_recall_lengths"]
+                                             "m008_recall_lengths", "m009_recall_views"]
     RecordIndex(st.db)
     assert apply_migrations(st.db, migration_sets()) == []
     assert st.status()["migrations"]["pending"] == []

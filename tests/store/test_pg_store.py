@@ -68,13 +68,13 @@ def test_migrations_idempotent_and_concurrent_connects(pg_server: str, pg_schema
         t.join()
     assert not errors
     applied = [s.migrations_applied for s in stores]
-    assert sorted(map(len, applied)) == [0, 0, 0, 0, 0, 8]  # exactly one connect migrated
+    assert sorted(map(len, applied)) == [0, 0, 0, 0, 0, 9]  # exactly one connect migrated
     again = PgStore(pg_server, pg_schema)
     assert again.migrations_applied == []
     rows = again.db.execute("SELECT name FROM _migrations ORDER BY name").fetchall()
     assert [r[0] for r in rows] == ["pg001_core", "pg002_journal", "pg003_vectors", "pg004_recall",
                                     "pg005_passages", "pg006_no_instr", "pg007_agenda",
-                                    "pg008_recall_lengths"]
+                                    "pg008_recall_lengths", "pg009_recall_views"]
     st = again.status()
     assert st["pgvector"] and st["migrations"]["pending"] == []
     for s in [*stores, again]:
@@ -242,18 +242,19 @@ def test_store_cli_and_doctor(pg_server: str, pg_schema: str, memex: Path,
     assert json.loads(r.output)["applied_now"] == ["pg001_core", "pg002_journal",
                                                    "pg003_vectors", "pg005_passages",
                                                    "pg006_no_instr", "pg007_agenda",
-                                                   "pg004_recall", "pg008_recall_lengths"]
+                                                   "pg004_recall", "pg008_recall_lengths",
+                                                   "pg009_recall_views"]
     r = CliRunner().invoke(cli, ["--store", pg_server, "index", "--memex", str(memex), "--json"])
     assert r.exit_code == 0, r.output
     r = CliRunner().invoke(cli, ["--store", pg_server, "store", "status", "--json"])
     st = json.loads(r.output)
     assert st["backend"] == "postgresql" and st["counts"]["files"] > 30
-    assert st["migrations"]["level"] == "pg008_recall_lengths"
+    assert st["migrations"]["level"] == "pg009_recall_views"
     r = CliRunner().invoke(cli, ["--store", pg_server, "doctor", "--memex", str(memex), "--json"])
     checks = {c["check"]: c for c in json.loads(r.output)["checks"]}
     assert checks["store"]["ok"], checks["store"]
     d = checks["store"]["detail"]
-    assert "connected" in d and "pgvector 0." in d and "pg008_recall_lengths" in d
+    assert "connected" in d and "pgvector 0." in d and "pg009_recall_views" in d
     assert f"{st['counts']['nodes']} nodes" in d
     # a server that is not there: a failed check with the fix, not a traceback
     monkeypatch.setenv("OPENCORTEX_STORE_URL", "postgresql://postgres@127.0.0.1:9/none")

@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
+import hashlib
 import re
 import threading
 import unicodedata
@@ -35,6 +36,7 @@ import urllib.parse
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -51,6 +53,8 @@ SHINGLE = 8
 public text does not collide with a private note's."""
 MIN_SHINGLE_CHARS = 32
 """A shingle of short words (``a b c …``, table rules) is not a fingerprint."""
+SEEN_MAX = 8192
+"""Texts whose verdict one set of prints remembers (``Prints._seen``; 16-byte keys)."""
 
 LETTERS = 40
 """Letters and digits per window of the letter prints: about as many as a shingle's
@@ -181,21 +185,23 @@ def _norm_line(line: str) -> str:
     return " ".join(_LEAD.sub("", line).casefold().split())
 
 
-def _shingles(words: list[str]) -> Iterable[tuple[int, int]]:
+_NEED = MIN_SHINGLE_CHARS - SHINGLE + 1
+"""Characters of its words a shingle needs (the spaces between them make up the rest)."""
+
+
+def _shingles(words: list[str]) -> list[tuple[int, int]]:
     """(hash, first word index) of each SHINGLE-word window that starts at a word of at
     least 4 characters (content-defined anchors: the same passage has the same anchors
     wherever it is copied, and half the windows of prose are skipped) and is long enough
-    to count."""
+    to count.  A list built in one comprehension: this runs for every word of every reply
+    that leaves to a client, and a generator's per-window resume cost about as much as
+    the window's hash."""
     n = len(words)
     if n < SHINGLE:
-        return
-    cum = [0]
-    for w in words:
-        cum.append(cum[-1] + len(w))
-    need = MIN_SHINGLE_CHARS - SHINGLE + 1
-    for i in range(n - SHINGLE + 1):
-        if len(words[i]) >= 4 and cum[i + SHINGLE] - cum[i] >= need:
-            yield hash(" ".join(words[i:i + SHINGLE])), i
+        return []
+    cum = list(accumulate(map(len, words), initial=0))
+    return [(hash(" ".join(words[i:i + SHINGLE])), i) for i in range(n - SHINGLE + 1)
+            if cum[i + 1] - cum[i] >= 4 and cum[i + SHINGLE] - cum[i] >= _NEED]
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +215,12 @@ class Prints:
     """Windows of :data:`LETTERS` letters and digits (:func:`_letters`): the same passage
     with its spaces, line breaks, punctuation or case changed, or invisible characters
     put between its letters, has the same letters."""
+    _seen: dict[bytes, frozenset[int]] = field(default_factory=dict, compare=False,
+                                               repr=False)
+    """What ``hit_lines`` found for texts checked against these prints before, keyed by
+    the text's BLAKE2b digest (never the text): the prints never change (a refresh makes
+    new ones), so neither does the answer, and the same snippets, titles and IDs leave in
+    reply after reply (search hits, a note quoted again).  Bounded: emptied when full."""
 
     @staticmethod
     def of(texts: Iterable[str]) -> Prints:
@@ -250,10 +262,17 @@ class Prints:
         (prints of both are kept), or encoded -- base64, hex or URL-encoding, each run
         decoded and read on together with the runs around it (a blob wrapped over lines,
         or a passage split into several encoded pieces)."""
-        out = self._plain_hits(text)
-        if len(out) < text.count("\n") + 1:
-            out |= self._encoded_hits(text)
-        return out
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        got = self._seen.get(key)
+        if got is None:
+            out = self._plain_hits(text)
+            if len(out) < text.count("\n") + 1:
+                out |= self._encoded_hits(text)
+            got = frozenset(out)
+            if len(self._seen) >= SEEN_MAX:
+                self._seen.clear()
+            self._seen[key] = got
+        return set(got)
 
     def _encoded_hits(self, text: str) -> set[int]:
         runs: list[tuple[list[int], str]] = []  # (starts, the run) -- a wrapped blob is one
@@ -293,21 +312,25 @@ class Prints:
         lines = text.split("\n")
         word_line: list[int] = []
         words: list[str] = []
+        shingles = self.shingles
         letters: list[str] = []
         for i, raw in enumerate(lines):
-            prose = _prose(raw)
-            norm = _norm_line(prose)
-            if len(norm) >= MIN_LINE and hash(norm) in self.lines:
-                out.add(i)
-            if self.shingles:
-                ws = _WORD.findall(prose.casefold())
+            # casefolded once for both tests (``_norm_line`` of the casefolded prose is the
+            # same line: the bullets it strips casefold to themselves)
+            folded = _prose(raw).casefold()
+            if len(folded) >= MIN_LINE:  # the normalised line is never longer
+                norm = _norm_line(folded)
+                if len(norm) >= MIN_LINE and hash(norm) in self.lines:
+                    out.add(i)
+            if shingles:
+                ws = _WORD.findall(folded)
                 words.extend(ws)
                 word_line.extend([i] * len(ws))
             if self.letters:
-                letters.append(_letters(prose))
-        if self.shingles:
+                letters.append(_letters(folded))
+        if shingles:
             for h, at in _shingles(words):
-                if h in self.shingles:
+                if h in shingles:
                     out.update(word_line[at:at + SHINGLE])
         if self.letters:  # the letters of every line read as one run: a passage cut
             ends: list[int] = []  # over lines, one character each, still matches
@@ -361,14 +384,29 @@ def check_value(value: Any, prints: Prints | None, *, private: bool = False,
     cut = False
     seen: dict[str, Verdict] = {}  # a reply repeats its text (reply, replies, data.answer)
 
+    def text(v: str) -> str:
+        nonlocal cut
+        if not private and len(v) < MIN_LINE:
+            return v  # what ``check`` answers: too short for a print
+        got = seen.get(v)
+        if got is None:
+            got = seen[v] = check(Carried(v, private, why) if private else v, prints)
+        cut = cut or got.withheld
+        return got.text
+
     def walk(v: Any) -> Any:
         nonlocal cut
+        t = type(v)  # parsed JSON's exact types first: this runs on every response
+        if t is str:
+            return text(v)
+        if t is dict:
+            return {k: walk(x) for k, x in v.items()}
+        if t is list:
+            return [walk(x) for x in v]
+        if t in _SCALARS:
+            return v
         if isinstance(v, str):
-            got = seen.get(v)
-            if got is None:
-                got = seen[v] = check(Carried(v, private, why) if private else v, prints)
-            cut = cut or got.withheld
-            return got.text
+            return text(v)
         if isinstance(v, dict):
             return {k: walk(x) for k, x in v.items()}
         if isinstance(v, list | tuple):
@@ -380,6 +418,9 @@ def check_value(value: Any, prints: Prints | None, *, private: bool = False,
         return v
 
     return walk(value), cut
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 class StreamGate:

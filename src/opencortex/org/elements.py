@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import compress, count
 
 __all__ = ["Container", "ElementScanner", "Keyword", "PropertyDrawer", "property_drawer_in"]
 
@@ -31,10 +31,9 @@ _LATEX_BEGIN = re.compile(r"[ \t]*\\begin\{([A-Za-z0-9*]+)\}")
 _DRAWER = re.compile(r"[ \t]*:([\w$%'\-]+):[ \t]*$")
 _FIXED = re.compile(r"[ \t]*:(?: |$)")
 _HASH_PLUS = re.compile(r"[ \t]*#\+")
-_BLOCK_BEGIN = re.compile(r"BEGIN_(\S+)", re.I)
-_CALL = re.compile(r"CALL:", re.I)
-_DYN_BEGIN = re.compile(r"BEGIN:? ", re.I)
-_KEYWORD_LIKE = re.compile(r"\S+:")
+# what follows "#+", alternatives in the order Org tests them (by lastindex): 1 a block
+# (its name: group 2), 3 a babel call, 4 a dynamic block, 5 keyword-like
+_HASH_PLUS_KIND = re.compile(r"(BEGIN_(\S+))|(CALL:)|(BEGIN:? )|(\S+:)", re.I)
 _KEYWORD = re.compile(r"[ \t]*#\+(\S*):")
 _FOOTNOTE_DEF = re.compile(r"\[fn:([-_\w]+)\]")
 _HR = re.compile(r"[ \t]*-{5,}[ \t]*$")
@@ -46,6 +45,15 @@ _FULL_ITEM = re.compile(
     r"(?:(\[[ X-]\])(?:[ \t]+|$))?"
     r"(?:(.*)[ \t]+::(?:[ \t]+|$))?"
 )
+# _FULL_ITEM without the tag group, for lines without "::" (where it cannot match;
+# it is the one costly part: ``.*`` backtracks over the whole line)
+_FULL_ITEM_NOTAG = re.compile(
+    r"[ \t]*((?:[-+*]|(?:[0-9]+|[A-Za-z])[.)])(?:[ \t]+|$))"
+    r"(?:\[@(?:start:)?([0-9]+|[A-Za-z])\][ \t]*)?"
+    r"(?:(\[[ X-]\])(?:[ \t]+|$))?"
+)
+_BEGIN_BLOCK = re.compile(r"[ \t]*#\+BEGIN_(\S+)", re.I)
+_BEGIN_BLOCK_OR_DYN = re.compile(r"#\+BEGIN(:|_\S+)", re.I)
 _SEPARATOR = re.compile(
     r"(?:\*+ |\[fn:[-_\w]+\]|%%\(|[ \t]*(?:$|\||\+(?:-+\+)+[ \t]*$"
     r"|#(?: |$|\+(?:BEGIN_\S+|\S+(?:\[.*\])?:[ \t]*))"
@@ -55,6 +63,9 @@ _SEPARATOR = re.compile(
 )
 _DUAL_CHECK = re.compile(r"[ \t]*#\+(\S+)\[.*\]:")
 _SEP_FIRST = frozenset("*[%|+#:-\\Cc0123456789")
+_SEP_OR_BLANK = _SEP_FIRST | {""}
+_ITEM_FIRST = frozenset("-+*0123456789")
+_RULE_OR_ROW = frozenset("+|")  # what a line _ITEM matches starts with
 _TBLFM = re.compile(r"[ \t]*#\+TBLFM: +(.*)[ \t]*$", re.I)
 # A property drawer in the text (see property_drawer_in)
 _PROPERTY_DRAWER = re.compile(
@@ -126,6 +137,9 @@ def property_drawer_in(text: str, beg: int, end: int) -> tuple[list[tuple[str, s
 
 def _column(line: str) -> int:
     """Indentation column as Emacs counts it (tabs to multiples of 8)."""
+    ind = len(line) - len(line.lstrip(" \t"))
+    if "\t" not in line[:ind]:
+        return ind
     col = 0
     for ch in line:
         if ch == " ":
@@ -137,8 +151,15 @@ def _column(line: str) -> int:
     return col
 
 
-def _is_blank(line: str) -> bool:
-    return not line.strip(" \t")
+# Closing lines: each opener (its literal start) is found by a C-speed search, kept
+# only when it is the first non-blank of its line, and the whole closing-line
+# pattern is then matched there once (a pattern opening with ``^[ \t]*`` is tried
+# at every position instead).  At most one match per line: linear on any input.
+_END_DRAWER = (re.compile(r":END:", re.I), re.compile(r":END:[ \t]*$", re.M | re.I))
+_END_BLOCK = (re.compile(r"#\+END_", re.I), re.compile(r"#\+END_(\S+)[ \t]*$", re.M | re.I))
+_END_DYNAMIC = (re.compile(r"#\+END", re.I), re.compile(r"#\+END:?[ \t]*$", re.M | re.I))
+# \end{name} anywhere on a line, at its end
+_END_LATEX = re.compile(r"\\end\{([A-Za-z0-9*]+)\}[ \t]*$", re.M | re.I)
 
 
 class _EndIndex:
@@ -149,29 +170,68 @@ class _EndIndex:
         self.starts = starts
         self._cache: dict[str, dict[str, list[int]]] = {}
 
-    def _lines_of(self, kind: str, pattern: str, keyfn: Callable[[re.Match[str]], str]) -> dict[str, list[int]]:
+    def _lines_at_bol(self, kind: str, opener: re.Pattern[str], pattern: re.Pattern[str],
+                      named: bool) -> dict[str, list[int]]:
+        """Lines of ``^[ \t]*PATTERN`` by upper-cased group 1 (``named``) or "".
+
+        Only the first opener of a line can start such a match (any later one has
+        that opener's non-blank characters before it), so the rest of its line is
+        skipped: each line costs one look back to its start and at most one match.
+        """
         got = self._cache.get(kind)
         if got is None:
             got = {}
+            text = self.text
+            rfind, find = text.rfind, text.find
             starts = self.starts
-            for m in re.finditer(pattern, self.text, re.M | re.I):
-                line = bisect.bisect_right(starts, m.start()) - 1
-                lst = got.setdefault(keyfn(m), [])
-                if not lst or lst[-1] != line:
+            bisect_right = bisect.bisect_right
+            line_end = -1  # end of the line of the last opener looked at
+            for c in opener.finditer(text):
+                ms = c.start()
+                if ms < line_end:
+                    continue
+                line_end = find("\n", ms)
+                if line_end == -1:
+                    line_end = len(text)
+                bol = rfind("\n", 0, ms) + 1
+                if bol < ms and text[bol:ms].strip(" \t"):
+                    continue
+                m = pattern.match(text, ms)
+                if m is None:
+                    continue
+                line = bisect_right(starts, ms) - 1
+                key = m.group(1).upper() if named else ""
+                lst = got.get(key)
+                if lst is None:
+                    got[key] = [line]
+                elif lst[-1] != line:
                     lst.append(line)
             self._cache[kind] = got
+        return got
+
+    def _latex_lines(self) -> dict[str, list[int]]:
+        got = self._cache.get("latex")
+        if got is None:
+            got = {}
+            starts = self.starts
+            for m in _END_LATEX.finditer(self.text):
+                line = bisect.bisect_right(starts, m.start()) - 1
+                lst = got.setdefault(m.group(1).upper(), [])
+                if not lst or lst[-1] != line:
+                    lst.append(line)
+            self._cache["latex"] = got
         return got
 
     def first(self, kind: str, name: str, after: int, before: int) -> int | None:
         """First closing line of ``kind``/``name`` in [after, before), or None."""
         if kind == "drawer":
-            d = self._lines_of(kind, r"^[ \t]*:END:[ \t]*$", lambda m: "")
+            d = self._lines_at_bol(kind, *_END_DRAWER, False)
         elif kind == "block":
-            d = self._lines_of(kind, r"^[ \t]*#\+END_(\S+)[ \t]*$", lambda m: m.group(1).upper())
+            d = self._lines_at_bol(kind, *_END_BLOCK, True)
         elif kind == "dynamic":
-            d = self._lines_of(kind, r"^[ \t]*#\+END:?[ \t]*$", lambda m: "")
-        else:  # latex: \end{name} anywhere on a line, at its end
-            d = self._lines_of(kind, r"\\end\{([A-Za-z0-9*]+)\}[ \t]*$", lambda m: m.group(1).upper())
+            d = self._lines_at_bol(kind, *_END_DYNAMIC, False)
+        else:
+            d = self._latex_lines()
         lst = d.get(name.upper())
         if not lst:
             return None
@@ -188,6 +248,10 @@ class ElementScanner:
         self.text = text
         self.lines = lines
         self.starts = starts
+        # first non-blank character of each line ("" when blank): spares the scanner
+        # a strip per line visited, and makes the paragraph separators' index
+        # (a comprehension beats a regexp pass: most lines have no indentation to strip)
+        self.firsts: list[str] = [ln.lstrip(" \t")[:1] for ln in lines]
         self.ends = _EndIndex(text, starts)
         self.containers: list[Container] = []
         self.keywords: list[Keyword] = []
@@ -227,18 +291,18 @@ class ElementScanner:
 
     def first_section(self, a: int, b: int) -> None:
         """Text before the first headline (``top-comment`` mode, then plain elements)."""
-        lines = self.lines
+        lines, firsts = self.lines, self.firsts
         i = a
-        while i < b and _is_blank(lines[i]):
+        while i < b and not firsts[i]:
             i += 1
         start = i
         while i < b and _COMMENT.match(lines[i]):
             i += 1
         if i > start or i == 0:
             if i > start:
-                while i < b and _is_blank(lines[i]):
+                while i < b and not firsts[i]:
                     i += 1
-            prev_blank = i > 0 and _is_blank(lines[i - 1])
+            prev_blank = i > 0 and not firsts[i - 1]
             if not prev_blank:
                 pd = self.property_drawer_at(i, b)
                 if pd is not None:
@@ -249,14 +313,16 @@ class ElementScanner:
 
     def elements(self, i: int, limit: int, depth: int) -> None:
         """Parse elements on lines [i, limit), recording containers and keywords."""
-        lines = self.lines
+        lines, firsts = self.lines, self.firsts
         while i < limit:
-            line = lines[i]
-            stripped = line.lstrip(" \t")
-            if not stripped:
+            c = firsts[i]
+            if not c:
                 i += 1
                 continue
-            c = stripped[0]
+            if c not in _SEP_FIRST:  # only a paragraph starts so (see _element)
+                i = self._paragraph(i, self.starts[i], limit)
+                continue
+            line = lines[i]
             if c == "#" and _COMMENT.match(line):
                 i += 1
                 while i < limit and _COMMENT.match(lines[i]):
@@ -276,12 +342,10 @@ class ElementScanner:
             while j < limit and _AFFILIATED.match(lines[j]):
                 j += 1
             if j > i:
-                if j >= limit or _is_blank(lines[j]):
+                if j >= limit or not self.firsts[j]:
                     return self._keyword(i)
                 i = j
-                line = lines[i]
-                stripped = line.lstrip(" \t")
-                c = stripped[0]
+                c = self.firsts[i]
         line = lines[i]
         if c == "\\":
             m = _LATEX_BEGIN.match(line)
@@ -329,11 +393,10 @@ class ElementScanner:
             self._add(self.starts[i], self._eol(limit - 1) + 1, STD)
 
     def _hash_plus(self, i: int, after: int, limit: int, depth: int) -> int:
-        line = self.lines[i]
-        rest = line[after:]
-        m = _BLOCK_BEGIN.match(rest)
-        if m:
-            kind = m.group(1).upper()
+        m = _HASH_PLUS_KIND.match(self.lines[i], after)
+        what = m.lastindex if m is not None else None
+        if what == 1:
+            kind = m.group(2).upper()  # type: ignore[union-attr]
             end = self.ends.first("block", kind, i + 1, limit)
             if end is None:
                 return self._paragraph(i, self.starts[i], limit)
@@ -343,15 +406,15 @@ class ElementScanner:
             elif kind not in _OPAQUE_BLOCKS:
                 self._nested(i + 1, end, depth)
             return end + 1
-        if _CALL.match(rest):
+        if what == 3:
             return i + 1
-        if _DYN_BEGIN.match(rest):
+        if what == 4:
             end = self.ends.first("dynamic", "", i + 1, limit)
             if end is None:
                 return self._paragraph(i, self.starts[i], limit)
             self._nested(i + 1, end, depth)
             return end + 1
-        if _KEYWORD_LIKE.match(rest):
+        if what == 5:
             return self._keyword(i)
         return self._paragraph(i, self.starts[i], limit)
 
@@ -365,17 +428,17 @@ class ElementScanner:
     # ------------------------------------------------------------ paragraph
 
     def _is_separator(self, j: int, limit: int) -> bool:
-        line = self.lines[j]
-        stripped = line.lstrip(" \t")
-        if stripped and line[0] not in _SEP_FIRST and stripped[0] not in _SEP_FIRST:
+        c = self.firsts[j]
+        if c and c not in _SEP_FIRST:
             return False
+        line = self.lines[j]
         m = _SEPARATOR.match(line)
         if m is None:
             return False
-        if stripped[:1] == ":" and _DRAWER.match(line):
+        if c == ":" and _DRAWER.match(line):
             return self.ends.first("drawer", "", j, limit) is not None
-        if stripped[:1] == "#":
-            bm = re.match(r"[ \t]*#\+BEGIN_(\S+)", line, re.I)
+        if c == "#":
+            bm = _BEGIN_BLOCK.match(line)
             if bm:
                 return self.ends.first("block", bm.group(1), j, limit) is not None
             dm = _DUAL_CHECK.match(line)
@@ -387,34 +450,35 @@ class ElementScanner:
 
     def _separator_candidates(self) -> list[int]:
         got = self._sep_lines
-        if got is None:
-            first = _SEP_FIRST
-            got = [
-                k for k, ln in enumerate(self.lines)
-                if not ln or ln[0] in first or (ln[0] in " \t" and (
-                    not ln.strip(" \t") or ln.lstrip(" \t")[0] in first))
-            ]
+        if got is None:  # blank lines and those whose first non-blank may separate
+            got = list(compress(count(), map(_SEP_OR_BLANK.__contains__, self.firsts)))
             self._sep_lines = got
         return got
 
     def _paragraph(self, i: int, beg: int, limit: int) -> int:
         """Paragraph from offset ``beg`` on line ``i``; returns the line after it."""
-        cands = self._separator_candidates()
+        cands = self._sep_lines
+        if cands is None:
+            cands = self._separator_candidates()
+        firsts = self.firsts
         k = bisect.bisect_left(cands, i + 1)
+        n = len(cands)
         j = limit
-        while k < len(cands):
+        while k < n:
             c = cands[k]
             if c >= limit:
                 break
-            if self._is_separator(c, limit):
+            if not firsts[c] or self._is_separator(c, limit):  # a blank line always is
                 j = c
                 break
             k += 1
         # contents end: after the last non-blank line
         k = j - 1
-        while k > i and _is_blank(self.lines[k]):
+        while k > i and not firsts[k]:
             k -= 1
-        self._add(beg, self._eol(k) + 1, STD)
+        end = self.starts[k] + len(self.lines[k]) + 1
+        if beg < end:
+            self.containers.append(Container(beg, end, STD))
         return j
 
     # ------------------------------------------------------------ footnotes
@@ -424,6 +488,7 @@ class ElementScanner:
         j = i + 1
         blank_run = 0
         end = limit
+        firsts = self.firsts
         while j < limit:
             line = lines[j]
             if line.startswith("[fn:") and _FOOTNOTE_DEF.match(line):
@@ -432,7 +497,7 @@ class ElementScanner:
                     k -= 1
                 end = k + 1
                 break
-            if _is_blank(line):
+            if not firsts[j]:
                 blank_run += 1
             else:
                 if blank_run >= 2:
@@ -449,11 +514,10 @@ class ElementScanner:
 
     def _item_like_contents(self, i: int, cbeg: int, end: int, depth: int) -> None:
         """Contents starting mid-line at ``cbeg`` (items, footnote definitions)."""
-        line = self.lines[i]
-        rest = line[cbeg - self.starts[i] :]
-        if rest.strip(" \t"):
-            beg = cbeg + (len(rest) - len(rest.lstrip(" \t")))
-            nxt = self._paragraph(i, beg, end)
+        rest = self.lines[i][cbeg - self.starts[i] :]
+        text = rest.lstrip(" \t")
+        if text:
+            nxt = self._paragraph(i, cbeg + (len(rest) - len(text)), end)
             self._nested(nxt, end, depth)
         else:
             self._nested(i + 1, end, depth)
@@ -461,26 +525,22 @@ class ElementScanner:
     # ------------------------------------------------------------ tables
 
     def _table(self, i: int, limit: int) -> int:
-        lines = self.lines
+        lines, firsts, starts = self.lines, self.firsts, self.starts
+        add = self.containers.append
         j = i
-        while j < limit:
-            s = lines[j].lstrip(" \t")
-            if not s or s[0] != "|":
-                break
-            self._table_row(j)
+        while j < limit and firsts[j] == "|":
+            # a standard row: the text after its first "|"; rules have no cells
+            line = lines[j]
+            bar = line.index("|") + 1
+            if line[bar : bar + 1] != "-":
+                base = starts[j]
+                end = base + len(line.rstrip(" \t"))
+                if base + bar < end:
+                    add(Container(base + bar, end, ROW))
             j += 1
         while j < limit and _TBLFM.match(lines[j]):
             j += 1
         return j
-
-    def _table_row(self, j: int) -> None:
-        """Record a standard row (text after its first ``|``); rules have no cells."""
-        line = self.lines[j]
-        s = line.lstrip(" \t")
-        if s.startswith("|-"):
-            return
-        base = self.starts[j]
-        self._add(base + line.index("|") + 1, base + len(line.rstrip(" \t")), ROW)
 
     def _table_el(self, i: int, limit: int) -> int | None:
         """A table.el table (no objects): rule line, rows, closing rule."""
@@ -488,10 +548,8 @@ class ElementScanner:
         if i + 1 >= limit:
             return None
         j = i + 1
-        while j < limit:
-            s = lines[j].lstrip(" \t")
-            if not s or s[0] not in "+|":
-                break
+        firsts = self.firsts
+        while j < limit and firsts[j] in _RULE_OR_ROW:
             j += 1
         if j == i + 1:
             return None
@@ -503,7 +561,8 @@ class ElementScanner:
 
     def _list_struct(self, i: int, limit: int) -> list[tuple[int, int, int]]:
         """``org-element--list-struct``: (line, indentation, end line) of each item."""
-        lines = self.lines
+        lines, firsts = self.lines, self.firsts
+        last = len(lines) - 1
         items: list[list[int]] = []  # open items: [line, ind, end]
         done: list[list[int]] = []
         pos = i
@@ -513,17 +572,18 @@ class ElementScanner:
                 for it in items:
                     it[2] = end
                 break
-            line = lines[pos]
-            if _is_blank(line):
+            c = firsts[pos]
+            if not c:
                 # org-list-end-re: two blank lines, both ended by a newline
-                if pos + 1 < len(lines) - 1 and _is_blank(lines[pos + 1]):
+                if pos + 1 < last and not firsts[pos + 1]:
                     for it in items:
                         it[2] = pos
                     break
                 pos += 1
                 continue
-            if _ITEM.match(line):
-                ind = _column(line)
+            line = lines[pos]
+            if c in _ITEM_FIRST and _ITEM.match(line):
+                ind = 0 if line[0] == c else _column(line)
                 while items and ind <= items[-1][1]:
                     it = items.pop()
                     it[2] = pos
@@ -531,17 +591,18 @@ class ElementScanner:
                 items.append([pos, ind, -1])
                 pos += 1
                 continue
-            ind = _column(line)
-            end = self._after_last_nonblank(pos, i)
-            while items and ind <= items[-1][1]:
-                it = items.pop()
-                it[2] = end
-                done.append(it)
+            ind = 0 if line[0] == c else _column(line)
+            if items and ind <= items[-1][1]:
+                end = self._after_last_nonblank(pos, i)
+                while items and ind <= items[-1][1]:
+                    it = items.pop()
+                    it[2] = end
+                    done.append(it)
             if not items:
                 break
-            s = line.lstrip(" \t")
-            if s[:2] == "#+":
-                bm = re.match(r"#\+BEGIN(:|_\S+)", s, re.I)
+            if c == "#":
+                s = line.lstrip(" \t")
+                bm = _BEGIN_BLOCK_OR_DYN.match(s)
                 if bm:
                     tag = bm.group(1)
                     if tag == ":":
@@ -550,7 +611,7 @@ class ElementScanner:
                         e = self.ends.first("block", tag[1:], pos + 1, limit)
                     if e is not None:
                         pos = e
-            elif s[:1] == ":" and _DRAWER.match(line):
+            elif c == ":" and _DRAWER.match(line):
                 e = self.ends.first("drawer", "", pos + 1, limit)
                 if e is not None:
                     pos = e
@@ -561,7 +622,8 @@ class ElementScanner:
 
     def _after_last_nonblank(self, pos: int, floor: int) -> int:
         k = pos - 1
-        while k > floor and _is_blank(self.lines[k]):
+        firsts = self.firsts
+        while k > floor and not firsts[k]:
             k -= 1
         return k + 1
 
@@ -572,8 +634,12 @@ class ElementScanner:
                 by_line[ln] = (ind, end)
         ind0 = by_line[i][0]
         pos = i
-        while pos in by_line and by_line[pos][0] == ind0:
-            end = by_line[pos][1]
+        get = by_line.get
+        while True:
+            got = get(pos)
+            if got is None or got[0] != ind0:
+                break
+            end = got[1]
             self._item(pos, end, depth)
             if end <= pos:
                 break
@@ -582,23 +648,42 @@ class ElementScanner:
 
     def _item(self, i: int, end: int, depth: int) -> None:
         line = self.lines[i]
-        m = _FULL_ITEM.match(line)
+        if "::" in line:
+            m = _FULL_ITEM.match(line)
+            tagged = m is not None and m.group(4) is not None
+        else:
+            m = _FULL_ITEM_NOTAG.match(line)
+            tagged = False
         if m is None:  # cannot happen: _ITEM matched
             self._paragraph(i, self.starts[i], end)
             return
         base = self.starts[i]
         bullet = m.group(1)
         ordered = bullet[0] not in "-+*"
-        if m.group(4) is not None and ordered:
+        if tagged and ordered:
             cbeg = m.start(4)
         else:
             cbeg = m.end()
-            if m.group(4) is not None:
+            if tagged:
                 t0, t1 = m.start(4), m.end(4)
                 tag = line[t0:t1]
                 lead = len(tag) - len(tag.lstrip(" \t"))
                 trail = len(tag) - len(tag.rstrip(" \t"))
                 self._add(base + t0 + lead, base + t1 - trail, NOLB)
-        # contents end: skip trailing blank lines of the item
-        cend = self._after_last_nonblank(end, i)
-        self._item_like_contents(i, base + cbeg, max(cend, i + 1), depth)
+        # contents end: skip trailing blank lines of the item (_after_last_nonblank)
+        k = end - 1
+        firsts = self.firsts
+        while k > i and not firsts[k]:
+            k -= 1
+        cend = k + 1 if k > i else i + 1
+        # _item_like_contents, inlined
+        rest = line[cbeg:]
+        text = rest.lstrip(" \t")
+        if text:
+            nxt = self._paragraph(i, base + cbeg + (len(rest) - len(text)), cend)
+        else:
+            nxt = i + 1
+        if depth < MAX_DEPTH:  # _nested
+            self.elements(nxt, cend, depth + 1)
+        else:
+            self._nested(nxt, cend, depth)

@@ -77,6 +77,15 @@ _CANDIDATE = re.compile(r"[_^*~=+/\[@{<$\\:]")
 # the run before the next candidate (a negated class runs faster than a search)
 _NON_CANDIDATES = re.compile(r"[^_^*~=+/\[@{<$\\:]*")
 _MAX_TYPE_LEN = 12
+# where each emphasis/verbatim marker may close (see ObjectLexer._closer_list):
+# "(?<=\S)M(?=POST|$)" with the marker first, so the search skips to it at C speed
+# (a leading look-behind is tried at every position)
+_CLOSERS = {
+    mk: re.compile(
+        re.escape(mk) + r"(?<=\S" + re.escape(mk) + ")(?=" + _POST_CLASS + "|$)", re.M
+    )
+    for mk in _EMPH_MARKERS + _VERB_MARKERS
+}
 _CELL_RE = re.compile(r"[ \t]*(.*?)[ \t]*(?:\||$)", re.M)
 
 
@@ -110,7 +119,21 @@ def build_radio_regexp(targets: list[str]) -> re.Pattern[str] | None:
     alts = []
     for t in targets:
         alts.append(r"\s+".join(re.escape(p) for p in re.split(" +", t)))
-    return re.compile(r"(?:^|[\W_])(" + "|".join(alts) + r")(?:$|[\W_])", re.I | re.M)
+    return re.compile(_RADIO_HEAD + "|".join(alts) + _RADIO_TAIL, re.I | re.M)
+
+
+_RADIO_HEAD = r"(?:^|[\W_])("
+_RADIO_TAIL = r")(?:$|[\W_])"
+
+
+@lru_cache(maxsize=16)
+def _radio_words(radio: re.Pattern[str]) -> re.Pattern[str]:
+    """The targets alone of a :func:`build_radio_regexp` pattern: a radio link in a
+    text needs one of them there, whatever surrounds it."""
+    pat = radio.pattern
+    if not (pat.startswith(_RADIO_HEAD) and pat.endswith(_RADIO_TAIL)):
+        raise ValueError("not a build_radio_regexp pattern")
+    return re.compile(pat[len(_RADIO_HEAD) : -len(_RADIO_TAIL)], re.I)
 
 
 @lru_cache(maxsize=16)
@@ -127,7 +150,7 @@ _BRACKET_TRIGGER = re.compile(r"\[[\[\d]")
 class _Frame:
     """One narrowed region being lexed (a container, or an object's contents)."""
 
-    __slots__ = ("allowed", "base", "closers", "pairs", "pos", "s")
+    __slots__ = ("allowed", "base", "closers", "pairs", "pos", "radio_m", "radio_q", "s")
 
     def __init__(self, s: str, base: int, allowed: frozenset[str]) -> None:
         self.s = s
@@ -136,6 +159,9 @@ class _Frame:
         self.pos = 0
         self.closers: dict[str, list[int]] = {}
         self.pairs: dict[str, dict[int, int]] = {}
+        # the last radio search: from radio_q it found radio_m (see _radio_limit)
+        self.radio_q = len(s) + 1
+        self.radio_m: re.Match[str] | None = None
 
 
 # A parse result: (end, contents_begin, contents_end, contents_allowed)
@@ -173,6 +199,7 @@ class ObjectLexer:
         self.syntax = syntax
         self.abbrevs = abbrevs or {}
         self.radio = radio
+        self._radio_words = _radio_words(radio).search if radio is not None else None
         self.object_re = _object_regexp(syntax.types)
         self._type_colon = _type_colon_regexp(syntax.types).search
         self._types = _lower_types(syntax.types)
@@ -185,14 +212,20 @@ class ObjectLexer:
     # ------------------------------------------------------------------ driver
 
     def may_hold(self, text: str, beg: int, end: int) -> bool:
-        """Cheap test (C-speed scans): can ``text[beg:end]`` hold a link or timestamp?"""
-        if self.radio is not None or text.find("<", beg, end) != -1:
+        """Cheap test (C-speed scans): can ``text[beg:end]`` hold a link or timestamp?
+
+        With radio targets, a radio link needs a target's words in the span.
+        """
+        if text.find("<", beg, end) != -1:
             return True
         i = text.find("[", beg, end)
         if i != -1 and _BRACKET_TRIGGER.search(text, i, end) is not None:
             return True
         i = text.find(":", beg, end)
-        return i != -1 and self._type_colon(text, i, end) is not None
+        if i != -1 and self._type_colon(text, i, end) is not None:
+            return True
+        # (last: a regexp scan of every character)
+        return self._radio_words is not None and self._radio_words(text, beg, end) is not None
 
     def lex_row(self, text: str, beg: int, end: int) -> None:
         """A table row (text after its first ``|``): each cell with the cell restriction."""
@@ -284,7 +317,7 @@ class ObjectLexer:
             return None
         limit, radio_hit = n, False
         if self.radio is not None and "link" in fr.allowed:
-            limit, radio_hit = self._radio_limit(s, pos)
+            limit, radio_hit = self._radio_limit(fr, pos)
         while pos < limit:
             found = self._find(s, pos, limit)
             if found is None:
@@ -354,11 +387,21 @@ class ObjectLexer:
                 return i - 3
         return None
 
-    def _radio_limit(self, s: str, start: int) -> tuple[int, bool]:
-        """Where the next radio link starts (+1), as object-lex bounds its search."""
+    def _radio_limit(self, fr: _Frame, start: int) -> tuple[int, bool]:
+        """Where the next radio link starts (+1), as object-lex bounds its search.
+
+        The frame keeps its last search: from any ``q`` between that search's start
+        and its match's start, the leftmost match is the same one (the pattern's
+        ``^`` and classes do not depend on where a search starts), so a long run of
+        objects before a far radio link costs one search, not one per object.
+        """
         assert self.radio is not None
+        s = fr.s
         q = start if start == 0 or s[start - 1] == "\n" else start - 1
-        m = self.radio.search(s, q)
+        m = fr.radio_m
+        if not (fr.radio_q <= q and (m is None or q <= m.start())):
+            m = self.radio.search(s, q)
+            fr.radio_q, fr.radio_m = q, m
         if m is None:
             return len(s), False
         bol = s.rfind("\n", 0, start) + 1
@@ -395,8 +438,7 @@ class ObjectLexer:
         """Positions where ``marker`` may close an emphasis: non-space before, post char after."""
         got = fr.closers.get(marker)
         if got is None:
-            pat = re.compile(r"(?<=\S)" + re.escape(marker) + "(?=" + _POST_CLASS + "|$)", re.M)
-            got = [m.start() for m in pat.finditer(fr.s)]
+            got = [m.start() for m in _CLOSERS[marker].finditer(fr.s)]
             fr.closers[marker] = got
         return got
 

@@ -20,7 +20,8 @@ import bisect
 import os
 import re
 from dataclasses import fields
-from itertools import accumulate
+from itertools import accumulate, compress, repeat
+from operator import attrgetter
 
 from .elements import CELL, NOLB, ROW, Container, ElementScanner, property_drawer_in
 from .headline import _TAGS, headline_regexp, parse_planning_line, split_headline
@@ -44,6 +45,8 @@ _PARA_START = re.compile(r"(?:[ \t]*\n)*(?:([ \t]*\Z))?")
 # group 1 when nothing but blank lines follows
 _PARA_STOP = re.compile(r"\n(?=[ \t]*(?:\n|\Z))((?:[ \t]*\n)*[ \t]*\Z)?")
 _SYNTAX = LinkSyntax.build()
+_BEG = attrgetter("beg")
+_END = attrgetter("end")
 _KIND_SETS = {"std": STANDARD, NOLB: NO_LINE_BREAK, CELL: CELL_SET}
 # headline starts after the first line (the first line is tested on its own)
 _HEADLINE = re.compile(r"\n(?=\*+ )")
@@ -74,7 +77,7 @@ class _Text:
 
     def __init__(self, text: str) -> None:
         self.real_len = len(text)
-        if "\r\n" in text:
+        if "\r" in text and "\r\n" in text:  # (one char is found by memchr)
             parts = text.split("\r\n")
             self.norm = "\n".join(parts)
             # norm index of each "\n" that replaced a "\r\n"
@@ -273,7 +276,7 @@ def parse(text: str, path: str | None = None) -> OrgDocument:
     norm = t.norm
     heads = _headline_offsets(norm)
     radio_doc = "<<<" in norm
-    sc, sections, pre = _scan(t, heads, not radio_doc)
+    sc, sections, pre = _scan(t, heads, True)
     keywords = sc.keywords if sc is not None else []
 
     doc = OrgDocument(text=text, path=path)
@@ -288,8 +291,7 @@ def parse(text: str, path: str | None = None) -> OrgDocument:
 
     radio = None
     if radio_doc:
-        assert sc is not None
-        radio = _radio_targets(norm, sc, sections, head_re, settings)
+        radio = _radio_targets(norm, sc, sections, pre, head_re, settings)
     lexer = ObjectLexer(_SYNTAX, settings.link_abbrevs, radio)
     containers = sc.containers if sc is not None else []
 
@@ -408,16 +410,34 @@ def _map_links(links: list[Link], t: _Text) -> list[Link]:
 
 
 def _radio_targets(
-    norm: str, sc: ElementScanner, sections: list[_Section], head_re: re.Pattern[str],
-    settings: FileSettings,
+    norm: str, sc: ElementScanner | None, sections: list[_Section], pre: tuple[int, int],
+    head_re: re.Pattern[str], settings: FileSettings,
 ) -> re.Pattern[str] | None:
-    """First pass for ``<<<radio>>>`` targets; returns org-target-link-regexp or None."""
+    """First pass for ``<<<radio>>>`` targets; returns org-target-link-regexp or None.
+
+    Object containers are lexed in document order (the preamble's, then each
+    section's: the scanner's containers, or the paragraphs of a plain-prose
+    section), then the headline titles, as a whole-document scan would meet them.
+    """
     lexer = ObjectLexer(_SYNTAX, settings.link_abbrevs, None)
-    _lex_containers(lexer, norm,
-                    [c for c in sc.containers if norm.find("<<<", c.beg, c.end) != -1])
+    cs = sc.containers if sc is not None else []
+    find = norm.find
+
+    def lex_holding(sub: list[Container]) -> None:
+        # those holding "<<<" (the finds run in C, called by map)
+        found = map(find, repeat("<<<"), map(_BEG, sub), map(_END, sub))
+        _lex_containers(lexer, norm, list(compress(sub, map((-1).__ne__, found))))
+
+    lex_holding(cs[pre[0]:pre[1]])
+    for sec in sections:
+        cspan, body_beg, end = sec[9], sec[7], sec[8]
+        if cspan is not None:
+            lex_holding(cs[cspan[0]:cspan[1]])
+        elif body_beg < end and find("<<<", body_beg, end) != -1:
+            _lex_prose(lexer, norm, body_beg, end)
     for sec in sections:
         off, e = sec[0], sec[1]
-        if norm.find("<<<", off, e) != -1:
+        if find("<<<", off, e) != -1:
             ts0, te0 = split_headline(norm[off:e], head_re)[6]
             lexer.lex(norm, off + ts0, off + te0, NO_LINE_BREAK)
     targets: list[str] = []
@@ -439,7 +459,7 @@ def parse_bytes(data: bytes, path: str | None = None) -> OrgDocument:
             first = len(text[: bad[0].start()].encode("utf-8", "surrogateescape"))
             count = sum(m.end() - m.start() for m in bad)
             errors.append(f"invalid UTF-8 at byte {first} ({count} invalid bytes)")
-    nul = text.count("\x00")
+    nul = text.count("\x00") if "\x00" in text else 0
     if nul:
         first = len(text[: text.index("\x00")].encode("utf-8", "surrogateescape"))
         errors.append(f"NUL bytes: {nul} (first at byte {first})")

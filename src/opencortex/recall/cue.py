@@ -289,7 +289,9 @@ look looking looked wanted want get got let us there's can't cannot don't didn't
 that's what's one's thing's past work worked working did done show tell me once before
 previously mean meant said say see seen saw wasn't weren't isn't aren't asked ask asking
 works explained explain told tell made make went happened bit part kept keep got use used
-using we'd we'll i'd i'll it'd""".split())
+using we'd we'll i'd i'll it'd after another each every any both either itself themselves
+someone somebody anything anyone whose until since though although still even already
+almost instead rather finally""".split())
 _VAGUE_WORDS = re.compile(_VAGUE_TIME.pattern + r"|\b(?:yesterday|today|spring|summer|autumn|"
                           r"fall|winter|january|february|march|april|may|june|july|august|"
                           r"september|october|november|december)\b", re.I)
@@ -324,21 +326,35 @@ def _without_paths(text: str) -> str:
 
 _IDENT = re.compile(r"\b(?:[A-Z]+-\d+|#\d+|[0-9a-f]{7,40}|[a-z]+(?:_[a-z0-9]+)+|"
                     r"[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}\d*)\b")
-_QUOTED = re.compile(r"[\"“«']([^\"”»']{2,60})[\"”»']")
+_QUOTED = re.compile(r"(?<!\w)[\"“«']([^\"”»']{2,60})[\"”»'](?!\w)")
+"""A quoted term; an apostrophe inside a word ("it's", "I'm") is no quote mark."""
 _WORD = re.compile(r"[^\W\d_][\w'-]*", re.UNICODE)
 _WHOLE_WORDS: list[tuple[str, re.Pattern[str]]] = [
     ("line", re.compile(r"\b(?:line of work|all the (?:work|sessions|commits|changes)|"
                         r"whole (?:migration|effort|project|thing|line|story|series)|"
                         r"across (?:sessions|weeks|months)|over (?:several|many|a few) "
                         r"(?:sessions|weeks|days)|the series|everything we did (?:on|for)|"
-                        r"from start to finish|the saga|work stream|workstream)\b", re.I)),
+                        r"from start to finish|the saga|work stream|workstream|"
+                        # several changes in a row: a quantity of them, the ones that came
+                        # after, a span of time the work filled
+                        r"(?:string|series|batch|bunch|run|sequence|round|wave|flurry|couple|"
+                        r"handful|lot|pile|chain|set) of (?:[\w-]+ ){0,3}?(?:fixes|patches|"
+                        r"commits|changes|PRs|pull requests|follow-?ups|tweaks|updates|"
+                        r"cleanups|refactors|tests|polish)|"
+                        r"(?:plus|and the|and all the|and some|and its|with the|with its) "
+                        r"(?:[\w-]+ )?(?:follow-?ups|fixes|patches|tweaks|cleanups|tidying)|"
+                        r"one (?:[\w-]+ )?after (?:another|the other)|"
+                        r"the (?:stretch|period|phase|stint|spell|weeks|months) (?:where|when|"
+                        r"in which))\b", re.I)),
     ("concept", re.compile(r"\b(?:the (?:idea|concept|principle|approach|rule|convention|"
                            r"decision|policy) (?:we|i) (?:settled|agreed|decided|landed)|"
                            r"(?:we|i) (?:settled on|agreed on|decided on|landed on)|"
                            r"settled (?:idea|approach|decision)|the concept)\b", re.I)),
     ("topic", re.compile(r"\b(?:everything (?:about|on)|all (?:my|our) (?:notes|thoughts) on|"
                          r"the topic|what (?:we|i) (?:had|have|worked out) on|the subject of|"
-                         r"all about)\b", re.I)),
+                         r"all about|back[- ]and[- ]forth|the (?:history|evolution) of|"
+                         r"how (?:that|the|this|it)(?: [\w-]+){0,2} (?:evolved|developed|grew|"
+                         r"changed over time))\b", re.I)),
     ("change", re.compile(r"\b(?:the|that|a|one) (?:commit|patch|pull request|PR|diff|"
                           r"change(?:set)?)\b(?! (?:to|in) (?:the )?(?:plan|idea|approach))",
                           re.I)),

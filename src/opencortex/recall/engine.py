@@ -59,9 +59,12 @@ QUESTION = ("What else do you remember about it — roughly when it was, who was
 PASS_EMBED_LIMIT = 64  # gists a pass embeds itself: its hits (all pending when they fit);
 # the heartbeat and `recall --index-only` embed the rest
 SEMANTIC_FLOOR = 0.2
-SEMANTIC_WEIGHT = 1.5
-KEYWORD_WEIGHT = 0.5  # the keyword score scaled to [0, 1] counts this much beside meaning
+RRF_K = 10  # reciprocal rank fusion: small, so the first few of each list stand apart
+DENSE_K = 100  # records the semantic list holds (best view each)
 SEMANTIC_CANDIDATE = 0.45  # a candidate no cue word reaches must be this near in meaning
+SEMANTIC_AGREE = 0.38
+"""A candidate one cue word reaches counts when its meaning is this near too: both readings
+agree on it (a paraphrased cue shares one word with its record, rarely two)."""
 _LOCKS: weakref.WeakValueDictionary[tuple[str, str], OuterLock] = weakref.WeakValueDictionary()
 _LOCKS_GUARD = threading.Lock()
 
@@ -542,7 +545,7 @@ class Recall:
             embedded_now = index.embed_pending(emb, limit=PASS_EMBED_LIMIT,
                                                first=[h.record for h in hits[:PASS_EMBED_LIMIT]])
             qv = emb.embed([cue_text(person)])[0]
-            hits = _fuse(hits, index.dense(qv, scope, emb.name, emb.dim), index)
+            hits = _fuse(hits, index.dense(qv, scope, emb.name, emb.dim, k=DENSE_K), index)
 
             def scorer(texts: list[str]) -> list[float]:
                 return [float(x) for x in emb.embed(texts) @ qv]
@@ -613,7 +616,8 @@ class Recall:
             sem = max((by_id[m.id].semantic for m in cand.members if m.id in by_id),
                       default=0.0)
             named = chosen is not None and any(m.id in chosen for m in cand.members)
-            near = sem >= SEMANTIC_CANDIDATE or named
+            near = sem >= SEMANTIC_CANDIDATE or named or (
+                bool(cand.matched) and sem >= SEMANTIC_AGREE)
             if len(cand.matched) < need and not near:
                 continue
             ops = open_candidate(cand, cue, self.memex, scorer=scorer, hide=self.hide)
@@ -852,21 +856,24 @@ def cue_text(person: list[str]) -> str:
 
 
 def _fuse(hits: list[Hit], dense: list[tuple[int, float]], index: RecordIndex) -> list[Hit]:
-    """Keyword and semantic hits in one order: the keyword score scaled to [0, 1] plus the
-    cosine above a floor (below it, meaning is noise) scaled the same way."""
-    top_kw = max((h.score for h in hits), default=0.0) or 1.0
-    by_id = {h.record.id: Hit(h.record, KEYWORD_WEIGHT * h.score / top_kw, h.matched)
-             for h in hits}
+    """Keyword and semantic hits in one order by reciprocal rank fusion: a record scores
+    ``1/(RRF_K + rank)`` in each list that holds it (the keyword list by its BM25 order, the
+    semantic one by its best view's cosine, only above a floor: below it, meaning is
+    noise).  Ranks, not raw scores: BM25 and cosine live on different scales, and one
+    record far ahead in either list should lead without drowning the other's evidence."""
+    by_id = {h.record.id: Hit(h.record, 1.0 / (RRF_K + r), h.matched)
+             for r, h in enumerate(hits)}
     missing = [i for i, _ in dense if i not in by_id]
     rows = index.get(missing) if missing else {}
-    for i, cos in dense:
+    for r, (i, cos) in enumerate(dense):
         h = by_id.get(i)
         if h is None:
             if i not in rows:
                 continue
             h = by_id[i] = Hit(rows[i], 0.0, [])
         h.semantic = cos
-        h.score += max(0.0, cos - SEMANTIC_FLOOR) / (1 - SEMANTIC_FLOOR) * SEMANTIC_WEIGHT
+        if cos > SEMANTIC_FLOOR:
+            h.score += 1.0 / (RRF_K + r)
     return sorted(by_id.values(), key=lambda h: (-h.score, h.record.id))
 
 

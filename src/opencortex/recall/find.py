@@ -15,7 +15,11 @@ from typing import Any
 from .cue import Cue
 from .index import Hit, IndexedRecord, RecordIndex
 
-__all__ = ["TOKEN", "Candidate", "group", "stem", "stems", "term_matches"]
+__all__ = ["MAX_MEMBERS", "TOKEN", "Candidate", "group", "stem", "stems", "term_matches"]
+
+MAX_MEMBERS = 8
+"""Records one candidate holds at most (with any span history opened for it): what a
+person can take in as one thing."""
 
 TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 """A word as recall compares words: letters and digits (``cache_ttl`` is two words)."""
@@ -100,6 +104,28 @@ def _time_gap(a: IndexedRecord, b: IndexedRecord) -> float:
     return max(0.0, max(a.started.timestamp(), b.started.timestamp()) - min(a_end, b_end))
 
 
+LINE_GAP = dt.timedelta(days=14)
+"""A line of work is a succession: records of one place whose times lie at most this far
+apart one after the other (a history of years is many lines, not one)."""
+LINE_SCORED = 3
+"""A line scores by its best few records (not all: a long run of faint hits is no line)."""
+
+
+def _runs(recs: list[IndexedRecord]) -> list[list[IndexedRecord]]:
+    """``recs`` (of one place) cut into runs in time: a gap over ``LINE_GAP`` starts a new
+    one; undated records are a run each (nothing says when they were)."""
+    dated = sorted((r for r in recs if r.started), key=lambda r: r.started or 0)
+    runs: list[list[IndexedRecord]] = []
+    for r in dated:
+        prev = runs[-1][-1] if runs else None
+        if prev is not None and r.started is not None and prev.started is not None and \
+                r.started - (prev.ended or prev.started) <= LINE_GAP:
+            runs[-1].append(r)
+        else:
+            runs.append([r])
+    return runs + [[r] for r in recs if not r.started]
+
+
 def group(hits: list[Hit], cue: Cue, index: RecordIndex, scope: set[int],
           limit: int = 8) -> list[Candidate]:
     """Candidates for the cue's whole, best first."""
@@ -112,8 +138,9 @@ def group(hits: list[Hit], cue: Cue, index: RecordIndex, scope: set[int],
         for h in hits[:100]:
             where = h.record.cwd or h.record.root
             groups.setdefault(where, []).append(h.record)
-        for where, recs in groups.items():
-            recs = sorted(recs, key=lambda r: by_id[r.id].score, reverse=True)[:8]
+        runs = [(where, run) for where, recs in groups.items() for run in _runs(recs)]
+        for where, recs in runs:
+            recs = sorted(recs, key=lambda r: by_id[r.id].score, reverse=True)[:MAX_MEMBERS]
             recs.sort(key=lambda r: r.started or dt.datetime.min.replace(tzinfo=dt.UTC))
             branches = {r.branch for r in recs if r.branch}
             joins = [f"same working directory or repository: {where}"] if len(recs) > 1 else []
@@ -122,7 +149,7 @@ def group(hits: list[Hit], cue: Cue, index: RecordIndex, scope: set[int],
             if len(recs) > 1:
                 joins.append("in time order, " + " → ".join(
                     r.started.date().isoformat() for r in recs if r.started))
-            score = sum(sorted((by_id[r.id].score for r in recs), reverse=True)[:5])
+            score = sum(sorted((by_id[r.id].score for r in recs), reverse=True)[:LINE_SCORED])
             matched = list(dict.fromkeys(t for r in recs for t in by_id[r.id].matched))
             out.append(Candidate("line", recs, joins, score, matched))
     elif cue.whole == "topic":

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cue import Cue
-from .find import Candidate, stems, term_matches
+from .find import MAX_MEMBERS, Candidate, stems, term_matches
 from .index import IndexedRecord
 from .notetext import HEADLINE, note_segments, relative_locator
 from .records import Receipt, Record, Turn, snapshot
@@ -152,7 +152,7 @@ SEMANTIC_CLAIM = 0.42
 
 
 def _semantic_claims(rec: Record, cue: Cue, kind: str, budget: int, scorer: Scorer,
-                     settled_only: bool) -> list[Claim]:
+                     settled_only: bool, floor: float = SEMANTIC_CLAIM) -> list[Claim]:
     """Where no segment carries a cue word: the segments nearest the cue in meaning
     (a paraphrase — "kept failing randomly" for "flaky"), each still an exact excerpt."""
     segs: list[tuple[Turn, int, str, str]] = []
@@ -168,7 +168,7 @@ def _semantic_claims(rec: Record, cue: Cue, kind: str, budget: int, scorer: Scor
         return []
     scores = scorer([s for _, _, _, s in segs])
     best = sorted(zip(scores, range(len(segs)), strict=True), reverse=True)[:budget]
-    chosen = sorted((i for sc, i in best if sc >= SEMANTIC_CLAIM),
+    chosen = sorted((i for sc, i in best if sc >= floor),
                     key=lambda i: (segs[i][0].index, segs[i][1]))
     return [_claim(rec, segs[i][0], segs[i][2], segs[i][3], kind, [],
                    semantic=round(float(scores[i]), 3)) for i in chosen]
@@ -224,7 +224,17 @@ def _claims_from(rec: Record, cue: Cue, kind: str, budget: int,
                 have[c.excerpt].semantic = c.semantic
         claims = sorted(claims + [c for c in sem if c.excerpt not in have],
                         key=lambda c: c.locator)[:budget + 1]
+        if not claims and term_matches_any(terms, rec.title or ""):
+            # the record is named by the cue's words (a note's outline) and its text by
+            # none: its line nearest the cue in meaning stands for it, whatever its score
+            claims = _semantic_claims(rec, cue, kind, 1, scorer, settled_only, floor=-1.0)
     return claims
+
+
+def term_matches_any(terms: list[str], text: str) -> bool:
+    """Whether any of ``terms`` occurs among the words of ``text``."""
+    words = stems(text)
+    return any(term_matches(t, words) for t in terms)
 
 
 LINES_PER_RECORD = 3
@@ -539,7 +549,9 @@ def open_candidate(cand: Candidate, cue: Cue, memex: Memex, max_claims: int = 8,
     per = max(2, max_claims // max(1, len(cand.members)))
     for i, m in enumerate(cand.members):
         opened.append(open_member(m, cue, memex, per + (2 if i == 0 else 0), scorer, hide))
-    opened.extend(_history_members(cand, cue, 3, memex, hide))
+    room = MAX_MEMBERS - len(cand.members)  # a presented candidate holds at most 8 records
+    if room > 0:
+        opened.extend(_history_members(cand, cue, 3, memex, hide)[:room])
     for o in opened:  # every claim shows where it is relative to its root
         root = o.record.root if o.record is not None else (o.member.root if o.member else None)
         for c in o.claims:

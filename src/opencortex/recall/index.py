@@ -259,12 +259,13 @@ class RecordIndex:
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
             self._fts_drop(chunk)
+            self.q(*self._where("DELETE FROM rec_views WHERE", "record_id", chunk))
             self.q(*self._where("DELETE FROM rec_records WHERE", "id", chunk))
         self.q("DELETE FROM rec_files WHERE path = ?", (path,))
 
     def _insert(self, file: str, boundary: str, kind: str, rec: Record, title: str | None,
                 person: str, other: str, paths: list[str], omitted: int,
-                author: str | None = None, tags: str = "") -> None:
+                author: str | None = None, tags: str = "", body: str = "") -> None:
         # tags are searched and read for meaning with the title, but never become its words
         named = f"{title or ''} {tags}".strip() or None
         gist = _gist(named, person or other)
@@ -280,6 +281,10 @@ class RecordIndex:
              json.dumps(rec.receipt.to_dict()), gist, embed_hash(gist) if gist else None)
         ).fetchone()[0]
         self._fts_put(rid, named or "", person, other, " ".join(paths))
+        views = body_views(gist, body)
+        for v in views:
+            self.q("INSERT INTO rec_views (record_id, hash, text) VALUES (?,?,?)",
+                   (rid, embed_hash(v), v))
 
     def _put_record(self, file: str, boundary: str, rec: Record) -> None:
         person, om1 = _cap((t.text for t in rec.turns if t.origin == "person"), PERSON_CAP)
@@ -364,7 +369,7 @@ class RecordIndex:
         except gitsrc.GitError:  # an old tip vanished (history rewritten): read it all again
             commits, full = list(gitsrc.log(root.path, None, heads)), True
         with self._transaction():
-            if full or not tips:
+            if full or not tips or not old:  # a first read, or the state forgotten: anew
                 self._drop_file(key)
             have = {r[0] for r in self.q(
                 "SELECT session_id FROM rec_records WHERE file = ?", (key,))}
@@ -376,7 +381,7 @@ class RecordIndex:
                              gitsrc.reopen(root.path, c.sha),
                              _commit_receipt(root.path, c.sha))
                 self._insert(key, root.path, "commit", rec, c.subject, "", c.body, c.paths,
-                             0, author=c.author)
+                             0, author=c.author, body=c.body)
                 s.commits_added += 1
             self.q("INSERT INTO rec_files VALUES (?,?,?,?,?,?) ON CONFLICT (path) DO UPDATE "
                    "SET state = excluded.state", (key, "git", root.path, 0, 0,
@@ -530,9 +535,10 @@ class RecordIndex:
     def pending_gists(self, model: str, dim: int, limit: int | None = None
                       ) -> list[tuple[str, str]]:
         """(hash, gist) of record gists without a vector for (model, dim)."""
-        sql = ("SELECT r.embed_hash, min(r.gist) FROM rec_records r WHERE r.embed_hash IS NOT "
-               "NULL AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = r.embed_hash "
-               "AND e.model = ? AND e.dim = ?) GROUP BY r.embed_hash")
+        sql = ("SELECT x.h, min(x.t) FROM (SELECT embed_hash AS h, gist AS t FROM rec_records "
+               "WHERE embed_hash IS NOT NULL UNION ALL SELECT hash, text FROM rec_views) x "
+               "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = x.h AND "
+               "e.model = ? AND e.dim = ?) GROUP BY x.h")
         if limit:
             sql += f" LIMIT {int(limit)}"
         return self.q(sql, (model, dim)).fetchall()
@@ -551,9 +557,11 @@ class RecordIndex:
         rows = sorted(self.pending_gists(embedder.name, embedder.dim))
         total = len(rows)
         if first is not None and limit is not None and total > limit:
-            want = {h for h, in self.q(
-                f"SELECT embed_hash FROM rec_records WHERE id IN "
-                f"({','.join('?' * len(first))})", [r.id for r in first])} if first else set()
+            ids = [r.id for r in first]
+            want = {h for h, in self.q(*self._where(
+                "SELECT embed_hash FROM rec_records WHERE", "id", ids))} | {h for h, in self.q(
+                *self._where("SELECT hash FROM rec_views WHERE", "record_id", ids))
+            } if first else set()
             rows = [r for r in rows if r[0] in want]
         rows = rows[:limit] if limit else rows
         self.still_pending = total - len(rows)
@@ -569,7 +577,9 @@ class RecordIndex:
 
     def dense(self, query: Any, scope: set[int], model: str, dim: int, k: int = 50
               ) -> list[tuple[int, float]]:
-        """Records in ``scope`` nearest the query vector: (id, cosine), best first."""
+        """Records in ``scope`` nearest the query vector: (id, cosine of the record's best
+        view — its gist or a chunk of its body), best first.  The best view, not a mean:
+        a cue recalls one thing a record says, and a long record says many."""
         import numpy as np
 
         ids: list[int] = []
@@ -577,7 +587,9 @@ class RecordIndex:
         want = dim * 4
         for i, blob in self.q(
                 "SELECT r.id, e.vec FROM rec_records r JOIN embeddings e ON e.hash = "
-                "r.embed_hash AND e.model = ? AND e.dim = ?", (model, dim)):
+                "r.embed_hash AND e.model = ? AND e.dim = ? UNION ALL SELECT v.record_id, "
+                "e.vec FROM rec_views v JOIN embeddings e ON e.hash = v.hash AND e.model = ? "
+                "AND e.dim = ?", (model, dim, model, dim)):
             if i in scope and len(blob) == want:
                 ids.append(i)
                 blobs.append(blob)
@@ -585,13 +597,46 @@ class RecordIndex:
             return []
         m = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), dim)
         scores = m @ np.asarray(query, dtype="<f4").reshape(dim)
-        top = np.argsort(-scores)[:k]
-        return [(ids[j], float(scores[j])) for j in top]
+        best: dict[int, float] = {}
+        for j in np.argsort(-scores):  # best first: a record's first row is its best view
+            i = ids[j]
+            if i not in best:
+                best[i] = float(scores[j])
+                if len(best) >= k:
+                    break
+        return list(best.items())
 
     def roots_indexed(self) -> list[tuple[str, str, int, int]]:
         """(source, configured root, records, characters) for every root the index holds."""
         return list(self.q("SELECT source, boundary, count(*), sum(chars) FROM "
                                     "rec_records GROUP BY source, boundary ORDER BY 1, 2"))
+
+
+VIEW_WIDTH = 300
+"""Characters of one view: about what MiniLM reads (it truncates at 256 word pieces)."""
+MAX_VIEWS = 6
+"""Views a record gets beside its gist: a merge's long body stays a few vectors."""
+_TRAILER = re.compile(r"^\s*[\w-]+-by:\s", re.I | re.M)
+
+
+def body_views(gist: str, body: str, width: int = VIEW_WIDTH, cap: int = MAX_VIEWS
+               ) -> list[str]:
+    """A record's body as views the gist does not already hold: paragraphs (joined lines,
+    trailers like ``Signed-off-by:`` left out), cut between words at ``width``.  A chunk
+    the gist contains adds no meaning and no vector (a one-line body is its gist's)."""
+    have = " ".join(gist.split())
+    out: list[str] = []
+    for para in re.split(r"\n\s*\n", body):
+        text = " ".join(" ".join(line for line in para.splitlines()
+                                 if not _TRAILER.match(line)).split())
+        while text:
+            cut = len(text) if len(text) <= width else (text.rfind(" ", 0, width) + 1 or width)
+            piece, text = text[:cut].strip(), text[cut:].strip()
+            if len(piece) >= 12 and piece not in have and piece not in out:
+                out.append(piece)
+            if len(out) >= cap:
+                return out
+    return out
 
 
 def _gist(title: str | None, text: str, width: int = 300) -> str:

@@ -123,8 +123,27 @@ receipt…): a pass reads them all — BM25's length normalisation
 (``RecordIndex._length_norm``) and the people a cue names (``recall.narrow``) — 4-5x
 faster from these indexes."""
 
+_VIEWS = """
+    CREATE TABLE rec_views (                        -- more of a record than its gist
+        record_id {id} NOT NULL,                    -- rec_records.id
+        hash TEXT NOT NULL,                         -- key into embeddings (shared table)
+        text TEXT NOT NULL                          -- what is embedded (a body chunk)
+    );
+    CREATE INDEX rec_views_record ON rec_views(record_id);
+    CREATE INDEX rec_views_hash ON rec_views(hash);
+    UPDATE rec_files SET state = '' WHERE source = 'git';
+"""
+"""Views of a record beside its gist: a commit's body in chunks the gist does not hold, so
+a commit is scored by its best view (``RecordIndex.dense``) — a cue may paraphrase the
+third paragraph of a long message, which neither the subject nor the gist's opening words
+carry.  Vectors go into the shared ``embeddings`` table by content hash, as gists do.  The
+git roots' indexed tips are forgotten so the next refresh re-reads each history once and
+gives its commits their views (the gists' vectors are found again by hash)."""
+
 RECALL = register(MigrationSet("recall",
                                sqlite=(("m004_recall", _M004), ("m006_recall_ids", _m006_ids()),
-                                       ("m008_recall_lengths", _LENGTHS)),
+                                       ("m008_recall_lengths", _LENGTHS),
+                                       ("m009_recall_views", _VIEWS.format(id="INTEGER"))),
                                postgresql=(("pg004_recall", _PG004),
-                                           ("pg008_recall_lengths", _LENGTHS))))
+                                           ("pg008_recall_lengths", _LENGTHS),
+                                           ("pg009_recall_views", _VIEWS.format(id="bigint")))))

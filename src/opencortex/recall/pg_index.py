@@ -73,7 +73,8 @@ class PgRecordIndex(RecordIndex):
     def dense(self, query: Any, scope: set[int], model: str, dim: int, k: int = 50
               ) -> list[tuple[int, float]]:
         """Exact cosine over the records in scope, in the server (a scope is at most the
-        records of some roots; an HNSW scan could not filter by it)."""
+        records of some roots; an HNSW scan could not filter by it), each record by its
+        best view as ``RecordIndex.dense``."""
         import numpy as np
 
         if not scope:
@@ -81,9 +82,14 @@ class PgRecordIndex(RecordIndex):
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         qtxt = "[" + ",".join(map(repr, q.tolist())) + "]"
         typ = f"vector({int(dim)})"
+        ids = sorted(scope)
+        # a record scores by its best view: its gist or a chunk of its body (rec_views)
         rows = self.db.execute(
-            f"SELECT r.id, 1 - (e.vec::{typ} <=> %s::{typ}) AS s FROM rec_records r "
-            "JOIN embeddings e ON e.hash = r.embed_hash AND e.model = %s AND e.dim = %s "
-            "WHERE r.id = ANY(%s) ORDER BY s DESC LIMIT %s",
-            (qtxt, model, int(dim), sorted(scope), int(k))).fetchall()
+            f"SELECT x.id, max(x.s) AS s FROM (SELECT r.id, 1 - (e.vec::{typ} <=> "
+            f"%s::{typ}) AS s FROM rec_records r JOIN embeddings e ON e.hash = r.embed_hash "
+            "AND e.model = %s AND e.dim = %s WHERE r.id = ANY(%s) UNION ALL SELECT "
+            f"v.record_id, 1 - (e.vec::{typ} <=> %s::{typ}) FROM rec_views v JOIN "
+            "embeddings e ON e.hash = v.hash AND e.model = %s AND e.dim = %s WHERE "
+            "v.record_id = ANY(%s)) x GROUP BY x.id ORDER BY s DESC LIMIT %s",
+            (qtxt, model, int(dim), ids, qtxt, model, int(dim), ids, int(k))).fetchall()
         return [(int(i), float(s)) for i, s in rows]

@@ -28,6 +28,8 @@ EXPAND = False
 EXPAND_FROM = 3
 """Link expansion follows the links of this many top hits."""
 EXPAND_DISCOUNT = 0.5
+QUERY_VECTORS = 256
+"""Query vectors a Retriever keeps (``Retriever.query_vector``)."""
 
 
 @dataclass(slots=True)
@@ -112,6 +114,8 @@ class Retriever:
         self._status: tuple[str, VectorStatus] | None = None  # (store generation, status)
         self._kw_generation: str | None = None
         self._cache_dir = base.with_name(base.name + ".vectors")
+        self._query_vectors: dict[str, Any] = {}
+        self._query_vectors_of: Any = None
 
     # -- the parts ---------------------------------------------------------------
     @property
@@ -172,8 +176,25 @@ class Retriever:
 
     def dense_passages(self, query: str, k: int) -> list[tuple[str, float, int]]:
         """Top-k nodes by their best passage: ``(key, cosine, that passage's line)``."""
-        qv = self.embedder.embed([query])[0]
-        return self.vectors.search_passages(qv, k)
+        return self.vectors.search_passages(self.query_vector(query), k)
+
+    def query_vector(self, text: str) -> Any:
+        """The embedder's vector of one query, kept for the last ``QUERY_VECTORS`` queries:
+        a notes question is embedded by the search that finds its notes and again to score
+        their sentences (and the router's test, then the reply, ask the same question),
+        and a text's vector under one model never changes."""
+        emb = self.embedder
+        if self._query_vectors_of is not emb:  # for this embedder only (one may be swapped in)
+            self._query_vectors = {}
+            self._query_vectors_of = emb
+        memo = self._query_vectors
+        got = memo.get(text)
+        if got is None:
+            got = emb.embed([text])[0]
+            if len(memo) >= QUERY_VECTORS:
+                memo.clear()
+            memo[text] = got
+        return got
 
     # -- search ------------------------------------------------------------------
     def search(self, query: str, mode: str | None = None, k: int = 10,

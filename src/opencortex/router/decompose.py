@@ -319,6 +319,15 @@ def names_the_notes(clause: str) -> bool:
         re.search(r"\b(?:notes?|journal|diary|notebook|wrote|written|jot)", clause, re.I)))
 
 
+_REMINDER = re.compile(
+    r"^(?:[^?,;]{0,60}?(?:\s|,\s*))?(?:please\s+)?(?:can\s+you\s+|could\s+you\s+)?"
+    r"(?:remind|nudge|ping|prompt)\s+me\s+(?:[^?]{0,40}?\s)?(?:to|that)\s+\w"
+    r"|^(?:[^?,;]{0,60}?(?:\s|,\s*))?(?:please\s+)?don'?t\s+let\s+me\s+forget\b", re.I)
+"""A reminder asked for, wherever its day is said ("in three weeks nudge me to …", "on the
+last friday, ping me to …"): a new task, whichever words the rest has (the classifier reads
+a clause that opens with its date poorly).  "remind me what X is" asks, it is no task."""
+
+
 def _classify_many(clauses: Sequence[str], embed: EmbedFn | None,
                    hint: Hint | None = None) -> list[str]:
     out: list[str | None] = []
@@ -332,6 +341,8 @@ def _classify_many(clauses: Sequence[str], embed: EmbedFn | None,
             out.append("gtd")
             continue
         out.append(rule_target(c))
+        if out[-1] is None and _REMINDER.search(c) and not is_question(c):
+            out[-1] = "gtd"
         if out[-1] is None:
             todo.append(i)
             if is_keyword_query(c):
@@ -578,6 +589,20 @@ def _notes_first(intents: list[Intent], notes: Hint, forced: set[str], hint: Hin
     return out
 
 
+def _labelled_whole(sentences: list[str]) -> list[str]:
+    """A labelled capture holds its text as said: a question or an exclamation inside it
+    ("note to self: which hinge fits? ask at the shop") does not end it — the sentence after
+    stays with it, unless that one is a question or a label of its own."""
+    out: list[str] = []
+    for s in sentences:
+        if out and CAPTURE_LABEL.match(out[-1]) and out[-1].rstrip().endswith(("?", "!")) \
+                and not is_question(s) and not CAPTURE_LABEL.match(s):
+            out[-1] = f"{out[-1]} {s}"
+        else:
+            out.append(s)
+    return out
+
+
 def decompose(text: str, *, embed: EmbedFn | None = None,
               hint: Hint | None = None, notes: Hint | None = None,
               web: bool = False) -> list[Intent]:
@@ -599,7 +624,7 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
     sentence_of: list[int] = []
     text_ops: set[str] = set()
     labelled: set[str] = set()
-    sentences = split_sentences(text)
+    sentences = _labelled_whole(split_sentences(text))
     for n, sentence in enumerate(sentences):
         if CAPTURE_LABEL.match(sentence):  # "capture: …": the label is the instruction
             labelled.add(sentence)

@@ -53,6 +53,14 @@ _STATES = {"done": "DONE", "todo": "TODO", "next": "NEXT", "waiting": "WAITING",
            "cancelled": "CANCELLED", "canceled": "CANCELLED", "open": "TODO"}
 
 # -- direct phrasing -----------------------------------------------------------------
+def _asks_of_one_task(t: str) -> bool:
+    """"how long does the weekly review take?", "when is my weekly review?": a question
+    about the entry of that name, not a request to run the review."""
+    from .gtd_questions import _HOW_LONG, _WHEN
+
+    return bool(_HOW_LONG.search(t) or _WHEN.search(t))
+
+
 _R_REVIEW = re.compile(r"\b(weekly[- ]review|review (my|the) week|do (a|the|my) review)\b", re.I)
 _R_WAITING = re.compile(r"\b(waiting[- ]for list|what am i waiting (for|on)|waiting list|"
                         r"waiting items|show waiting)\b", re.I)
@@ -93,7 +101,7 @@ def parse_request(text: str) -> dict[str, Any] | None:
                 "state": _STATES[m.group("state").lower()]}
     if m := _R_DONE.match(t):
         return {"op": "todo", "task": m.group("task"), "state": "DONE"}
-    if _R_REVIEW.search(t):
+    if _R_REVIEW.search(t) and not _asks_of_one_task(t):
         return {"op": "review"}
     if _R_WAITING.search(t):
         return {"op": "waiting"}

@@ -420,7 +420,7 @@ _SC_CUE = (r"(?:on|for|at|from|starting(?:\s+from)?|beginning|start(?:ing)?\s+on
 DATE_RE = re.compile(
     rf"(?:\b(?P<cue>{_DL_CUE}|{_SC_CUE})\s+)?(?:(?:the\s+)?)?\b(?P<day>{_DAY_PHRASE})\b"
     rf"|\b(?P<mcue>{_DL_CUE}|in|into|to|until)\s+(?P<month>{_MONTH_ONLY})\b(?!\s+\d)"
-    rf"|\b(?P<hcue>{_DL_CUE}|{_SC_CUE}|over|around|after)\s+(?P<holiday>{_HOLIDAY_RE})\b"
+    rf"|\b(?P<hcue>{_DL_CUE}|{_SC_CUE}|over|around|after)\s+(?:the\s+)?(?P<holiday>{_HOLIDAY_RE})\b"
     r"(?=\s*$|\s*[,.;:!?)]|\s+(?:at|to|and|or|so|then|remind|please|this|next|i|we|in|on|for|"
     r"the|is|it)\b)",
     re.I)
@@ -449,7 +449,10 @@ def _hour(s: str) -> int:
     return int(s) if s.isdigit() else _HOURW[s.lower()]
 
 
-def parse_time(text: str) -> tuple[dt.time, tuple[int, int]] | None:
+def parse_time(text: str, context: str | None = None) -> tuple[dt.time, tuple[int, int]] | None:
+    """The time said in ``text`` and its span; ``context`` (default ``text``) is the whole
+    clause, whose words set the part of the day when the time has none of its own ("every
+    weekday morning at 6:30", once the repeater's words are taken)."""
     m = _TIME_RE.search(text)
     if not m:
         return None
@@ -479,8 +482,10 @@ def parse_time(text: str) -> tuple[dt.time, tuple[int, int]] | None:
     if per:
         period = (per.group("per") or "evening").lower()
         end = per.end()
-    elif re.search(r"\btonight\b|\bevening\b", text, re.I):
+    elif re.search(r"\btonight\b|\bevening\b", context or text, re.I):
         period = "evening"
+    elif re.search(r"\bmornings?\b|\bbreakfast\b|\bdawn\b", context or text, re.I):
+        period = "morning"  # "every weekday morning at 6:30": not half past six at night
     if h > 23 or minute > 59:
         return None
     if (ap == "pm" or period in ("afternoon", "evening")) and h < 12:

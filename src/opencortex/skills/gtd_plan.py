@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 from ..config import GtdSettings
 from .gtd_questions import answer, is_question
 from .gtd_refs import MIN_COVER, Resolution, all_nodes, cite, named, resolve_meaning, resolve_ref
-from .gtd_slots import Slots, base_verbs, parse_clause, past_verb, stem, words
+from .gtd_slots import _DEFER, Slots, base_verbs, parse_clause, past_verb, stem, words
 
 if TYPE_CHECKING:
     from ..memex import Memex
     from ..memory.nodes import Node
 
-__all__ = ["STEP_OPS", "capture_target", "file_keywords", "plan", "week_start_of"]
+__all__ = ["STEP_OPS", "capture_target", "file_keywords", "plan", "waited_for",
+           "week_start_of"]
 
 STEP_OPS = ("capture", "todo", "schedule", "deadline", "priority", "tag", "set-property",
             "append")
@@ -142,8 +143,12 @@ def _slot_steps(ref: str, node: Node | None, s: Slots) -> list[dict[str, Any]]:
     dl_ts = _ts(node.deadline) if node else None
     sched, dl = s.scheduled, s.deadline
     if node is not None and sched is not None and dl is None and (
-            s.wants_deadline or (node.deadline and not node.scheduled and not s.repeater)):
-        sched, dl = None, sched  # "move it to friday" on a task that only has a deadline
+            s.wants_deadline or (node.deadline and not node.scheduled and not s.repeater
+                                 and (not isinstance(sched, dt.datetime)
+                                      or (s.ref_verb or "").lower() in _DEFER))):
+        # "move it to friday" on a task that only has a deadline moves the deadline; a time
+        # of day said for doing it ("saturday at 10 I'm shopping for X") is when it is done
+        sched, dl = None, sched
     if sched is not None:
         rep = s.repeater if s.repeat_on != "deadline" else None
         steps.append({"op": "schedule", "ref": ref, "when": _iso(_with_time(sched, sched_ts)),
@@ -262,6 +267,8 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
     if (s.state is None and s.arrived and r.node is not None and r.node.todo == "WAITING"
             and named(r)):
         return _modify(memex, r.node, s, state="DONE")  # what was waited for came
+    if s.state is None and s.arrived and (w := waited_for(memex, s.ref_text, nodes)) is not None:
+        return _modify(memex, w, s, state="DONE")  # named among what is waited for
     strong = good and bool(r.node.todo) and r.node.todo_type != "done" and (  # type: ignore[union-attr]
         r.strong or _verb_matches(s, r.node))  # type: ignore[arg-type]
     if s.obliged and strong and s.changes() and s.state is None:
@@ -283,7 +290,23 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
             return _which(alt, "")
         if alt is not None:
             return _modify(memex, alt, s, state=None)
+    if s.changes() and r.ambiguous and r.strong and r.q_cover >= MIN_COVER and all(
+            c.todo and c.todo_type != "done" for c in r.candidates):
+        return _which(r, "")  # its words name two open tasks alike: never a third entry
     return _capture(memex, s, nodes)
+
+
+def waited_for(memex: Memex, text: str, nodes: list[Node]) -> Node | None:
+    """The WAITING entry a report of arrival names ("the hetzner money came back" / "Refund
+    from Hetzner …"): looked up among the waited-for entries only, so a rarer word of the
+    title is enough; None when none or two fit."""
+    pool = [n for n in nodes if n.todo == "WAITING"]
+    if not pool or not text.strip():
+        return None
+    r = resolve_ref(memex, base_verbs(text), nodes=pool)
+    if r.node is None or r.ambiguous or not (named(r) or r.q_cover >= MIN_COVER / 2):
+        return None
+    return r.node
 
 
 def _named_elsewhere(memex: Memex, s: Slots, nodes: list[Node]) -> Node | Resolution | None:
@@ -324,8 +347,22 @@ def _resolve(memex: Memex, text: str, nodes: list[Node], *, tasks: bool) -> Reso
     if tasks:
         r = resolve_ref(memex, ref, nodes=nodes, tasks_only=True)
         if r.node is not None or r.candidates:
-            return r
-    return resolve_ref(memex, ref, nodes=nodes)
+            return _tie_broken(memex, ref, r)
+    return _tie_broken(memex, ref, resolve_ref(memex, ref, nodes=nodes))
+
+
+def _tie_broken(memex: Memex, ref: str, r: Resolution) -> Resolution:
+    """Two titles share the same words with ``ref`` ("the dentist booking": "Book a dental
+    cleaning" and "… for the book repository"): the one clearly nearest in meaning, if any;
+    else still the question which."""
+    if not r.ambiguous:
+        return r
+    m = resolve_meaning(memex, ref, r.candidates)
+    if m.node is None:
+        return r
+    return Resolution(m.node, [m.node], r.searched, strong=True,
+                      q_cover=max(r.q_cover, m.q_cover), t_cover=max(r.t_cover, m.t_cover),
+                      why=m.why)
 
 
 def _cover(r: Resolution, s: Slots) -> float:

@@ -142,10 +142,12 @@ flagged set entries entry repeat repeats repeating recurring recur recurrence"""
 """Words that name what kind of entry a question lists, never where it is."""
 _REPEAT_Q = re.compile(
     r"\b(?:repeat\w*|recurr?\w*|routines?|habits?|regular(?:ly)?|periodic\w*|"
+    r"(?:come|comes|coming|came|keeps?\s+coming)\s+(?:back|a?round)(?:\s+again)?|"
+    r"(?:again\s+and\s+again|over\s+and\s+over)|"
     r"(?:every|each)\s+(?P<u>day|week|month|year|morning|evening|night|weekday|fortnight)|"
     r"(?P<ly>daily|weekly|monthly|yearly|annual(?:ly)?|fortnightly|nightly))\b", re.I)
 """A question about repeating entries ("what are my recurring tasks", "what repeats every
-week", "which chores are weekly")."""
+week", "which chores are weekly", "what keeps coming back")."""
 _REPEAT_UNIT = {"day": "d", "morning": "d", "evening": "d", "night": "d", "weekday": "d",
                 "daily": "d", "nightly": "d", "week": "w", "weekly": "w", "fortnight": "2w",
                 "fortnightly": "2w", "month": "m", "monthly": "m", "year": "y", "yearly": "y",
@@ -279,6 +281,61 @@ def _progress(text: str, nodes: list[Node]) -> str | None:
     head = f"{scope.title} ({cite(scope)}): {len(done)} done, {len(open_)} open."
     return "\n".join(x for x in (head, _rows("Done", done, ""), _rows("Still open", open_, ""))
                      if x)
+
+
+_HOW_LONG = re.compile(
+    r"^\s*(?:and\s+|so\s+)?(?:how\s+(?:long|much\s+(?:time|work|effort))|what(?:'s|\s+is)\s+"
+    r"(?:the\s+)?(?:effort|estimate|time\s+estimate)|(?:is|are)\s+there\s+(?:an?\s+)?"
+    r"(?:effort|estimate))\b", re.I)
+"""A question about how long a task takes ("how long will X take?", "how much time does X
+need", "what's the estimate on X"): its Effort, read, never written."""
+
+
+def _effort_of(n: Node) -> str | None:
+    return next((v for k, v in n.properties.items() if k.lower() == "effort" and v.strip()),
+                None)
+
+
+def _how_long(memex: Memex, text: str, nodes: list[Node]) -> str:
+    """Each named task's Effort (or that it has none, with its dates and clocked total)."""
+    ref = re.sub(r"^\s*(?:and\s+|so\s+)?(?:how\s+(?:long|much\s+(?:time|work|effort))|what(?:'s|"
+                 r"\s+is)\s+(?:the\s+)?(?:effort|estimate|time\s+estimate)|(?:is|are)\s+there\s+"
+                 r"(?:an?\s+)?(?:effort|estimate))\s*(?:on|for|of)?\s*"
+                 r"|\b(?:will|would|should|does|do|did|is|it|going\s+to|gonna|supposed\s+to|"
+                 r"meant\s+to|probably|me|us|take|takes|need|needs|last|lasts|be|set|estimated?)\b"
+                 r"|\?", " ", text, flags=re.I)
+    r = resolve_ref(memex, ref, nodes=[n for n in nodes if n.todo] or nodes)
+    if r.node is None and not r.candidates:
+        return f"I found no task matching {ref.strip()!r} (searched titles for: " \
+               f"{' '.join(r.searched)})."
+    out = []
+    for n in [r.node] if r.node else r.candidates:
+        eff = _effort_of(n)
+        out.append(f"{n.title}: effort {eff}" if eff else f"{n.title}: no effort estimate set"
+                   + _dates(n))
+        out[-1] += f" ({cite(n)})"
+    return ("" if r.node else "Several tasks match; which one:\n") + "\n".join(out)
+
+
+_ADVICE = re.compile(r"^\s*(?:so\s+|and\s+)?(?:should|shall|must|can)\s+(?:i|we)\s+"
+                     r"(?:still\s+|just\s+|really\s+)?(?P<verb>[a-z]+)\s+(?P<ref>.+?)\s*\??\s*$",
+                     re.I)
+"""Advice asked about one named task ("should I cancel the X task?", "can we drop X?"): the
+task as it stands, for the person to decide — a question never changes it."""
+
+
+def _advice(memex: Memex, text: str, nodes: list[Node]) -> str | None:
+    """The task an advice question names, with its state and dates; None when it names
+    none clearly (the question is then read as a list question)."""
+    m = _ADVICE.match(text)
+    if m is None:
+        return None
+    r = resolve_ref(memex, m.group("ref"), nodes=[n for n in nodes if n.todo])
+    if r.node is None or not (r.strong or r.exact):
+        return None
+    n = r.node
+    return (f"{_row(n)[2:]}\nThat is where it stands; say what to do with it (nothing was "
+            "changed).")
 
 
 def _when(memex: Memex, text: str, nodes: list[Node]) -> str:
@@ -416,6 +473,10 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
     week_start = week_start_of(memex.settings)
     if _PROGRESS.search(text) and (out := _progress(text, nodes)):
         return out
+    if _HOW_LONG.search(text):
+        return _how_long(memex, text, nodes)
+    if (advice := _advice(memex, text, nodes)) is not None:
+        return advice
     if _WHEN.search(text):
         return _when(memex, text, nodes)
     if _STATUS.search(text):

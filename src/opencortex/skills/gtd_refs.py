@@ -107,10 +107,14 @@ def _title_words(title: str) -> frozenset[str]:
 
 def _compound_parts(w: str, vocab: Counter[str]) -> set[str]:
     """``w`` itself, or — when no title has it — the title words it is the head or the tail
-    of ("spätzle" in "Käsespätzle", "backup" in "backups-offsite"): a compound said in part."""
-    if w in vocab or len(w) < 5 or w.isdigit():
+    of ("spätzle" in "Käsespätzle", "backup" in "backups-offsite"): a compound said in part;
+    a word of four letters only as a head ("repo" for "repository", "docs" for "documentation")."""
+    if w in vocab or len(w) < 4 or w.isdigit():
         return {w}
-    hits = {v for v in vocab if len(v) > len(w) and (v.endswith(w) or v.startswith(w))}
+    hits = {v for v in vocab if (len(v) > len(w) and len(w) >= 5 and (v.startswith(w)
+                                                                      or v.endswith(w)))
+            or (len(w) == 4 and len(v) >= 8 and v.startswith(w))}  # "repo": "repositori",
+    # never "read": "reader" (a four-letter stem is a word of its own, not a clipping)
     return hits if 0 < len(hits) <= 3 else {w}
 
 
@@ -266,7 +270,14 @@ def resolve_meaning(memex: Memex, text: str, nodes: list[Node]) -> Resolution:
     best = float(sims[order[0]])
     margin = best - (float(sims[order[1]]) if len(order) > 1 else 0.0)
     node = pool[int(order[0])]
-    shares = bool(said & _title_words(node.title))
+    tw = _title_words(node.title)
+    shares = bool(said & tw)
+    lead = re.match(r"\s*([a-z]+)", node.title, re.I)
+    own = tw - _DO_VERBS - (set(words(lead.group(1))) if lead else set())
+    if len(own) == 1 and own <= said and len(said - tw) >= 2:
+        # a one-word title is a part of a longer phrase naming something else ("the
+        # allotment rent form" holds "Pay rent"'s word, yet means a form, not the rent)
+        return Resolution(searched=sorted(said))
     if (best >= MEANING_NEAR and shares and margin >= MEANING_MARGIN) or (
             best >= MEANING_SURE and margin >= 2 * MEANING_MARGIN):
         return Resolution(node, [node], sorted(said), why=f"nearest in meaning ({best:.2f})",

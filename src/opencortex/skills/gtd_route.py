@@ -52,10 +52,10 @@ def _worth_a_lookup(text: str, now: dt.datetime, week_start: int) -> bool:
     from .gtd_slots import parse_clause
 
     if is_question(text):
-        from .gtd_questions import _PROGRESS, _STATUS, _WHEN
+        from .gtd_questions import _ADVICE, _HOW_LONG, _PROGRESS, _STATUS, _WHEN
 
         return any(rx.search(text) for rx in (_ATTRIBUTE_Q, _PROGRESS, _STATUS, _WHEN,
-                                               _TAG_NAMED))
+                                               _TAG_NAMED, _HOW_LONG, _ADVICE))
     s = parse_clause(text, now, week_start=week_start)
     from .gtd_slots import past_verb
 
@@ -81,7 +81,7 @@ def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
                   nodes: list[Node] | Callable[[], list[Node]] | None = None) -> bool:
     """Is ``clause`` a GTD command on (or question about) an existing entry of ``memex``?
     ``nodes``: the memex's headlines, or a function giving them (read only when needed)."""
-    from .gtd_plan import _STRICT_VERBS, _verb_matches, week_start_of
+    from .gtd_plan import _STRICT_VERBS, _verb_matches, waited_for, week_start_of
     from .gtd_questions import is_question
     from .gtd_refs import MIN_COVER, all_nodes, named, resolve_ref
     from .gtd_slots import base_verbs, parse_clause
@@ -103,6 +103,9 @@ def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
         return False  # an explicit capture names something new: not an index question
     if not s.ref_text:
         return False
+    if s.state is None and not s.changes() and s.arrived and \
+            waited_for(memex, s.ref_text, pool) is not None:
+        return True  # what a WAITING entry waits for came ("the refund came through")
     r = resolve_ref(memex, base_verbs(s.ref_text), nodes=pool)  # "paid" names "Pay rent"
     if r.ambiguous:  # two open tasks fit equally: the gtd skill asks which one
         return (_has_slot(s, frozenset(_STRICT_VERBS)) and named(r)
@@ -137,10 +140,20 @@ def _names_task_tag(text: str, nodes: list[Node]) -> bool:
 
 def _asks_about_item(memex: Memex, text: str, nodes: list[Node]) -> bool:
     """A question about one existing task's state or dates, or about a project's lists."""
-    from .gtd_questions import _PROGRESS, _STATUS, _WHEN, _progress, _scope_of
+    from .gtd_questions import _ADVICE, _HOW_LONG, _PROGRESS, _STATUS, _WHEN, _progress, _scope_of
     from .gtd_refs import resolve_ref
     from .gtd_slots import DATE_RE
 
+    if (m := _ADVICE.match(text)) is not None:  # "should I drop X?": X as it stands
+        r = resolve_ref(memex, m.group("ref"), nodes=[n for n in nodes if n.todo])
+        if r.node is not None and (r.strong or r.exact) and _open(r.node):
+            return True
+    if _HOW_LONG.search(text):  # "how long will X take?": X's Effort, when X is a task
+        ref = _HOW_LONG.sub(" ", re.sub(r"\b(?:will|would|does|do|it|take|takes|need|needs|"
+                                        r"me|us)\b|\?", " ", text, flags=re.I))
+        r = resolve_ref(memex, ref, nodes=[n for n in nodes if n.todo])
+        if r.node is not None and (r.strong or r.exact):
+            return True
     if _STATUS.search(text) or _WHEN.search(text):  # "is X fixed yet?", "when is X due?"
         ref = re.sub(r"^\s*(?:when|is|are|was|were|did|have|has)\b|\b(?:due|yet|already)\b|\?",
                      " ", text, flags=re.I)

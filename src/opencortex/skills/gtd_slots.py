@@ -166,15 +166,24 @@ _REPEAT_RE = re.compile(
     rf"|(?:every|each)\s+(?P<n>{_NUM_RE})\s+(?P<nu>day|week|month|year)s"
     r"|(?:every|each)\s+(?P<wk>weekday|work\s*day|working\s+day|business\s+day)"
     r"(?:\s+(?:morning|afternoon|evening|night)s?)?"
-    r"|(?:every|each)\s+(?P<one>day|week|month|year|morning|evening|night|fortnight)"
-    r"|(?P<ly>daily|nightly|weekly|fortnightly|biweekly|monthly|yearly|annually)"
+    r"|(?:every|each)\s+(?P<one>day|week|month|year|morning|evening|night|fortnight|quarter)"
+    r"(?!\s+on\s+the\s+(?:\d|first|last))"
+    rf"|(?P<lyw>weekly|fortnightly|biweekly)\s+on\s+(?P<lywd>{_WD_RE})s?\b"
+    r"|(?P<ly>daily|nightly|weekly|fortnightly|biweekly|monthly|quarterly|yearly|annually)"
     r"(?=\s*(?:$|[,.;!?]|(?:on|at|from|starting|until|in|for|and|then)\b))"
+    rf"|(?:every|each)\s+(?P<wn>other|second|2nd|third|3rd|fourth|4th|{_NUM_RE})\s+"
+    rf"(?P<wdn>{_WD_RE})s?(?:\s+(?:morning|afternoon|evening|night)s?)?"
+    r"(?!\s+(?:of|in)\s+(?:the|every|each)\s+month)"
     rf"|(?:every|each)\s+(?P<wd>{_WD_RE})s?(?:\s+(?:morning|afternoon|evening|night)s?)?"
     rf"|(?:on\s+)?(?P<wdp>{_WD_RE})s(?:\s+(?:morning|afternoon|evening|night)s?)?"
     rf"|(?:on\s+)?(?P<wdq>{_WD_RE})\s+(?:morning|afternoon|evening|night)s"
     r"|(?:on\s+)?the\s+(?P<ord>first|second|third|fourth|fifth|last|\d{1,2}(?:st|nd|rd|th))"
     r"\s+(?:day\s+)?of\s+(?:every|each|the)\s+month"
-    r"|(?:every|each)\s+month\s+on\s+the\s+(?P<ord2>\d{1,2}(?:st|nd|rd|th)|first|last)"
+    r"|(?:every|each)\s+month\s+on\s+the\s+(?P<ord2>\d{1,2}(?:st|nd|rd|th)|first|last)(?:\s+day)?"
+    rf"|(?:every|each)\s+(?P<mord>first|1st|second|2nd|third|3rd|fourth|4th|last)\s+"
+    rf"(?P<mwd>{_WD_RE})\s+(?:of|in)\s+(?:every|each|the)\s+month"
+    rf"|(?:on\s+)?(?:the\s+)?(?P<mord2>first|1st|second|2nd|third|3rd|fourth|4th|last)\s+"
+    rf"(?P<mwd2>{_WD_RE})\s+(?:of|in)\s+(?:every|each)\s+month"
     r"|(?:every|each)\s+(?P<ord3>first|last|\d{1,2}(?:st|nd|rd|th))\s+(?:day\s+)?of\s+(?:the|each|"
     r"every)\s+month"
     r"|(?:every|each)\s+(?P<nth>other|2nd|second|3rd|third|4th|fourth)\s+(?P<nu2>day|week|month|year))\b",
@@ -268,7 +277,7 @@ _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
     ("CANCELLED", re.compile(
         r"^(?:please\s+)?(?:cancel|scrap|ditch|abandon|kill|nix|shelve|bin|drop)\b(?!\s+(?:off|by|in)\b)|"
         r"\b(?:cancel(?:led|ed)?|scrapped|ditched|abandoned|dropped)\b(?!\s+(?:off|by)\b)|"
-        r"\bforget\s+about\b|\btake\s+.+?\s+off\s+(?:my|the)\s+(?:list|agenda|plate)\b|"
+        r"\bforget\s+about\b|\b(?:gave|give|giving|given)\s+up\s+on\b|^(?:please\s+|just\s+|oh\s+|ok(?:ay)?\s+)?forget\s+(?:the|that|this|my)\b|\btake\s+.+?\s+off\s+(?:my|the)\s+(?:list|agenda|plate)\b|"
         r"^(?:please\s+)?(?:remove|delete)\b|\bno\s+longer\s+(?:need(?:ed)?|doing|happening|relevant)\b|"
         r"\b(?:won'?t|not\s+going\s+to|not\s+gonna)\s+(?:do|happen|bother)\b|"
         r"\b(?:isn'?t|is\s+not|aren'?t|are\s+not|won'?t|will\s+not)\s+(?:going\s+to\s+|gonna\s+)?"
@@ -352,7 +361,7 @@ _WAIT_LEAD = re.compile(r"^(?:i'?m\s+|i\s+am\s+|still\s+|now\s+)?(?:waiting|wait
 """"waiting for the plumber to send the quote" -> "The plumber to send the quote";
 "waiting on Sam for the logs" -> "Sam: the logs"."""
 _ON_WEEKDAY = re.compile(rf"\b(?:on\s+)?(?P<wd>{_WD_RE})s?\b", re.I)
-_NEGATED = re.compile(r"(?:\b(?:not|never|cannot|no)\b|n't\b)(?:\s+[\w'-]+){0,4}\s*$", re.I)
+_NEGATED = re.compile(r"(?:\b(?:not|never|cannot|no)\b|n't\b)(?:\s+[\w'-]+){0,8}\s*$", re.I)
 """A negation just before "before"/"until" ("can't happen before the 20th", "won't start
 until january", "not before friday"): the date is when the task may start, not its
 deadline."""
@@ -446,12 +455,33 @@ def _repeater(m: re.Match[str], today: dt.date) -> tuple[str, dt.date | None]:
     if g["one"]:
         u = g["one"].lower()
         return ("+1d" if u in ("day", "morning", "evening", "night")
-                else "+2w" if u == "fortnight" else f"+1{_UNIT[u]}"), None
+                else "+2w" if u == "fortnight" else "+3m" if u == "quarter"
+                else f"+1{_UNIT[u]}"), None
+    if g["mord"] or g["mord2"]:  # "the first monday of every month": from its next one,
+        # monthly (Org's repeaters count months by day number: later ones may need a nudge)
+        from .gtd_dates import _nth_in_month
+
+        n = _ORD[(g["mord"] or g["mord2"]).lower()]
+        for k in (0, 1, 2):
+            base = add_months(today.replace(day=1), k)
+            d = _nth_in_month(base.year, base.month, n, g["mwd"] or g["mwd2"])
+            if d is not None and d >= today:
+                return "+1m", d
+        return "+1m", None
+    if g["lyw"]:  # "biweekly on fridays": that weekday, every one or two weeks
+        n = 1 if g["lyw"].lower() == "weekly" else 2
+        return f"+{n}w", coming(today, [w[:3] for w in WD].index(g["lywd"].lower()[:3]),
+                                strict=False)
     if g["ly"]:
         u = g["ly"].lower()
         return {"daily": "+1d", "nightly": "+1d", "weekly": "+1w", "fortnightly": "+2w",
-                "biweekly": "+2w", "monthly": "+1m", "yearly": "+1y",
+                "biweekly": "+2w", "monthly": "+1m", "quarterly": "+3m", "yearly": "+1y",
                 "annually": "+1y"}[u], None
+    if g["wn"]:  # "every other wednesday", "every 3rd friday": that weekday, n weeks apart
+        n = {"other": 2, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4,
+             "4th": 4}.get(g["wn"].lower()) or int(_num(g["wn"]))
+        return f"+{n}w", coming(today, [w[:3] for w in WD].index(g["wdn"].lower()[:3]),
+                                strict=False)
     wd = g["wd"] or g["wdp"] or g["wdq"]
     if wd:
         return "+1w", coming(today, [w[:3] for w in WD].index(wd.lower()[:3]), strict=False)
@@ -567,7 +597,7 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         s.scheduled = (now + dt.timedelta(minutes=_in_minutes(m.group("d")))).replace(
             second=0, microsecond=0)
         mk.take(*m.span())
-    m_t = parse_time(mk.rest())
+    m_t = parse_time(mk.rest(), context=text)
     if m_t:
         tm, span = m_t
         mk.take(*span)
@@ -689,7 +719,8 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         lead = len(rest) - len(rest.lstrip())
         mk.take(lead, lead + m.end())
         rest = mk.rest()
-    verb = re.match(r"\s*(?:i\s+)?(?:just\s+|finally\s+)?([a-z]+)", rest, re.I)
+    verb = re.match(r"\s*(?:i\s+)?(?:just\s+|finally\s+)?([a-z]+)(?!['\u2019])", rest, re.I)
+    # (a contraction is no past verb: "I won't get to X until …" is not "won")
     if verb and past_verb(verb.group(1)):
         s.past = True
     s.title = _tidy(rest)
@@ -762,7 +793,7 @@ _TRAIL = re.compile(r"[\s,:;-](?:(?:has|have|needs?|must|ought)\s+to\s+be(?:\s+(
                     r"to|on|at|by|for|in|from|the|a|an|of|with|the\s+whole\s+thing\s+is|"
                     r"first\s+one\s+is|the\s+first\s+one\s+is|starting)$", re.I)
 """One filler phrase ending the text (``, it has to be``), with the separator before it."""
-_TRAIL_PUNCT = frozenset(" \t\n,:;.!-")
+_TRAIL_PUNCT = frozenset(" \t\n,:;.!-\u2013\u2014")
 _TRAIL_SPAN = 64  # longer than any phrase above: the search looks no further back
 
 
@@ -874,7 +905,7 @@ def _tidy(rest: str) -> str:
     for _ in range(3):
         t = _LEAD.sub("", t).strip()
         t = _drop_trailing_fillers(" " + t).strip()
-        t = t.strip(" ,;:-.!")
+        t = t.strip(" ,;:-.!\u2013\u2014")
     return t[:1].upper() + t[1:] if t else t
 
 

@@ -406,13 +406,13 @@ def answer(access: Access, question: str, *, k: int = 6, query: str | None = Non
     idf = {w: math.log(1 + len(units) / (1 + df.get(w, 0))) for w in qwords}
     total = sum(idf.values()) or 1.0
     kinds = _kinds(question)
-    emb = retriever_for(access.memex).embedder
+    retriever = retriever_for(access.memex)
+    emb = retriever.embedder
     texts = [f"{_heading(u.outline)}: {u.text}" for u in units]
     # the units' vectors from the cache beside the index (the same notes come back for
-    # related questions); the question's from the model
-    vecs = emb.embed([question])
+    # related questions); the question's as the search embedded it (the same vector)
+    q = retriever.query_vector(question)
     rows = cached_embed(emb, texts, unit_vector_cache(access.memex.settings))
-    q = vecs[0]
     note_words: dict[tuple[str, str], set[str]] = {}
     for u, cw in zip(units, ctx_words, strict=True):
         note_words.setdefault(_note_of(u), set()).update(cw & qwords)
