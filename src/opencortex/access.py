@@ -246,7 +246,8 @@ class Access:
             raise NodeNotFoundError(f"{rel}: no such indexed .org file in the memex (list "
                                     "them with the opencortex://files resource)")
         text = path.read_text(encoding="utf-8", errors="replace")
-        if self.hidden(parse(text).filetags):
+        doc = parse(text)
+        if self.hidden(doc.filetags):
             raise NodeNotFoundError(_withheld(rel))
         if self.sees_private:
             return text
@@ -255,7 +256,11 @@ class Access:
             if not tops or n.level <= tops[-1].level:
                 tops.append(n)
         lines = text.splitlines(keepends=True)
-        parts = ["".join(lines[:tops[0].line - 1] if tops else lines)]
+        # the preamble ends where the file *as saved* has its first headline: the index's
+        # first entry line is stale after an edit or a sync peer's write, and the lines
+        # above it on disk may now be a private entry (the entries come from the index)
+        first = doc.headings[0].line if doc.headings else len(lines) + 1
+        parts = ["".join(lines[:first - 1])]
         for n in tops:
             if self.hidden(n.tags):
                 continue

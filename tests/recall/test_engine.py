@@ -266,7 +266,7 @@ def test_span_history_through_git_log_L(engine, corpus):
     rnd = engine.start("a while ago we changed how PriceCache in pricing/cache.py passes the "
                        "TTL to redis", now=NOW)
     assert rnd.state == "presented"
-    hist = [m for m in rnd.recognizable["members"] if "git log -L" in m["handle"]]
+    hist = [m for m in rnd.recognizable["members"] if " log " in m["handle"] and " -L:" in m["handle"]]
     assert hist and hist[0]["opened"], rnd.recognizable
     assert any("history of" in c["text"] for c in rnd.story)
 

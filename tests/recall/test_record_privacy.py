@@ -112,7 +112,7 @@ def test_the_git_history_of_a_private_memex_file_is_withheld(m: Memex) -> None:
         engine.base_roots = [Root("git", str(root))]
         rnd = engine.start(cue, invoked=True).to_dict()
         return [x for x in (rnd.get("recognizable") or {}).get("members", [])
-                if "git log" in str(x.get("handle"))]
+                if " log " in str(x.get("handle"))]
 
     # the person's recall opens the span's history (its diff holds the private lines)
     assert any(x["opened"] for x in history("cli"))

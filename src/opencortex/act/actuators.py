@@ -79,6 +79,7 @@ def _mark_private_read(action: Action, argv: tuple[str, ...], signal: Signal,
     from pathlib import Path
 
     from ..guard.egress import Taint, shell_read
+    from ..guard.policy import policy_of
 
     taint = signal.meta.get("taint")
     if not isinstance(taint, Taint):
@@ -87,7 +88,7 @@ def _mark_private_read(action: Action, argv: tuple[str, ...], signal: Signal,
     cwd = Path(str(action.args.get("cwd") or root))
     why = shell_read(list(argv or action.args.get("argv") or []),
                      cwd if cwd.is_absolute() else root / cwd, root.resolve(),
-                     env.memex.private_prints().files)
+                     env.memex.private_prints().files, policy_of(env.memex.settings.guard))
     if why:
         taint.mark(why)
 

@@ -13,7 +13,8 @@ Two signals, either one withholds:
 - **provenance** — :class:`Carried`: text with a ``private`` flag set by the code that
   knows where it came from (a dataclass, never a marker inside the string);
 - **content** — :class:`Prints`: fingerprints of private text (normalised lines of at
-  least :data:`MIN_LINE` characters and word shingles of :data:`SHINGLE` words), built by
+  least :data:`MIN_LINE` characters, word shingles of :data:`SHINGLE` words, and windows
+  of :data:`LETTERS` letters and digits with everything between them dropped), built by
   the memex from every node a privacy tag covers and refreshed with its index, so bytes
   that arrived by a path nobody tagged are still caught.  A hit withholds the lines it
   touches, with a note saying why.
@@ -26,9 +27,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import hashlib
 import re
 import threading
+import unicodedata
 import urllib.parse
 import weakref
 from collections.abc import Callable, Iterable
@@ -36,7 +39,9 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-__all__ = ["MIN_LINE", "SHINGLE", "Carried", "Prints", "StreamGate", "Taint", "Verdict",
+import numpy as np
+
+__all__ = ["LETTERS", "MIN_LINE", "SHINGLE", "Carried", "Prints", "StreamGate", "Taint", "Verdict",
            "check",
            "check_value", "register_remote_source", "remote_prints", "shell_read",
            "withheld_note"]
@@ -51,7 +56,14 @@ MIN_SHINGLE_CHARS = 32
 SEEN_MAX = 8192
 """Texts whose verdict one set of prints remembers (``Prints._seen``; 16-byte keys)."""
 
+LETTERS = 40
+"""Letters and digits per window of the letter prints: about as many as a shingle's
+:data:`SHINGLE` words hold, so public text collides about as rarely."""
+MIN_DISTINCT = 8
+"""A letter window of fewer distinct characters (``aaaa…``, a run of zeros) is no print."""
+
 _WORD = re.compile(r"\w+")
+_NOT_ALNUM = re.compile(r"[\W_]+")
 _STRUCT = re.compile(r"^\s*(?:#\+|:[\w-]+:|(?:SCHEDULED|DEADLINE|CLOSED|CLOCK):"
                      r"|- (?:State \"|Note taken on |Rescheduled from |Refiled on ))")
 """Org structure, not prose: keywords, drawer and property lines, planning, clocks — the
@@ -108,6 +120,37 @@ def _decode_run(run: str) -> str:
             return ""
     good = sum(c.isprintable() or c in "\n\t" for c in text)
     return text if text and good >= 0.9 * len(text) else ""
+
+
+def _letters(text: str) -> str:
+    """Text as its letters and digits alone: compatibility-decomposed (fullwidth letters,
+    ligatures, accents split off), casefolded, and everything else dropped -- spaces and
+    line breaks, punctuation, underscores, zero-width and combining characters.  A private
+    passage respaced, run together, cut one character per line or padded with invisible
+    characters reads the same here."""
+    return _NOT_ALNUM.sub("", unicodedata.normalize("NFKD", text).casefold())
+
+
+def _windows(s: str) -> Iterable[tuple[int, int]]:
+    """(hash, start) of each :data:`LETTERS`-long window of a letter string that starts at a
+    content-defined anchor (a character whose code point is 1 modulo 8: ``a i q y 1 9`` in
+    ASCII, one in eight elsewhere), so a passage has the same windows wherever it is copied
+    and only about one position in six is hashed."""
+    if len(s) < LETTERS:
+        return
+    codes = np.frombuffer(s.encode("utf-32-le"), dtype=np.uint32)[:len(s) - LETTERS + 1]
+    for i in np.flatnonzero((codes & 7) == 1).tolist():
+        yield hash(s[i:i + LETTERS]), i
+
+
+def _letter_prints(s: str) -> Iterable[int]:
+    """The letter prints of one private text's letter string: as written, in rot13 and
+    reversed (a letter substitution or a reversal keeps every letter), windows of at least
+    :data:`MIN_DISTINCT` distinct characters only."""
+    for v in (s, s.translate(_ROT13), s[::-1]):
+        for h, i in _windows(v):
+            if len(set(v[i:i + LETTERS])) >= MIN_DISTINCT:
+                yield h
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +211,10 @@ class Prints:
 
     lines: frozenset[int] = frozenset()
     shingles: frozenset[int] = frozenset()
+    letters: frozenset[int] = frozenset()
+    """Windows of :data:`LETTERS` letters and digits (:func:`_letters`): the same passage
+    with its spaces, line breaks, punctuation or case changed, or invisible characters
+    put between its letters, has the same letters."""
     _seen: dict[bytes, frozenset[int]] = field(default_factory=dict, compare=False,
                                                repr=False)
     """What ``hit_lines`` found for texts checked against these prints before, keyed by
@@ -179,20 +226,24 @@ class Prints:
     def of(texts: Iterable[str]) -> Prints:
         lines: set[int] = set()
         shingles: set[int] = set()
+        letters: set[int] = set()
         for text in texts:
             words: list[str] = []
+            prose_lines: list[str] = []
             for raw in text.splitlines():
                 prose = _prose(raw)
+                prose_lines.append(prose)
                 norm = _norm_line(prose)
                 if len(norm) >= MIN_LINE:
                     lines.add(hash(norm))
                     lines.add(hash(norm.translate(_ROT13)))
                 words.extend(_WORD.findall(prose.casefold()))
+            letters.update(_letter_prints(_letters("\n".join(prose_lines))))
             shingles.update(h for h, _ in _shingles(words))
             # the same passage in rot13 (a letter substitution keeps words and lines): kept
             # as prints too, so checking it costs nothing at egress
             shingles.update(h for h, _ in _shingles([w.translate(_ROT13) for w in words]))
-        return Prints(frozenset(lines), frozenset(shingles))
+        return Prints(frozenset(lines), frozenset(shingles), frozenset(letters))
 
     @staticmethod
     def union(parts: Iterable[Prints]) -> Prints:
@@ -200,10 +251,11 @@ class Prints:
         if len(ps) == 1:
             return ps[0]
         return Prints(frozenset().union(*(p.lines for p in ps)),
-                      frozenset().union(*(p.shingles for p in ps)))
+                      frozenset().union(*(p.shingles for p in ps)),
+                      frozenset().union(*(p.letters for p in ps)))
 
     def __bool__(self) -> bool:
-        return bool(self.lines or self.shingles)
+        return bool(self.lines or self.shingles or self.letters)
 
     def hit_lines(self, text: str) -> set[int]:
         """Indexes of the lines of ``text`` that carry private text: as written, in rot13
@@ -261,6 +313,7 @@ class Prints:
         word_line: list[int] = []
         words: list[str] = []
         shingles = self.shingles
+        letters: list[str] = []
         for i, raw in enumerate(lines):
             # casefolded once for both tests (``_norm_line`` of the casefolded prose is the
             # same line: the bullets it strips casefold to themselves)
@@ -273,10 +326,23 @@ class Prints:
                 ws = _WORD.findall(folded)
                 words.extend(ws)
                 word_line.extend([i] * len(ws))
+            if self.letters:
+                letters.append(_letters(folded))
         if shingles:
             for h, at in _shingles(words):
                 if h in shingles:
                     out.update(word_line[at:at + SHINGLE])
+        if self.letters:  # the letters of every line read as one run: a passage cut
+            ends: list[int] = []  # over lines, one character each, still matches
+            total = 0
+            for piece in letters:
+                total += len(piece)
+                ends.append(total)
+            for h, at in _windows("".join(letters)):
+                if h in self.letters:  # every line holding a letter of the window
+                    first = bisect.bisect_right(ends, at)
+                    last = bisect.bisect_right(ends, at + LETTERS - 1)
+                    out.update(j for j in range(first, last + 1) if letters[j])
         return out
 
 
@@ -362,22 +428,65 @@ class StreamGate:
     a client as deltas): each delta alone is a few words, too short for a line or a
     passage to match, so the check must see the stream, not the pieces.
 
-    Only complete lines are released, each block checked with the lines sent just before
-    it (a passage spans lines); the first withheld line, or a chain whose provenance
-    turned private, ends the stream -- nothing more is released, and the verified reply
-    that follows (checked whole, with its note) says what was withheld.  An unfinished
-    last line is never released here: the reply carries it."""
-
-    CONTEXT = 3
-    """Lines already sent that are read again with the next block."""
+    Only complete lines are released, each block checked with the words sent just before
+    it (a passage spans lines: one word, or one character, per line is still a passage);
+    the first withheld line, or a chain whose provenance turned private, ends the stream --
+    nothing more is released, and the verified reply that follows (checked whole, with its
+    note) says what was withheld.  An unfinished last line is never released here: the
+    reply carries it."""
 
     def __init__(self, send: Callable[[str], None], prints: Callable[[], Prints | None],
                  taint: Taint | None = None) -> None:
         self.send, self.prints, self.taint = send, prints, taint
         self.pending = ""
         self.tail: list[str] = []
+        """The last :data:`CONTEXT` lines already sent, as written (an encoded blob wrapped
+        over lines is read on across them)."""
+        self.held: list[str] = []
+        """Complete lines not yet released: too little follows them to judge them."""
+        self.words: list[str] = []
+        """The last words sent before those: at least :data:`SHINGLE` of them holding at
+        least :data:`LETTERS` letters and digits, however many lines they came on -- a
+        count of lines alone would let a passage written a word (or a character) per line
+        through."""
         self.stopped = False
         self.lock = threading.Lock()
+
+    CONTEXT = 3
+    HOLD = 64
+    """Lines held back at most: beyond it the oldest leave as soon as nothing matched (a
+    stream of blank lines must not make every piece re-read all of them)."""
+
+    @staticmethod
+    def _judged(block: list[str]) -> int:
+        """How many of ``block``'s first lines can leave: a line leaves once the text from
+        its start on holds a whole shingle and a whole letter window, so no passage that
+        begins in it can still be completed by lines not yet written; a line with no
+        letter or digit can leave whenever the ones before it have."""
+        words = [len(_WORD.findall(_prose(ln))) for ln in block]
+        letters = [len(_letters(_prose(ln))) for ln in block]
+        after_w = after_l = 0
+        ok = [False] * len(block)
+        for j in range(len(block) - 1, -1, -1):
+            after_w += words[j]
+            after_l += letters[j]
+            ok[j] = (after_w >= SHINGLE and after_l >= LETTERS) or not letters[j]
+        k = 0
+        while k < len(block) and (ok[k] or len(block) - k > StreamGate.HOLD):
+            k += 1
+        return k
+
+    def _keep(self, lines: list[str]) -> None:
+        sent = self.tail + lines
+        self.tail = sent[-self.CONTEXT:]
+        words = self.words + [w for ln in sent[:-self.CONTEXT]
+                              for w in _WORD.findall(_prose(ln))]
+        n, letters, start = 0, 0, len(words)
+        while start > 0 and (n < SHINGLE or letters < LETTERS):
+            start -= 1
+            n += 1
+            letters += len(_letters(words[start]))
+        self.words = words[start:]
 
     def feed(self, piece: str) -> None:
         with self.lock:
@@ -390,18 +499,22 @@ class StreamGate:
             cut = self.pending.rfind("\n")
             if cut < 0:
                 return
-            lines = self.pending[:cut].split("\n")
+            block = self.held + self.pending[:cut].split("\n")
             self.pending = self.pending[cut + 1:]
             prints = self.prints()
-            hits = prints.hit_lines("\n".join(self.tail + lines)) if prints else set()
-            first = min((i - len(self.tail) for i in hits), default=None)
+            context = ([" ".join(self.words)] if self.words else []) + self.tail
+            hits = prints.hit_lines("\n".join(context + block)) if prints else set()
+            first = min((i - len(context) for i in hits), default=None)
             if first is not None:
                 self.stopped = True
-                lines = lines[:max(first, 0)]
-                if not lines:
-                    return
+                lines, self.held = block[:max(first, 0)], []
+            else:
+                k = self._judged(block)
+                lines, self.held = block[:k], block[k:]
+            if not lines:
+                return
             out = "\n".join(lines) + "\n"
-            self.tail = (self.tail + lines)[-self.CONTEXT:]
+            self._keep(lines)
         self.send(out)
 
 
@@ -433,11 +546,120 @@ READS_TREE = frozenset({"rg", "grep", "egrep", "fgrep", "git", "find", "fd", "tr
 """Commands that read the tree under their working directory when given no path."""
 
 
-def shell_read(argv: list[str], cwd: Any, root: Any, private_files: frozenset[str]
-               ) -> str | None:
+COPY_READ_CAP = 8 << 20
+"""Bytes of a named file outside the index read to judge it; a larger one counts as private."""
+
+
+def _tagged(data: bytes, policy: Any) -> bool:
+    """Does this text carry a privacy tag (its ``#+FILETAGS`` or a headline's tags)?"""
+    from ..org.parser import parse_bytes
+    from .privacy import is_private
+
+    text = data.decode("utf-8", "replace").casefold()
+    if not any(t in text for t in policy.privacy_tags):
+        return False
+    doc = parse_bytes(data)
+    return is_private([*doc.filetags, *(t for h in doc.headings for t in h.tags)], policy)
+
+
+_UNREADABLE_MAGIC = (b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18", b"LZIP", b"\x89LZO")
+"""zstd, lz4, lzip, lzop: compressions ``tar``/``rg -z`` read and Python cannot (here)."""
+
+
+def _unpacked(data: bytes) -> bytes | None:
+    """A gzip, bzip2 or xz stream's content (None: too large or unreadable -- private)."""
+    import bz2
+    import lzma
+    import zlib
+
+    if data.startswith(_UNREADABLE_MAGIC):
+        return None
+    out = b""
+    try:
+        while data:
+            if data.startswith(b"\x1f\x8b"):
+                z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                out += z.decompress(data, COPY_READ_CAP + 1 - len(out))
+                data = z.unused_data if not z.unconsumed_tail else b""
+                if z.unconsumed_tail:
+                    return None
+            elif data.startswith(b"BZh"):
+                b = bz2.BZ2Decompressor()
+                out += b.decompress(data, COPY_READ_CAP + 1 - len(out))
+                if not b.eof:
+                    return None
+                data = b.unused_data
+            elif data.startswith(b"\xfd7zXZ"):
+                x = lzma.LZMADecompressor()
+                out += x.decompress(data, COPY_READ_CAP + 1 - len(out))
+                if not x.eof:
+                    return None
+                data = x.unused_data
+            else:
+                break
+            if len(out) > COPY_READ_CAP:
+                return None
+    except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError):
+        return None
+    return out
+
+
+def _packed_private(data: bytes, policy: Any) -> bool:
+    """A compressed file or a tar archive (``tar -xzOf``, ``rg -z`` print what it holds):
+    private when any member's text carries a privacy tag, or it cannot be read."""
+    import io
+    import tarfile
+
+    compressed = data.startswith((b"\x1f\x8b", b"BZh", b"\xfd7zXZ", *_UNREADABLE_MAGIC))
+    raw = _unpacked(data) if compressed else data
+    if raw is None:
+        return True
+    if compressed and _tagged(raw, policy):
+        return True
+    if raw[257:262] != b"ustar":
+        return False  # no tar header
+    try:
+        with tarfile.open(fileobj=io.BytesIO(raw)) as tf:
+            for i, m in enumerate(tf):
+                if i >= 10_000 or m.size > COPY_READ_CAP:
+                    return True
+                f = tf.extractfile(m) if m.isfile() else None
+                if f is not None and (_tagged(got := f.read(COPY_READ_CAP), policy)
+                                      or _packed_private(got, policy)):
+                    return True
+    except (tarfile.TarError, OSError, EOFError, ValueError):
+        return raw[257:262] == b"ustar"
+    return False
+
+
+def _copy_is_private(p: Any, policy: Any) -> bool:
+    """Does a file the index does not describe carry a privacy tag in its own text -- an
+    Emacs backup (``health.org~``) or autosave (``#health.org#``), a copy under another
+    name, a compressed copy or an archive holding one?  Its path leads to no indexed note,
+    and a note of short lines (a PIN, a door code) is below every content print, so only
+    its bytes can say.  A file too large or unreadable counts as private."""
+    import stat
+
+    try:
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        if st.st_size > COPY_READ_CAP:
+            return True
+        with open(p, "rb") as f:
+            data = f.read(COPY_READ_CAP + 1)
+    except OSError:
+        return True
+    return _tagged(data, policy) or _packed_private(data, policy)
+
+
+def shell_read(argv: list[str], cwd: Any, root: Any, private_files: frozenset[str],
+               policy: Any = None) -> str | None:
     """Why a shell command's output is private (it read a file holding private notes, or a
     folder that has one), or None.  ``cwd`` and ``root`` are resolved Paths; an argument is
-    taken as a path when it names an existing file or folder (a pattern is not one)."""
+    taken as a path when it names an existing file or folder (a pattern is not one).
+    With ``policy`` (the memex's :class:`~opencortex.guard.policy.GuardPolicy`), a named
+    file that is no private note is also judged by its own tags (:func:`_copy_is_private`)."""
     from pathlib import Path
 
     if not argv or not private_files:
@@ -459,6 +681,12 @@ def shell_read(argv: list[str], cwd: Any, root: Any, private_files: frozenset[st
         prefix = "" if rel in ("", ".") else rel + "/"
         return next((f for f in sorted(private_files) if f.startswith(prefix)), None)
 
+    def a_name(p: Path) -> str:
+        try:
+            return p.resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            return p.name
+
     paths = []
     for a in argv[1:]:
         if a.startswith("-") or "\0" in a or len(a) > 4096:
@@ -471,10 +699,17 @@ def shell_read(argv: list[str], cwd: Any, root: Any, private_files: frozenset[st
             continue
     if not paths and Path(argv[0]).name in READS_TREE:
         paths = [cwd]
+    if Path(argv[0]).name == "git":
+        # git reads its object store, which no argument bounds: ``git show HEAD:a.org b.org``
+        # or ``git show <blob> b.org`` prints a.org's bytes while the only path it names is
+        # b.org.  So git in the memex reads the memex, whatever paths it is given.
+        paths.append(cwd)
     for p in paths:
         hit = private_under(p)
         if hit is not None:
             return f"`{Path(argv[0]).name}` read {hit}, which holds private notes"
+        if policy is not None and p.is_file() and _copy_is_private(p.resolve(), policy):
+            return f"`{Path(argv[0]).name}` read {a_name(p)}, whose own text is tagged private"
     return None
 
 

@@ -378,7 +378,7 @@ class RecordIndex:
                     continue
                 rec = Record("git", c.sha, root.path, f"{root.path}@{c.sha}", c.subject,
                              root.path, None, c.when, c.when, [],
-                             f"git -C {root.path} show {c.sha}",
+                             gitsrc.reopen(root.path, c.sha),
                              _commit_receipt(root.path, c.sha))
                 self._insert(key, root.path, "commit", rec, c.subject, "", c.body, c.paths,
                              0, author=c.author, body=c.body)

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .. import __version__
 from ..memex import Memex
 from ..signal import conversation
-from .edge import allowed_host, host_refusal, in_thread
+from .edge import META_FIELDS, allowed_host, host_refusal, in_thread
 
 if TYPE_CHECKING:
     from ..pipeline.kernel import Kernel
@@ -298,6 +298,15 @@ async def events(request: Request) -> Response:
     from ..signal import ASYNC_SENSORS, SYNC_SENSORS, SignalError, inject
 
     body = await read_json(request)
+    if isinstance(body, dict):
+        # a client's signal is what the API documents: a payload, meta.source and
+        # meta.session.  The kernel's own keys (the write batch its undo rolls back, whether
+        # the turn is recorded, an approval, a history), the type and depth are the
+        # kernel's to set: a client that sent them would steer them
+        meta = body.get("meta")
+        body = {k: v for k, v in body.items() if k not in ("meta", "type", "depth")}
+        if isinstance(meta, dict):
+            body["meta"] = {k: meta[k] for k in META_FIELDS if k in meta}
     raw = body.get("payload", body) if isinstance(body, dict) else None
     if isinstance(raw, dict) and raw.get("text") is not None and \
             not isinstance(raw["text"], str):

@@ -115,10 +115,24 @@ def log(root: str | Path, exclude: list[str] | None = None,
                      paths)
 
 
+def reopen(root: str | Path, sha: str, *log: str) -> str:
+    """The command a record gives the person to reopen a commit (or, with ``log``, a
+    ``git log`` of those arguments), quoted word by word.  The
+    person pastes it into their own terminal, where a plain ``git show`` runs what the
+    repository's config names: ``core.pager`` (git pages to a terminal), the
+    ``filter.<driver>.process`` and ``diff.<driver>.textconv`` its ``.gitattributes``
+    select, ``gpg.program`` under ``log.showSignature`` -- a cloned or synced repository,
+    or one a transcript says a session ran in.  So it pins them off, as
+    ``guard.runner.git_argv`` does for OpenCortex's own git."""
+    sub, rest = ("log", list(log)) if log else ("show", [sha])
+    return shlex.join(["git", "-C", str(root), "--no-pager", sub, "--no-ext-diff",
+                       "--no-textconv", "--no-show-signature", *rest])
+
+
 def commit_record(root: str | Path, sha: str) -> Record:
     """Open one commit: its message and the paths it touched, read with ``git show``."""
     root = str(root)
-    handle = shlex.join(["git", "-C", root, "show", sha])
+    handle = reopen(root, sha)
     try:
         out = run(root, "show", "--no-renames", "--name-status",
                    f"--format={_FORMAT}{_FLD}", sha)
@@ -143,7 +157,7 @@ def commit_record(root: str | Path, sha: str) -> Record:
                       hashlib.sha256(out.encode()).hexdigest(), EXTRACTOR, "succeeded",
                       skipped_lines=0, unverified_person_turns=None, omitted_chars=0)
     return Record(SOURCE, full, root, f"{root}@{full}", subject, root, None, t, t, turns,
-                  shlex.join(["git", "-C", root, "show", full]), receipt, extra={"author": author})
+                  reopen(root, full), receipt, extra={"author": author})
 
 
 def span_history(root: str | Path, path: str, ident: str | None = None,
@@ -152,8 +166,8 @@ def span_history(root: str | Path, path: str, ident: str | None = None,
     ``git log -L :ident:path`` when given and found, else the file via ``--follow``.
     Each commit is one turn: header line then the diff of that span (capped)."""
     root = str(root)
-    how = shlex.join(["git", "log", f"-L:{ident}:{path}"] if ident else
-                     ["git", "log", "--follow", "-p", "--", path])
+    how = reopen(root, "", *([f"-L:{ident}:{path}"] if ident else
+                             ["--follow", "-p", "--", path]))
     fmt = f"--format={_REC}%H{_FLD}%an{_FLD}%aI{_FLD}%s{_FLD}"
     # the format goes before ``--``: after it git reads it as a second path
     args = (["log", f"-L:{ident}:{path}", f"-n{max_commits}", fmt] if ident else
