@@ -292,11 +292,14 @@ _LIST_WORDS = re.compile(
 _GENERAL = re.compile(
     r"\b(?:usually|typically|normally|generally|in\s+general|on\s+average|as\s+a\s+rule|"
     r"most\s+people|people|anyone|someone|somebody|everyone|one's|a\s+person|the\s+average|"
-    r"is\s+it\s+(?:normal|common|usual|true|possible)|in\s+(?:the\s+)?(?i:us|usa|uk|eu|europe|"
+    r"is\s+it\s+(?:normal|common|usual|true|possible)|"
+    r"(?:if|when|once|unless|after|before|until)\s+(?:you|one)\s+(?!me\b)\w+|"
+    r"in\s+(?:the\s+)?(?i:us|usa|uk|eu|europe|"
     r"america|england|britain|germany|france|spain|italy|canada|australia|japan|china|india|"
     r"most\s+countries)\s*\??$)")
 """What a general-knowledge question says: how things usually are, for people at large,
-in a country ("when are taxes usually due in Germany?") — about the world, not a list."""
+in a country ("when are taxes usually due in Germany?"), or for a generic "you" in a
+condition ("what happens if you file late?") — about the world, not a list."""
 
 
 def asks_in_general(clause: str) -> bool:
@@ -465,6 +468,71 @@ def _after_the_text(sentence: str) -> tuple[str, str]:
     return sentence[:at.start()].rstrip(" ,"), at.group("req").strip()
 
 
+_POINTS_AT_TEXT = re.compile(
+    r"\b(?:this|these|the\s+following|below|the\s+(?:text|paragraph|passage|message|email|"
+    r"e-mail|draft|lines?|sentences?)\s+below)(?:\s+(?:text|paragraph|passage|message|email|"
+    r"e-mail|mail|draft|letter|note|post|tweet|snippet|lines?|sentences?|words?|list|bit|"
+    r"part))?(?:\s+[\w'-]+){0,3}\s*[:?.!]*$", re.IGNORECASE)
+"""An instruction that ends pointing at a text still to come ("proofread this paragraph?",
+"rewrite the following more warmly."): the sentences after it are that text."""
+_AGENT_AGAIN = re.compile(
+    r"^(?:and\s+)?(?:then|after\s+that|afterwards|once\s+(?:that's|that\s+is|it's|you're)\s+"
+    r"done|when\s+(?:that's|you're)\s+done)\b|^(?:please\s+)?(?:remind\s+me|send|email|save|"
+    r"add|put|post|share|forward|file)\b.*\b(?:it|them|the\s+(?:result|summary|"
+    r"translation|text))\b", re.IGNORECASE)
+"""A sentence after a carried text that speaks to the agent again: a request that comes
+after the instruction ("then …", "after that …") or acts on its result ("… send it to
+Jonas")."""
+
+
+_SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|we|we're|you|you're|it|it's|that|that's|this|"
+                      r"these|those|there|he|she|they|my|our|his|her|their)\b", re.IGNORECASE)
+
+
+def _commands(sentence: str) -> bool:
+    """Said as an instruction to the agent — no question word, no statement with a subject
+    first ("I love this.", "that's this."), though it may end in a polite "?" ("can you
+    proofread this paragraph?"): only an instruction carries a text after it."""
+    body = _OPENERS_RE.sub("", strip_greeting(sentence).strip())
+    return not _QWORD_RE.match(body) and not _SUBJECT.match(body)
+
+
+def _carried_texts(sentences: list[str], embed: EmbedFn | None) -> tuple[list[str], set[str]]:
+    """Join a pasted text that runs over several sentences to the instruction carrying it
+    ("summarize this: <several sentences>", "proofread this paragraph? <sentences>"), so
+    that the words of the text — its dates, its "run", its "remind everyone" — never route
+    a request: the text is data.  The text runs to the end of the request, or up to a
+    sentence that speaks to the agent again (``_AGENT_AGAIN``).  Returns the sentences
+    (joined) and the joined ones that are a text operation headed by an instruction with no
+    colon (the colon kind is recognised by ``is_text_operation`` as before)."""
+    out: list[str] = []
+    headed: set[str] = set()
+    i = 0
+    while i < len(sentences):
+        s = sentences[i]
+        j = i + 1
+        if j < len(sentences) and not _AGENT_AGAIN.search(sentences[j]):
+            m = _PAYLOAD.match(s.strip())
+            colon = m is not None and m.group("payload") is not None
+            if colon or _POINTS_AT_TEXT.search(s):
+                text_op = (is_text_operation(s, embed) if colon else
+                           len(re.findall(r"\w+", strip_greeting(s))) >= 2
+                           and _commands(s)
+                           and _classify_many([strip_greeting(s)], embed)[0] == "chat")
+                if text_op:
+                    while j < len(sentences) and not _AGENT_AGAIN.search(sentences[j]):
+                        j += 1
+                    s = " ".join(sentences[i:j])
+                    if not colon:
+                        headed.add(s)
+                    out.append(s)
+                    i = j
+                    continue
+        out.append(s)
+        i += 1
+    return out, headed
+
+
 def is_text_operation(sentence: str, embed: EmbedFn | None) -> bool:
     """Is ``sentence`` one request about a text it carries (translate, rewrite, spell-check,
     shorten), so that the words of that text must not route it?  Only when the instruction
@@ -624,10 +692,15 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
     sentence_of: list[int] = []
     text_ops: set[str] = set()
     labelled: set[str] = set()
-    sentences = _labelled_whole(split_sentences(text))
+    sentences, headed = _carried_texts(_labelled_whole(split_sentences(text)), embed)
     for n, sentence in enumerate(sentences):
         if CAPTURE_LABEL.match(sentence):  # "capture: …": the label is the instruction
             labelled.add(sentence)
+            clauses.append(sentence)
+            sentence_of.append(n)
+            continue
+        if sentence in headed:  # "proofread this paragraph? <its sentences>": one request
+            text_ops.add(sentence)
             clauses.append(sentence)
             sentence_of.append(n)
             continue
@@ -662,7 +735,7 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
         targets, bodies, clauses, sentence_of, sentences)
     items, sentence_of = _join_back_references(
         list(zip(targets, bodies, clauses, strict=True)), sentence_of)
-    merged = _fold_context(items, sentence_of)
+    merged = _fold_context(items, sentence_of, text_ops)
     if hint is not None:  # a remark joined to its command ("X isn't happening, move it…")
         merged = [("gtd" if t != "gtd" and _hinted(b, hint) else t, b, c) for t, b, c in merged]
     intents = [Intent(t, extract_args(t, b), c) for t, b, c in merged]
@@ -681,8 +754,8 @@ def _one_request(left: tuple[str, str], right: tuple[str, str]) -> str | None:
     the same notes ("what did I write about the move, and what was left to do?") — its
     dates or tasks are the notes' content, not the task list."""
     (lt, lc), (rt, rc) = left, right
-    if lt == rt == "shell":
-        return "shell"
+    if lt == rt and lt in ("shell", "chat"):
+        return lt  # one command line; one conversational turn ("what's X, explain it simply")
     asks = is_question(lc) or bool(_ASKS_NOTES.search(lc))
     if lt == "notes" and asks and is_question(rc) and rule_target(rc) is None \
             and not CAPTURE_LABEL.match(rc) and rt in ("notes", "gtd", "chat", "review"):
@@ -789,11 +862,16 @@ def _quoted_org(clause: str) -> bool:
     return len(re.findall(r"[^\W\d_]+", rest)) <= 5
 
 
-def _fold_context(items: list[tuple[str, str, str]],
-                  sentence_of: list[int]) -> list[tuple[str, str, str]]:
+def _fold_context(items: list[tuple[str, str, str]], sentence_of: list[int],
+                  text_ops: frozenset[str] | set[str] = frozenset()
+                  ) -> list[tuple[str, str, str]]:
     """A sentence that is no tool request ("I'm flying to Oslo on Friday.") is context for
     the request in the sentence beside it, not an intent of its own: fold it into that one
-    (the next sentence, else the previous).  Two such sentences in a row are one chat."""
+    (the next sentence, else the previous).  Two such sentences in a row are one chat.  A
+    question after a request ("… . also, how far is Mars?"), or an instruction about a
+    text it carries (``text_ops``), is asked of the agent: a request of its own, never
+    context (a question before one — "how's it going? add …" — still opens it).  Neighbouring chats are one conversational
+    turn (one reply answers both)."""
     def alone(i: int) -> bool:
         return sentence_of.count(sentence_of[i]) == 1
 
@@ -805,7 +883,8 @@ def _fold_context(items: list[tuple[str, str, str]],
             t, b, c = out[-1]  # Org text pasted after a question: what the question is about
             out[-1] = (t, f"{b} {item[1]}", f"{c} {item[2]}")
             continue
-        if item[0] == "chat" and alone(i) and not is_pleasantry(item[2]) and len(items) > 1:
+        if item[0] == "chat" and alone(i) and not is_pleasantry(item[2]) and len(items) > 1 \
+                and not (out and is_question(item[2])) and item[2] not in text_ops:
             pending.append(item)
             continue
         if pending:
@@ -820,4 +899,11 @@ def _fold_context(items: list[tuple[str, str, str]],
             out[-1] = (t, f"{b} {ctx}", f"{c} {ctx}")
         else:
             out.append(("chat", ctx, ctx))
-    return out
+    turns: list[tuple[str, str, str]] = []
+    for t, b, c in out:  # "good morning! did you sleep well?": one turn, one reply
+        if t == "chat" and turns and turns[-1][0] == "chat":
+            pt, pb, pc = turns[-1]
+            turns[-1] = (pt, f"{pb} {b}", f"{pc} {c}")
+        else:
+            turns.append((t, b, c))
+    return turns
