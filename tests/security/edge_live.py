@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,7 +50,12 @@ def plant(memex: Path) -> None:
 
 
 def leaks(text: str) -> list[str]:
+    """The secrets ``text`` holds.  A secret of digits inside a hex digest of 16 or more
+    characters does not count: a content hash such as ``b2:…7731…`` in an undo's answer
+    changes with every run's timestamps and once in a while holds the code's digits."""
     low = text.lower()
+    if any(s.isdigit() for s in SECRETS):
+        low = re.sub(r"[0-9a-f]{16,}", "#", low)
     return [s for s in SECRETS if s.lower() in low]
 
 
