@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .. import __version__
 from ..memex import Memex
 from ..signal import conversation
-from .edge import META_FIELDS, allowed_host, host_refusal, in_thread
+from .edge import CLIENT_SENSORS, META_FIELDS, allowed_host, host_refusal, in_thread
 
 if TYPE_CHECKING:
     from ..pipeline.kernel import Kernel
@@ -316,12 +316,14 @@ async def events(request: Request) -> Response:
     except SignalError as e:
         raise HTTPException(422, str(e)) from None
     p = sig.payload
-    if sig.sensor not in ASYNC_SENSORS | SYNC_SENSORS:
-        raise HTTPException(422, f"unknown sensor {sig.sensor!r}: one of "
-                                 f"{', '.join(sorted(ASYNC_SENSORS | SYNC_SENSORS))}")
     if sig.sensor == "interrupt":
         raise HTTPException(422, "interrupt stops the whole daemon's intake: send SIGTERM "
                                  "to stop it instead")
+    if sig.sensor not in CLIENT_SENSORS:
+        what = ("the kernel's own feedback, not a client's to send"
+                if sig.sensor in ASYNC_SENSORS | SYNC_SENSORS else "unknown")
+        raise HTTPException(422, f"sensor {sig.sensor!r} is {what}: one of "
+                                 f"{', '.join(sorted(CLIENT_SENSORS))}")
     memex: Memex = request.app.state.memex
     from ..errors import NodeNotFoundError
     from ..schema import ValidationError

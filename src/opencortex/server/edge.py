@@ -98,6 +98,14 @@ EVENT_FIELDS: dict[str, dict[str, Field]] = {
     "chat-message": {"text": Field("str")},
     "user-command": {"text": Field("str")},
 }
+CLIENT_SENSORS = frozenset({"user-input", "chat-message", "user-command", "buffer-update",
+                            "point-update", "heartbeat"})
+"""The sensors a client may post to ``/v1/events``: what a person or an editor perceives.
+``tool-output``, ``delegation`` and ``loop-error`` are the kernel's own feedback (what an
+actuator ran, what a skill handed on, what failed): posted by a client they would plant a
+"tool" turn in the person's session records or a request that looks a skill's;
+``interrupt`` stops the daemon's intake (SIGTERM does that, for whoever may send it)."""
+
 META_FIELDS = {"source": Field("str", max=100), "session": Field("str", max=200)}
 
 
