@@ -105,7 +105,7 @@ def test_migrations_from_blank(tmp_path: Path) -> None:
     names = [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name")]
     assert names == ["m001_core", "m002_journal", "m003_retrieval", "m004_recall",
                      "m005_passages", "m006_recall_ids", "m007_agenda",
-                     "m008_recall_lengths"]
+                     "m008_recall_lengths", "m009_recall_views"]
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"files", "nodes", "links", "journal", "nodes_fts"} <= tables
     SqliteStore(tmp_path / "x.sqlite3").close()  # re-opening applies nothing twice
