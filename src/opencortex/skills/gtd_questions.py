@@ -247,8 +247,7 @@ def _status(memex: Memex, text: str, nodes: list[Node]) -> str:
                  flags=re.I)
     r = resolve_ref(memex, ref, nodes=[n for n in nodes if n.todo] or nodes)
     if r.node is None and not r.candidates:
-        return f"I found no task matching {ref.strip()!r} (searched titles for: " \
-               f"{' '.join(r.searched)})."
+        return _no_task(ref, r.searched)
     items = [r.node] if r.node else r.candidates
     out = []
     for n in items:
@@ -306,8 +305,7 @@ def _how_long(memex: Memex, text: str, nodes: list[Node]) -> str:
                  r"|\?", " ", text, flags=re.I)
     r = resolve_ref(memex, ref, nodes=[n for n in nodes if n.todo] or nodes)
     if r.node is None and not r.candidates:
-        return f"I found no task matching {ref.strip()!r} (searched titles for: " \
-               f"{' '.join(r.searched)})."
+        return _no_task(ref, r.searched)
     out = []
     for n in [r.node] if r.node else r.candidates:
         eff = _effort_of(n)
@@ -315,6 +313,13 @@ def _how_long(memex: Memex, text: str, nodes: list[Node]) -> str:
                    + _dates(n))
         out[-1] += f" ({cite(n)})"
     return ("" if r.node else "Several tasks match; which one:\n") + "\n".join(out)
+
+
+def _no_task(ref: str, searched: list[str]) -> str:
+    """The answer when a question names no task: what was looked for, so the person can
+    say it another way."""
+    return f"I found no task matching {ref.strip()!r} (searched titles for: " \
+           f"{' '.join(searched)})."
 
 
 _ADVICE = re.compile(r"^\s*(?:so\s+|and\s+)?(?:should|shall|must|can)\s+(?:i|we)\s+"
@@ -345,8 +350,7 @@ def _when(memex: Memex, text: str, nodes: list[Node]) -> str:
                  r"|\b(?:due|deadline|scheduled|happening|planned)\b|\?", " ", text, flags=re.I)
     r = resolve_ref(memex, ref, nodes=[n for n in nodes if n.todo] or nodes)
     if r.node is None and not r.candidates:
-        return f"I found no task matching {ref.strip()!r} (searched titles for: " \
-               f"{' '.join(r.searched)})."
+        return _no_task(ref, r.searched)
     items = [r.node] if r.node else r.candidates
     out = []
     for n in items:
