@@ -404,7 +404,7 @@ def answer(access: Access, question: str, *, k: int = 6, query: str | None = Non
         for w in ws & qwords:
             df[w] = df.get(w, 0) + 1
     idf = {w: math.log(1 + len(units) / (1 + df.get(w, 0))) for w in qwords}
-    total = sum(idf.values()) or 1.0
+    total = math.fsum(idf.values()) or 1.0
     kinds = _kinds(question)
     retriever = retriever_for(access.memex)
     emb = retriever.embedder
@@ -419,10 +419,12 @@ def answer(access: Access, question: str, *, k: int = 6, query: str | None = Non
     for u, row, uw, cw, nw in zip(units, rows, unit_words, ctx_words, near_words,
                                   strict=True):
         cos = float(row @ q)
-        lex = (0.5 * sum(idf[w] for w in qwords & (cw | nw))
-               + 0.5 * sum(idf[w] for w in qwords & uw)) / total
+        # math.fsum: a set's order is the order its words were added, which follows the
+        # store's ranking; a plain sum's last bit would too (CI saw a 1-ulp tie flip)
+        lex = (0.5 * math.fsum(idf[w] for w in qwords & (cw | nw))
+               + 0.5 * math.fsum(idf[w] for w in qwords & uw)) / total
         typ = (sum(_fits(kd, u.text) for kd in kinds) / len(kinds)) if kinds else 0.5
-        note = sum(idf[w] for w in note_words[_note_of(u)]) / total
+        note = math.fsum(idf[w] for w in note_words[_note_of(u)]) / total
         u.parts = {"cos": cos, "lex": lex, "type": typ, "note": note}
         u.score = W_COS * cos + W_LEX * lex + W_TYPE * typ + W_NOTE * note
         if u.text.rstrip().endswith(":"):  # a lead-in ("For clocks A and B:") says nothing
