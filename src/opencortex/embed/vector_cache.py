@@ -26,7 +26,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,15 +63,23 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), timeout=5.0)
     if fresh:
         os.chmod(path, 0o600)
+        # several processes may share one file (the embedder's own cache): readers then
+        # never wait for a writer (the WAL's files take the database file's mode)
+        conn.execute("PRAGMA journal_mode=WAL")
     conn.execute(_SCHEMA)
     return conn
 
 
 def cached_embed(embedder: Any, texts: Sequence[str], path: Path,
-                 max_rows: int = 50_000) -> np.ndarray:
+                 max_rows: int = 50_000, *,
+                 embed: Callable[[Sequence[str]], np.ndarray] | None = None) -> np.ndarray:
     """``embedder.embed(texts)``, each row taken from the cache at ``path`` when that text
-    was embedded by the same embedder before (rows identical to what the model returns)."""
+    was embedded by the same embedder before (rows identical to what the model returns).
+    ``embed``: what computes the missing rows, when not ``embedder.embed`` (an embedder
+    that caches its own batches passes its uncached forward pass)."""
     import numpy as np
+
+    run = embed or embedder.embed
 
     from ..locking import slow_work
 
@@ -105,12 +113,12 @@ def cached_embed(embedder: Any, texts: Sequence[str], path: Path,
             except (sqlite3.Error, OSError) as e:
                 log.debug("vector cache %s unreadable (%s): embedding all", path, e)
     missing = [i for i, k in enumerate(keys) if k not in found]
-    new = embedder.embed([texts[i] for i in missing]) if missing else None
+    new = run([texts[i] for i in missing]) if missing else None
     if new is not None and len(new):
         for j, i in enumerate(missing):
             found[keys[i]] = new[j]
     out = (np.stack([found[k] for k in keys]).astype(np.float32, copy=False) if keys
-           else embedder.embed([]))
+           else run([]))
     if len(_memory) + len(todo) > MEMORY_ROWS:
         _memory.clear()
     for k in todo:
