@@ -64,11 +64,15 @@ def pg_schema(pg_server: str):
 STORE_FREE = ("tests/org/", "tests/guard/", "tests/embed/", "tests/router/", "tests/llm/",
               "tests/security/test_shell_redteam.py", "tests/security/test_sandbox.py",
               "tests/security/test_shell_guard.py", "tests/security/test_fifo.py",
+              "tests/security/test_linear_parsers.py", "tests/security/test_ssrf_host.py",
+              "tests/security/test_model_answer_caps.py", "tests/security/test_inline_babel.py",
+              "tests/security/test_trust_redteam.py", "tests/security/test_code_trust.py",
               "tests/write/test_markdown_org.py", "tests/skills/test_gtd_questions.py",
               "tests/skills/test_gtd_slots.py", "tests/tui/test_pty.py", "tests/emacs/",
               "tests/test_errors.py", "tests/test_public_api.py", "tests/test_settings.py")
 """Tests whose subject is not the index store (the parser, the guard and its sandbox, the
-embedder, the router, the model client, reading FIFOs, Markdown rendering, question form and
+embedder, the router, the model client and its caps, reading FIFOs, the linear-time parsers,
+address checks, Babel neutralising, skill trust, Markdown rendering, question form and
 GTD slots, TUI keys, the Emacs package, the error tree, settings, the public names): most never
 open one, the rest would exercise the same code either way. The PostgreSQL pass skips them;
 the SQLite pass runs them (CI time)."""
