@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,6 +89,11 @@ class GuardContext:
     """Every tag (inherited included) of the material the action carries."""
     remote: bool = False
     """The action's content leaves this machine (remote model, remote delegate, web)."""
+    private_text: Callable[[str], str | None] | None = field(default=None, compare=False)
+    """Why a text carries private material (the egress check: the chain's provenance, then
+    the private-text prints), or None; given by the kernel, read for an action whose
+    content leaves this machine while ``remote_ok`` is false -- a web search query or URL
+    a model wrote is as much an exit as a prompt to a remote model."""
 
     @classmethod
     def of(cls, memex_root: Path | str | None = None, tags: Iterable[str] = (),

@@ -15,6 +15,7 @@ import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from .action import Action, Decision, GuardContext, is_untrusted_origin
@@ -178,6 +179,12 @@ class Guard:
                     f"refused {tool}: the material is tagged {shown} (private) and this would "
                     "send it off this machine. Set guard.remote_ok = true to allow private "
                     "material to reach remote services."), action)
+            why = _carries_private(action.args, ctx.private_text)
+            if why:
+                return Decision("deny", (
+                    f"refused {tool}: it would send private text off this machine ({why}). "
+                    "Set guard.remote_ok = true to allow private material to reach remote "
+                    "services."), action)
         handler = self._handlers.get(tool)
         escalations: list[str] = []
         normal = action
@@ -351,6 +358,25 @@ class Guard:
         if not isinstance(text, str):
             raise _Deny("refused reply: args.text must be a string")
         return action, []
+
+
+def _carries_private(args: dict[str, Any], judge: Callable[[str], str | None] | None,
+                     ) -> str | None:
+    """Why any string among an action's arguments carries private material, or None."""
+    if judge is None:
+        return None
+    todo: list[Any] = [args]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, str):
+            why = judge(v)
+            if why:
+                return why
+        elif isinstance(v, dict):
+            todo.extend(v.values())
+        elif isinstance(v, list | tuple):
+            todo.extend(v)
+    return None
 
 
 def private_host(host: str) -> bool:

@@ -87,6 +87,11 @@ _HEX = re.compile(r"[0-9A-Fa-f]+")
 _CONTINUATION = bytes(range(0x80, 0xC0))
 _ENCODED = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 """A run that may be base64 (standard or URL-safe) or hex: decoded and checked as text."""
+_TOKEN = re.compile(r"[^ \n]+")
+"""A URL-encoded word: everything between spaces and line breaks."""
+_BYTE_ESCAPES = re.compile(r"(?:(?:\\x|0x)[0-9A-Fa-f]{2}[\s,;:]*){8,}")
+"""Hex written a byte at a time with a prefix (``\\x74\\x68``, ``0x74, 0x68``: a C or
+Python byte string, an array): the letter windows read ``x74x68`` and match nothing."""
 
 
 def _decode_run(run: str) -> str:
@@ -150,6 +155,24 @@ def _letter_prints(s: str) -> Iterable[int]:
     for v in (s, s.translate(_ROT13), s[::-1]):
         for h, i in _windows(v):
             if len(set(v[i:i + LETTERS])) >= MIN_DISTINCT:
+                yield h
+
+
+def _encoded_prints(text: str) -> Iterable[int]:
+    """Letter prints of a private text's hex and base64 forms (base64 at each of the three
+    byte alignments a passage can start at; URL-safe base64 reads the same once ``_letters``
+    drops ``+/-_``).  The decoder of :meth:`Prints._encoded_hits` needs an encoded run whole
+    (at least 16 characters on one line); the same bytes wrapped at a few columns, grouped
+    in fours, or hex written a byte at a time (``74 68 65``, ``74:68:65``, a hex dump's
+    rows) are read by the letter windows instead, which drop whatever lies between the
+    characters -- so these prints cost nothing at egress, only when prints are built."""
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) * 4 < LETTERS * 3:
+        return
+    for form in (raw.hex(), *(base64.b64encode(raw[i:]).decode("ascii") for i in range(3))):
+        s = _letters(form)
+        for h, i in _windows(s):
+            if len(set(s[i:i + LETTERS])) >= MIN_DISTINCT:
                 yield h
 
 
@@ -238,7 +261,9 @@ class Prints:
                     lines.add(hash(norm))
                     lines.add(hash(norm.translate(_ROT13)))
                 words.extend(_WORD.findall(prose.casefold()))
-            letters.update(_letter_prints(_letters("\n".join(prose_lines))))
+            prose = "\n".join(prose_lines)
+            letters.update(_letter_prints(_letters(prose)))
+            letters.update(_encoded_prints(prose))
             shingles.update(h for h, _ in _shingles(words))
             # the same passage in rot13 (a letter substitution keeps words and lines): kept
             # as prints too, so checking it costs nothing at egress
@@ -275,28 +300,33 @@ class Prints:
         return set(got)
 
     def _encoded_hits(self, text: str) -> set[int]:
-        runs: list[tuple[list[int], str]] = []  # (starts, the run) -- a wrapped blob is one
+        # (starts, the run's pieces) -- a wrapped blob is one run; its pieces are joined
+        # once at the end (adding each to a growing string copied it: quadratic)
+        runs: list[tuple[list[int], list[str]]] = []
         end = -1
         for m in _ENCODED.finditer(text):
-            if runs and not text[end:m.start()].strip() and not runs[-1][1].endswith("="):
+            if runs and not text[end:m.start()].strip() and not runs[-1][1][-1].endswith("="):
                 runs[-1][0].append(m.start())
-                runs[-1] = (runs[-1][0], runs[-1][1] + m.group(0))
+                runs[-1][1].append(m.group(0))
             else:
-                runs.append(([m.start()], m.group(0)))
+                runs.append(([m.start()], [m.group(0)]))
             end = m.end()
-        parts = [(starts, d) for starts, r in runs if (d := _decode_run(r))]
+        parts = [(starts, d) for starts, r in runs if (d := _decode_run("".join(r)))]
         if "%" in text:  # URL-encoded words: a space is %20 or +, so one token holds a line
-            seen: set[int] = set()
-            for m in _PCT.finditer(text):
-                a = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
-                if a in seen:
-                    continue
-                seen.add(a)
-                b = min((i for i in (text.find(" ", a), text.find("\n", a)) if i >= 0),
-                        default=len(text))
-                token = text[a:b]
-                if token.count("%") >= 3:  # ``50%`` or one ``%20`` in a link: no line
-                    parts.append(([a], urllib.parse.unquote_plus(token, errors="replace")))
+            for m in _TOKEN.finditer(text):  # each token once (searching back from every
+                token = m.group(0)          # ``%XX`` to its token's start was quadratic)
+                # ``50%`` or one ``%20`` in a link: no line
+                if token.count("%") >= 3 and _PCT.search(token):
+                    parts.append(([m.start()],
+                                  urllib.parse.unquote_plus(token, errors="replace")))
+        if "\\x" in text or "0x" in text:
+            for m in _BYTE_ESCAPES.finditer(text):
+                raw = bytes.fromhex("".join(re.findall(r"(?:\\x|0x)([0-9A-Fa-f]{2})",
+                                                       m.group(0))))
+                run = m.group(0).rstrip()  # the separators after the last byte are not
+                starts = [m.start() + i + 1 for i, c in enumerate(run) if c == "\n"]  # it
+                parts.append(([m.start(), *starts],
+                              raw.decode("utf-8", "replace")))
         if not parts:
             return set()
         ds = [d for _, d in parts]  # pieces cut anywhere, a word's letters on both sides
@@ -438,7 +468,9 @@ class StreamGate:
     def __init__(self, send: Callable[[str], None], prints: Callable[[], Prints | None],
                  taint: Taint | None = None) -> None:
         self.send, self.prints, self.taint = send, prints, taint
-        self.pending = ""
+        self.pending: list[str] = []
+        """The unfinished last line, as the pieces it came in (joined once a line break
+        comes: a long line sent a character at a time is not copied again per piece)."""
         self.tail: list[str] = []
         """The last :data:`CONTEXT` lines already sent, as written (an encoded blob wrapped
         over lines is read on across them)."""
@@ -495,12 +527,13 @@ class StreamGate:
             if self.taint is not None and self.taint.private:
                 self.stopped = True
                 return
-            self.pending += piece
-            cut = self.pending.rfind("\n")
+            cut = piece.rfind("\n")
             if cut < 0:
+                self.pending.append(piece)
                 return
-            block = self.held + self.pending[:cut].split("\n")
-            self.pending = self.pending[cut + 1:]
+            done = "".join(self.pending) + piece[:cut]
+            self.pending = [piece[cut + 1:]]
+            block = self.held + done.split("\n")
             prints = self.prints()
             context = ([" ".join(self.words)] if self.words else []) + self.tail
             hits = prints.hit_lines("\n".join(context + block)) if prints else set()
@@ -562,8 +595,15 @@ def _tagged(data: bytes, policy: Any) -> bool:
     return is_private([*doc.filetags, *(t for h in doc.headings for t in h.tags)], policy)
 
 
-_UNREADABLE_MAGIC = (b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18", b"LZIP", b"\x89LZO")
-"""zstd, lz4, lzip, lzop: compressions ``tar``/``rg -z`` read and Python cannot (here)."""
+_UNREADABLE_MAGIC = (b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18", b"LZIP", b"\x89LZO",
+                     b"\x1f\x9d", b"7z\xbc\xaf\x27\x1c", b"Rar!\x1a\x07")
+"""zstd, lz4, lzip, lzop, compress (``.Z``), 7-Zip, RAR: formats ``tar``, ``rg -z`` or an
+approved unpacker read and Python cannot (here)."""
+_LZMA_ALONE = b"\x5d\x00\x00"
+"""The usual start of a raw ``.lzma`` stream (no magic of its own: ``rg -z`` goes by the
+name, GNU tar by these bytes)."""
+_UNREADABLE_NAMES = (".br", ".tbr")
+"""Brotli has no magic at all: ``rg -z`` decompresses a file by this name alone."""
 
 
 def _unpacked(data: bytes) -> bytes | None:
@@ -589,8 +629,8 @@ def _unpacked(data: bytes) -> bytes | None:
                 if not b.eof:
                     return None
                 data = b.unused_data
-            elif data.startswith(b"\xfd7zXZ"):
-                x = lzma.LZMADecompressor()
+            elif data.startswith((b"\xfd7zXZ", _LZMA_ALONE)):
+                x = lzma.LZMADecompressor()  # FORMAT_AUTO: .xz and raw .lzma
                 out += x.decompress(data, COPY_READ_CAP + 1 - len(out))
                 if not x.eof:
                     return None
@@ -610,7 +650,10 @@ def _packed_private(data: bytes, policy: Any) -> bool:
     import io
     import tarfile
 
-    compressed = data.startswith((b"\x1f\x8b", b"BZh", b"\xfd7zXZ", *_UNREADABLE_MAGIC))
+    if data.startswith(b"PK\x03\x04"):
+        return _zip_private(data, policy)
+    compressed = data.startswith((b"\x1f\x8b", b"BZh", b"\xfd7zXZ", _LZMA_ALONE,
+                                  *_UNREADABLE_MAGIC))
     raw = _unpacked(data) if compressed else data
     if raw is None:
         return True
@@ -632,6 +675,31 @@ def _packed_private(data: bytes, policy: Any) -> bool:
     return False
 
 
+def _zip_private(data: bytes, policy: Any) -> bool:
+    """A zip archive (``unzip -p`` prints it): private when a member's text carries a
+    privacy tag, or when it cannot be read (too many members, more than
+    :data:`COPY_READ_CAP` bytes unpacked, encrypted)."""
+    import io
+    import zipfile
+
+    total = 0
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            for i, m in enumerate(zf.infolist()):
+                total += m.file_size  # a zip bomb: small archive, huge members
+                if i >= 10_000 or total > COPY_READ_CAP or m.flag_bits & 1:
+                    return True
+                if m.is_dir():
+                    continue
+                got = zf.read(m)
+                if _tagged(got, policy) or _packed_private(got, policy):
+                    return True
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, OSError,
+            EOFError, ValueError, RuntimeError):
+        return True
+    return False
+
+
 def _copy_is_private(p: Any, policy: Any) -> bool:
     """Does a file the index does not describe carry a privacy tag in its own text -- an
     Emacs backup (``health.org~``) or autosave (``#health.org#``), a copy under another
@@ -644,7 +712,7 @@ def _copy_is_private(p: Any, policy: Any) -> bool:
         st = p.stat()
         if not stat.S_ISREG(st.st_mode):
             return False
-        if st.st_size > COPY_READ_CAP:
+        if st.st_size > COPY_READ_CAP or p.name.endswith(_UNREADABLE_NAMES):
             return True
         with open(p, "rb") as f:
             data = f.read(COPY_READ_CAP + 1)
@@ -659,10 +727,12 @@ def shell_read(argv: list[str], cwd: Any, root: Any, private_files: frozenset[st
     folder that has one), or None.  ``cwd`` and ``root`` are resolved Paths; an argument is
     taken as a path when it names an existing file or folder (a pattern is not one).
     With ``policy`` (the memex's :class:`~opencortex.guard.policy.GuardPolicy`), a named
-    file that is no private note is also judged by its own tags (:func:`_copy_is_private`)."""
+    file that is no private note is also judged by its own tags (:func:`_copy_is_private`),
+    and so is every file under a named folder (:func:`_tree_copy`): ``rg -n code attic``
+    prints an unindexed copy in attic/ as surely as ``cat attic/locker.txt`` does."""
     from pathlib import Path
 
-    if not argv or not private_files:
+    if not argv or (not private_files and policy is None):
         return None
     root, cwd = Path(root), Path(cwd)
 
@@ -699,7 +769,8 @@ def shell_read(argv: list[str], cwd: Any, root: Any, private_files: frozenset[st
             continue
     if not paths and Path(argv[0]).name in READS_TREE:
         paths = [cwd]
-    if Path(argv[0]).name == "git":
+    git = Path(argv[0]).name == "git"
+    if git:
         # git reads its object store, which no argument bounds: ``git show HEAD:a.org b.org``
         # or ``git show <blob> b.org`` prints a.org's bytes while the only path it names is
         # b.org.  So git in the memex reads the memex, whatever paths it is given.
@@ -708,8 +779,125 @@ def shell_read(argv: list[str], cwd: Any, root: Any, private_files: frozenset[st
         hit = private_under(p)
         if hit is not None:
             return f"`{Path(argv[0]).name}` read {hit}, which holds private notes"
-        if policy is not None and p.is_file() and _copy_is_private(p.resolve(), policy):
+        if policy is None:
+            continue
+        if p.is_file() and _copy_is_private(p.resolve(), policy):
             return f"`{Path(argv[0]).name}` read {a_name(p)}, whose own text is tagged private"
+        if p.is_dir():
+            got = _tree_copy(p, policy)
+            if got is not None:
+                return f"`{Path(argv[0]).name}` read {a_name(p)}: {got}"
+    if git and policy is not None:
+        got = _history_private(cwd, policy)
+        if got is not None:
+            return f"`git` read the repository's history: {got}"
+    return None
+
+
+_HISTORY_SEEN: dict[tuple[str, str], str | None] = {}
+"""``_history_private``'s answers by (git directory, its refs): a history only grows, so
+one ``git log -G`` per new set of branch tips."""
+_HISTORY_LOCK = threading.Lock()
+
+
+def _history_private(cwd: Any, policy: Any) -> str | None:
+    """Why the history of the repository holding ``cwd`` carries private text, or None: some
+    commit added or removed a line carrying a privacy tag (a headline's ``:private:``,
+    ``#+FILETAGS``).  A private note deleted (or untagged) since is in no index and no
+    content print, yet ``git log -p`` / ``git show HEAD~3:old.org`` print what it said.
+    Judged by git itself through the runner (pinned, sandboxed); a history git cannot
+    read counts as private."""
+    from pathlib import Path
+
+    from . import runner
+    from .gitrepo import git_dirs
+
+    tags = sorted(getattr(policy, "privacy_tags", ()) or ())
+    if not tags:
+        return None
+    here = Path(cwd)
+    dirs = [g for _, g in git_dirs(here.resolve())]
+    if not dirs:
+        return None  # no repository: git prints nothing of one
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+    def git(*args: str) -> runner.Ran:
+        return runner.run(runner.git_argv(here, *args), cwd=here, timeout=60,
+                          readable=dirs, env=env)
+
+    try:
+        tips = git("for-each-ref", "--format=%(objectname)")
+        head = git("rev-parse", "--verify", "-q", "HEAD")
+    except Exception:
+        return "git could not read it"
+    if tips.returncode != 0:
+        return "git could not read it"
+    key = (str(dirs[-1]), hashlib.blake2b(tips.stdout + head.stdout).hexdigest())
+    with _HISTORY_LOCK:
+        if key in _HISTORY_SEEN:
+            return _HISTORY_SEEN[key]
+    pattern = ":(" + "|".join(re.escape(t) for t in tags) + "):"
+    try:
+        ran = git("log", "--all", "-i", "-E", "-G", pattern, "--format=%H", "-n", "1")
+    except Exception:
+        return "git could not read it"
+    if ran.returncode != 0 or ran.timed_out or ran.truncated:
+        got: str | None = "git could not read it"
+    else:
+        got = ("a commit added or removed a private note"
+               if ran.stdout.strip() else None)
+    with _HISTORY_LOCK:
+        if len(_HISTORY_SEEN) >= 256:
+            _HISTORY_SEEN.clear()
+        _HISTORY_SEEN[key] = got
+    return got
+
+
+TREE_FILES_CAP = 20_000
+"""Files under a named folder judged one by one; a folder with more counts as private."""
+TREE_BYTES_CAP = 64 << 20
+"""Bytes read to judge a folder's files; a folder holding more counts as private."""
+
+
+def _tree_copy(top: Any, policy: Any) -> str | None:
+    """Why a folder a command reads (``rg -r``, ``grep -r``, ``git grep``, ``find``) holds
+    private text, judged by its files' own bytes as :func:`_copy_is_private` judges a named
+    one -- an unindexed copy (``locker.txt``, ``locker.org.bak``, a ``.gz``) lies in no
+    private note's path -- or None.  Symlinks are not followed (neither do ``rg`` and
+    ``grep -r``; the ones that follow them ask first), nor is ``.git/objects`` read (zlib
+    objects: no text for ``grep``; what git prints of them is judged by the history).
+    Too many files or bytes to read count as private: unread is withheld."""
+    import os
+    import stat
+    from pathlib import Path
+
+    files = 0
+    budget = TREE_BYTES_CAP
+    stack = [os.fspath(top)]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except OSError:
+            return f"{os.path.relpath(d, top)} could not be read to judge it"
+        for e in entries:
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if e.name == "objects" and os.path.basename(d) == ".git":
+                    continue  # zlib-packed objects, never text: git's reads are judged
+                stack.append(e.path)  # by its history (``_history_private``)
+            elif stat.S_ISREG(st.st_mode):
+                files += 1
+                budget -= st.st_size
+                if files > TREE_FILES_CAP or budget < 0:
+                    return "too many files to judge them all"
+                if _copy_is_private(Path(e.path), policy):
+                    return (f"it holds {os.path.relpath(e.path, top)}, whose own text is "
+                            "tagged private")
     return None
 
 

@@ -73,11 +73,15 @@ def configured_programs(starts: Iterable[Path], root: Path | None = None) -> lis
     inside it that is a pointer or symlink to a git directory outside it."""
     found: list[str] = []
     seen: set[Path] = set()
+    asked: set[Path] = set()
     for s in starts:
         for where, g in git_dirs(s):
             if root is not None and _inside(where.resolve(), root) and not _inside(g, root):
                 found.append(f"{where / '.git'} leads to a git directory outside the "
                              f"memex ({g})")
+            if where not in asked:
+                asked.add(where)
+                found += _effective_names(where)
             if g in seen:
                 continue
             seen.add(g)
@@ -123,6 +127,36 @@ def _risky_names(cfg: Path) -> list[str]:
             continue
         sec, _, key = name.lower().rpartition(".")
         out += _risky(f"[{sec}]\n{key} =", cfg)
+    return out
+
+
+def _effective_names(where: Path) -> list[str]:
+    """The risky keys of the configuration git itself reads in ``where`` -- every file it
+    would: ``.git/config``, ``config.worktree`` (``extensions.worktreeConfig``), a linked
+    worktree's, what ``include``/``includeIf`` pull in -- not only the files named above
+    (a filter's ``clean`` in ``config.worktree`` ran on ``git status``).  The pins on the
+    command line (scope ``command``) are ours; system and global are off (``GIT_ENV``)."""
+    if shutil.which("git") is None:
+        return []
+    try:
+        # not boxed, as _risky_names: listing the configuration runs nothing
+        p = runner.run(runner.git_argv(where, "config", "--list", "--name-only", "-z",
+                                       "--show-scope"),
+                       cwd=where, timeout=5, max_output=_MAX_CONFIG * 4, sandbox=False,
+                       env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    except ShellError:
+        return [f"the configuration git reads in {where} (git could not read it)"]
+    if p.timed_out or p.truncated:
+        return [f"the configuration git reads in {where} (git could not read it)"]
+    if p.returncode != 0:
+        return []  # not a repository git can open: a git command there runs nothing either
+    words = p.stdout.decode("utf-8", "replace").split("\0")
+    out = []
+    for scope, name in zip(words[0::2], words[1::2], strict=False):
+        if scope == "command" or not name:
+            continue
+        sec, _, key = name.lower().rpartition(".")
+        out += _risky(f"[{sec}]\n{key} =", Path(f"{where} ({scope} configuration)"))
     return out
 
 

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..access import Access
@@ -493,7 +493,7 @@ class Kernel:
             self.reply(sig, "Not done: a question about your notes is answered from them, "
                        f"never with {action.tool!r}; ask for it as an instruction.")
             return None
-        ctx = GuardContext.of(self.memex.root)
+        ctx = replace(GuardContext.of(self.memex.root), private_text=self._private_text(sig))
         d = self.guard.check(action, ctx)
         approved: Any = d
         if d.denied:
@@ -529,6 +529,19 @@ class Kernel:
         sig.approved_action = final.action
         sig.meta["approval"] = approved
         return self.run_action(final.action, sig)
+
+    def _private_text(self, sig: Signal) -> Callable[[str], str | None]:
+        """The guard's judge of an action's text that would leave this machine (a web
+        search query, a URL): private when the chain read private material (its taint),
+        or when the text matches a private note's prints -- the same egress check a reply
+        to a client passes."""
+        def judge(text: str) -> str | None:
+            taint = sig.meta.get("taint")
+            if isinstance(taint, Taint) and taint.private:
+                return "; ".join(taint.why)
+            v = check(text, self.memex.private_prints().prints)
+            return v.why if v.withheld else None
+        return judge
 
     def run_action(self, action: Action, sig: Signal) -> Signal | None:
         """Run an approved action's actuator (from the table) and take back what it hands

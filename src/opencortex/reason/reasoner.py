@@ -370,23 +370,41 @@ class ReplyText:
     answer while the model still writes it."""
 
     _KEY = re.compile(r'"text"\s*:\s*"')
+    _NAME = '"text"'
+    _BETWEEN = re.compile(r"[\s:]*")
 
     def __init__(self) -> None:
         self.buf = ""
+        """What is not decoded yet: before the key, only what may still begin it; after
+        it, an escape cut between pieces.  Kept short, so a long answer sent a character
+        at a time is neither copied nor searched again per piece (that was quadratic)."""
         self.pos: int | None = None
         self.done = False
 
+    def _undecided(self, buf: str) -> str:
+        """The end of ``buf`` (where the key was not found) that a later piece could still
+        complete into the key: a ``"text"`` followed only by blanks and colons (kept with
+        its blanks dropped: they match the same), else a cut-off start of the name."""
+        k = buf.rfind(self._NAME)
+        if k >= 0:
+            rest = buf[k + len(self._NAME):]
+            if self._BETWEEN.fullmatch(rest):
+                return self._NAME + "".join(rest.split())
+        return buf[-(len(self._NAME) - 1):]
+
     def feed(self, piece: str) -> str:
-        self.buf += piece
         if self.done:
             return ""
+        buf = self.buf + piece
         if self.pos is None:
-            m = self._KEY.search(self.buf)
+            m = self._KEY.search(buf)
             if m is None:
+                self.buf = self._undecided(buf)
                 return ""
-            self.pos = m.end()
+            buf = buf[m.end():]
+            self.pos = 0
         out: list[str] = []
-        i, buf = self.pos, self.buf
+        i = 0
         while i < len(buf):
             c = buf[i]
             if c == '"':
@@ -410,7 +428,7 @@ class ReplyText:
                 continue
             out.append(c)
             i += 1
-        self.pos = i
+        self.buf = "" if self.done else buf[i:]
         return "".join(out)
 
 

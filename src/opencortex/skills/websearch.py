@@ -183,13 +183,25 @@ def _get(url: str, *, timeout: float, max_bytes: int, allow_private: bool,
 
 
 # -- readable text ------------------------------------------------------------------------
+_TITLE_OPEN = re.compile(r"<title", re.I)
+_TITLE_CLOSE = re.compile(r"</title>", re.I)
+
+
 def _title_of(html: str) -> str:
-    m = re.search(r"<title[^>]*>(.*?)</title>", html, re.I | re.S)
+    """The first ``<title …>…</title>``'s text.  Each search runs once from where the last
+    ended: ``<title[^>]*>(.*?)</title>`` retried at every ``<title`` of a page that never
+    closes one scanned the rest of the page each time (quadratic: a hostile page of
+    ``<title>`` repeated took minutes)."""
+    m = _TITLE_OPEN.search(html)
     if not m:
+        return ""
+    gt = html.find(">", m.end())
+    end = _TITLE_CLOSE.search(html, gt + 1) if gt >= 0 else None
+    if end is None:
         return ""
     import html as html_mod
 
-    return " ".join(html_mod.unescape(m.group(1)).split())
+    return " ".join(html_mod.unescape(html[gt + 1:end.start()]).split())
 
 
 def html_to_text(html: str, url: str | None = None) -> tuple[str, str]:
