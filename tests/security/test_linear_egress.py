@@ -112,9 +112,9 @@ def _agenda_ranges(s: str) -> object:
 
 
 def _skill_blocks(s: str) -> object:
-    from opencortex.guard.trust import _SRC_BLOCK
+    from opencortex.guard.trust import python_blocks
 
-    return list(_SRC_BLOCK.finditer(s))
+    return list(python_blocks(s))
 
 
 def _scan_id(s: str) -> object:
@@ -123,17 +123,17 @@ def _scan_id(s: str) -> object:
     return _ID.match(":id: x" + s + "y")
 
 
-@pytest.mark.xfail(strict=True, reason="quadratic, found by the red team, not fixed yet: a "
-                   "lazy .*? retried from every opener to the end of the text or line")
+# found quadratic by the red team (a lazy .*? retried from every opener to the end of the
+# text or line); each now reads its input once
 @pytest.mark.parametrize(("name", "fn", "delim", "n"), [
-    ("model answer <think> never closed (llm.schema._THINK)", _think, "<think>", 2000),
+    ("model answer <think> never closed (llm.schema.extract_json)", _think, "<think>", 2000),
     ("note line of emphasis openers (notes_answer._MARKUP)", _markup, "*a ", 2000),
     ("agenda range per stamp (agenda_stamps._TR)", _agenda_ranges, "<2026-01-01 x ", 2000),
-    ("skill file src openers (guard.trust._SRC_BLOCK)", _skill_blocks,
+    ("skill file src openers (guard.trust.python_blocks)", _skill_blocks,
      "#+begin_src python\n", 4000),
     (":id: line of blanks (retrieval.scan._ID)", _scan_id, " ", 2000),
 ])
-def test_known_quadratic_readers_of_untrusted_text(name: str, fn: Callable[[str], object],
+def test_the_once_quadratic_readers_of_untrusted_text_are_linear(name: str, fn: Callable[[str], object],
                                                    delim: str, n: int) -> None:
     slow = _grows(fn, delim, n)
     assert slow is None, f"{name} grows faster than linear: {slow}"

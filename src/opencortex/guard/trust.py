@@ -19,6 +19,7 @@ import hashlib
 import json
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -37,8 +38,21 @@ MAX_SHOWN = 16_000
 """Longest code an approval in chat/daemon shows whole; longer files are trusted only with
 ``opencortex skills trust`` (the person must be able to read what they approve)."""
 _KW = re.compile(r"^[ \t]*#\+(TITLE|DESCRIPTION):[ \t]*(.*)$", re.I | re.M)
-_SRC_BLOCK = re.compile(
-    r"^[ \t]*#\+begin_src[ \t]+python\b[^\n]*\n(.*?)^[ \t]*#\+end_src", re.I | re.M | re.S)
+_SRC_BEGIN = re.compile(r"^[ \t]*#\+begin_src[ \t]+python\b[^\n]*\n", re.I | re.M)
+_SRC_END = re.compile(r"^[ \t]*#\+end_src", re.I | re.M)
+
+
+def python_blocks(text: str) -> Iterator[tuple[int, str]]:
+    """``(offset, body)`` of each ``#+begin_src python`` … ``#+end_src`` block, in one pass:
+    a lazy regexp over the whole file retried the rest of it from every opener when none
+    was closed (a synced skill file is untrusted: quadratic)."""
+    pos = 0
+    while (b := _SRC_BEGIN.search(text, pos)) is not None:
+        e = _SRC_END.search(text, b.end())
+        if e is None:  # no end after this opener: none after any later one either
+            return
+        yield b.end(), text[b.end():e.start()]
+        pos = e.end()
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,79}")
 
 
@@ -73,7 +87,7 @@ class SkillFile:
 
     @property
     def code(self) -> str:
-        return "\n".join(m.group(1) for m in _SRC_BLOCK.finditer(self.text))
+        return "\n".join(body for _, body in python_blocks(self.text))
 
 
 def _read_regular(path: Path) -> bytes:
@@ -285,9 +299,9 @@ def running_lines(text: str) -> set[int]:
     """1-based numbers of the lines the registry runs: every ``#+begin_src python`` block,
     wherever it sits (an example, a comment, a ``COMMENT`` heading, ``:eval no``)."""
     out: set[int] = set()
-    for m in _SRC_BLOCK.finditer(text):
-        first = text.count("\n", 0, m.start(1)) + 1
-        out.update(range(first, first + m.group(1).count("\n")))
+    for start, body in python_blocks(text):
+        first = text.count("\n", 0, start) + 1
+        out.update(range(first, first + body.count("\n")))
     return out
 
 

@@ -29,7 +29,9 @@ __all__ = ["AGENDA_TS", "agenda_record", "time_of_day"]
 
 # org-tr-regexp (Org 9.5): "<\(DATE\(?: .*?\)?\)>--?-?<\(DATE\(?: .*?\)?\)>" -- the lazy
 # ".*?" may run over a ">": Org reads "<a 10:00> and <b>--<c>" as one range from a to c.
-_TR = re.compile(r"<(\d{4}-\d{2}-\d{2}(?: .*?)?)>--?-?<(\d{4}-\d{2}-\d{2}(?: .*?)?)>")
+_TR = re.compile(r"<(\d{4}-\d{2}-\d{2}(?: .{0,200}?)?)>--?-?<(\d{4}-\d{2}-\d{2}(?: .{0,200}?)?)>")
+# (org-tr-regexp, its lazy ``.*?`` bounded: a stamp's words are a few dozen characters, and
+# unbounded, a line of unclosed stamps was retried to its end from each ``<`` — quadratic)
 # org-ts-regexp-both: what Org hands `org-agenda-format-item' as the item's time stamp
 _TS_BOTH = re.compile(r"[\[<](\d{4}-\d{2}-\d{2}(?: .*?)?)[\]>]")
 # the repeater alternative of org-agenda-get-timestamps' search

@@ -157,7 +157,9 @@ _HEAD = re.compile(r"^(\*+)(?:[ \t]|$)")
 _PLANNING = re.compile(r"^[ \t]*(?i:scheduled|deadline|closed):")
 _PROPS = re.compile(r"^[ \t]*:properties:[ \t]*$", re.I)
 _END = re.compile(r"^[ \t]*:end:[ \t]*$", re.I)
-_ID = re.compile(r"^[ \t]*:id:[ \t]*(\S.*?)?[ \t]*$", re.I)
+_ID = re.compile(r"^[ \t]*:id:[ \t]*([^\n]*)$", re.I)
+"""An ``:ID:`` line; its value is group 1 stripped of blanks (a lazy value before a blank
+run was retried over the run at each step: quadratic on a line of blanks)."""
 _TODO_KW = re.compile(r"^[ \t]*#\+(todo|seq_todo|typ_todo):(.*)$", re.I)
 
 
@@ -191,8 +193,8 @@ def _hits_for_file(path: str, struct: list[tuple[int, str]],
         found = None
         while k in lines and not _END.match(lines[k]) and not _HEAD.match(lines[k]):
             m = _ID.match(lines[k])
-            if m and m.group(1):
-                found = m.group(1)  # Org's :ID is the last one in the drawer
+            if m and m.group(1).strip(" \t"):
+                found = m.group(1).strip(" \t")  # Org's :ID is the last one in the drawer
             k += 1
         return found
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..guard.paths import CODE_DIR
-from ..guard.trust import _SRC_BLOCK  # the very blocks the registry runs
+from ..guard.trust import python_blocks  # the very blocks the registry runs
 from .base import Action, Context, Proposal, Rejection, Skill
 from .registry import SkillRegistry
 
@@ -231,7 +231,7 @@ def validate(org_text: str, example: str | None = None, memex: Memex | None = No
     ``SKILL = Skill(NAME, PRIORITY, ...)`` with a literal (or module-constant) name and
     priority, no non-callable trigger; the screen's findings are warnings.  ``example`` and
     ``memex`` are accepted for compatibility: the trigger is tried only after approval."""
-    blocks = [m.group(1) for m in _SRC_BLOCK.finditer(org_text)]
+    blocks = [body for _, body in python_blocks(org_text)]
     code = "\n".join(blocks)
     if not code.strip():
         return Validation(False, ["no #+begin_src python block with code"])
