@@ -601,8 +601,14 @@ class ElementScanner:
                 pos += 1
                 continue
             line = lines[pos]
+            # _column, inlined for a line without tabs in its indentation
+            if line[0] == c:
+                ind = 0
+            else:
+                ind = len(line) - len(line.lstrip(" \t"))
+                if "\t" in line[:ind]:
+                    ind = _column(line)
             if c in _ITEM_FIRST and _ITEM.match(line):
-                ind = 0 if line[0] == c else _column(line)
                 while items and ind <= items[-1][1]:
                     it = items.pop()
                     it[2] = pos
@@ -610,7 +616,6 @@ class ElementScanner:
                 items.append([pos, ind, -1])
                 pos += 1
                 continue
-            ind = 0 if line[0] == c else _column(line)
             if items and ind <= items[-1][1]:
                 end = self._after_last_nonblank(pos, i)
                 while items and ind <= items[-1][1]:
