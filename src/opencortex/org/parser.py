@@ -422,6 +422,19 @@ def _radio_targets(
     lexer = ObjectLexer(_SYNTAX, settings.link_abbrevs, None)
     cs = sc.containers if sc is not None else []
     find = norm.find
+    # every "<<<" (overlapping ones too: a run of n "<" is n - 2 of them, linear), so
+    # that a span is tested by one bisection instead of a search per container
+    opens: list[int] = []
+    i = find("<<<")
+    while i != -1:
+        opens.append(i)
+        i = find("<<<", i + 1)
+    n_opens = len(opens)
+
+    def holds(beg: int, end: int) -> bool:
+        """``find("<<<", beg, end) != -1``: the first "<<<" at or after beg ends by end."""
+        k = bisect.bisect_left(opens, beg)
+        return k < n_opens and opens[k] + 3 <= end
 
     def lex_holding(sub: list[Container]) -> None:
         # those holding "<<<" (the finds run in C, called by map)
@@ -431,13 +444,15 @@ def _radio_targets(
     lex_holding(cs[pre[0]:pre[1]])
     for sec in sections:
         cspan, body_beg, end = sec[9], sec[7], sec[8]
+        if not holds(body_beg, end):
+            continue
         if cspan is not None:
             lex_holding(cs[cspan[0]:cspan[1]])
-        elif body_beg < end and find("<<<", body_beg, end) != -1:
+        elif body_beg < end:
             _lex_prose(lexer, norm, body_beg, end)
     for sec in sections:
         off, e = sec[0], sec[1]
-        if find("<<<", off, e) != -1:
+        if holds(off, e):
             ts0, te0 = split_headline(norm[off:e], head_re)[6]
             lexer.lex(norm, off + ts0, off + te0, NO_LINE_BREAK)
     targets: list[str] = []
