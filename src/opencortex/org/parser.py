@@ -222,13 +222,26 @@ def _scan(
 
 
 def _lex_containers(lexer: ObjectLexer, text: str, containers: list[Container]) -> None:
-    if not containers or not lexer.may_hold(text, containers[0].beg, containers[-1].end):
+    if not containers:
         return
-    for c in containers:
+    may_hold = lexer.may_hold
+    if not may_hold(text, containers[0].beg, containers[-1].end):
+        return
+    if len(containers) == 1:  # the test above was its own
+        c = containers[0]
         if c.kind == ROW:
             lexer.lex_row(text, c.beg, c.end)
         else:
-            lexer.lex(text, c.beg, c.end, _KIND_SETS[c.kind])
+            lexer.lex_held(text, c.beg, c.end, _KIND_SETS[c.kind])
+        return
+    lex_held = lexer.lex_held
+    for c in containers:
+        # ObjectLexer.lex, inlined (a container is never empty: ElementScanner adds
+        # only beg < end)
+        if c.kind == ROW:
+            lexer.lex_row(text, c.beg, c.end)
+        elif may_hold(text, c.beg, c.end):
+            lex_held(text, c.beg, c.end, _KIND_SETS[c.kind])
 
 
 def _lex_prose(lexer: ObjectLexer, text: str, beg: int, end: int) -> None:
