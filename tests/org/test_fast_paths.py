@@ -134,4 +134,6 @@ def test_radio_targets_found_wherever_they_are() -> None:
     assert [(lk.type, lk.path) for lk in uses.links] == [
         ("radio", "alpha"), ("radio", "beta"), ("radio", "gamma"), ("radio", "delta"),
         ("radio", "beta")]
-    assert [lk.offset for lk in uses.links][0] == text.index("alpha, beta")
+    base = text.index("alpha, beta")
+    assert [lk.offset for lk in uses.links] == [
+        base, base + 7, base + 13, base + 23, text.index("beta in a list")]
