@@ -76,3 +76,64 @@ def test_fast_path_examples(text: str) -> None:
 @given(text=DOC)
 def test_fast_path_agrees_with_full_scan(text: str) -> None:
     assert _dump(parse(text)) == _slow(text)
+
+
+def _full_keyword_path(text: str) -> tuple:
+    """The parse with ElementScanner's plain-keyword shortcut off (every "#+" line
+    through _element, _hash_plus and _keyword as before it)."""
+    from opencortex.org import elements
+    saved = elements._PLAIN_KEYWORD
+    elements._PLAIN_KEYWORD = re.compile(r"(?!)")
+    try:
+        doc = parse(text)
+        return _dump(doc), doc.clock_lines
+    finally:
+        elements._PLAIN_KEYWORD = saved
+
+
+KEYWORD_LINES = [
+    "#+TITLE: t", "#+cindex: index entry", "  #+kindex: C-c x  ", "#+TODO: A B | C",
+    "#+NAME: n", "#+name: n", "#+CAPTION: c", "#+CAPTION[short]: long", "#+results:",
+    "#+RESULTS[abc]: x", "#+ATTR_HTML: :width 1", "#+attr_latex: x", "#+HEADER: :x y",
+    "#+HEADERS: :x", "#+PLOT: x", "#+TBLNAME: t", "#+DATA: d", "#+LABEL: l",
+    "#+BEGIN_SRC sh", "#+END_SRC", "#+begin_quote", "#+end_quote", "#+BEGIN: dyn",
+    "#+END:", "#+BEGINX: y", "#+begin_: z", "#+CALL: f()", "#+call: g()", "#+CALLX: h",
+    "#+: empty key", "#+a:b: c", "#+a b: c", "#+key[x]: v", "#+nocolon", "#+STARTUP: odd",
+    "#+LINK: gh https://github.com/", "# comment", "#+", "#+x:", "text [[gh:x]]", "- item",
+    "", "CLOCK: [2026-01-01 Thu 10:00]", "| a |", ":DRAWER:", ":END:",
+]
+
+
+@pytest.mark.parametrize("text", [
+    "#+TITLE: T\n#+cindex: x\n* a\n#+kindex: k\ntext\n",
+    "* a\n#+NAME: n\n#+begin_src sh\necho\n#+end_src\n#+NAME: lone\n\n#+CAPTION[s]: l\n| x |\n",
+    "* a\n- item\n  #+vindex: v\n  #+ATTR_HTML: :x\n  [[https://a.b]]\n#+: x\n#+a:b: c\n",
+    "#+TODO: A B | C\n#+STARTUP: odd\n* A x\n*** C y\n#+BEGIN: d\n#+key: inside\n#+END:\n",
+])
+def test_plain_keyword_shortcut_examples(text: str) -> None:
+    assert _dump(parse(text)) == _full_keyword_path(text)[0]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(st.sampled_from(KEYWORD_LINES), max_size=12), head=st.booleans())
+def test_plain_keyword_shortcut_agrees_with_full_path(lines: list[str], head: bool) -> None:
+    text = ("* h\n" if head else "") + "".join(x + "\n" for x in lines)
+    doc = parse(text)
+    assert (_dump(doc), doc.clock_lines) == _full_keyword_path(text)
+
+
+def test_radio_targets_found_wherever_they_are() -> None:
+    """The radio pass looks only at sections holding "<<<" (found once, by bisection):
+    a target in the preamble, a list, a prose section and a headline is found, and its
+    words become radio links everywhere, in document order."""
+    text = ("Pre <<<alpha>>> here.\n* one\n- an item with <<<beta>>>\n* two <<<gamma>>>\n"
+            "prose <<<delta>>> and <<<<odd>>>>\n* uses\nalpha, beta, gamma and delta.\n"
+            "- beta in a list\n")
+    doc = parse(text)
+    uses = doc.headings[2]
+    assert [(lk.type, lk.path) for lk in uses.links] == [
+        ("radio", "alpha"), ("radio", "beta"), ("radio", "gamma"), ("radio", "delta"),
+        ("radio", "beta")]
+    base = text.index("alpha, beta")
+    assert [lk.offset for lk in uses.links] == [
+        base, base + 7, base + 13, base + 23, text.index("beta in a list")]

@@ -122,6 +122,15 @@ def test_org_closing_lines_are_indexed_in_linear_time(opener: str, run: str) -> 
     assert _grows(fn, run, 24000) is None
 
 
+@pytest.mark.parametrize("run", ["#+k:\n", "#+", "#+CAPTION[", "<<<a>>>\n"])
+def test_org_keyword_lines_and_radio_targets_are_scanned_in_linear_time(run: str) -> None:
+    """Runs the Org-only scans meet: one "#+KEY:" line after another (the element
+    scanner's plain-keyword regexp, once per line), one long "#+..." or "#+CAPTION[" line
+    (its look-ahead and key backtrack within the line), and many radio targets (every
+    "<<<" listed once, each section tested by bisection)."""
+    assert _grows(_org, run, 20000) is None
+
+
 def test_a_tag_list_that_cannot_end_the_text_is_refused_at_once() -> None:
     """"tag it as aandaand…?": a list word that may hold "and" once made the slot
     parser's regexp try every split of the list (exponential: 1.6 s at 22 words)."""

@@ -35,6 +35,16 @@ _HASH_PLUS = re.compile(r"[ \t]*#\+")
 # (its name: group 2), 3 a babel call, 4 a dynamic block, 5 keyword-like
 _HASH_PLUS_KIND = re.compile(r"(BEGIN_(\S+))|(CALL:)|(BEGIN:? )|(\S+:)", re.I)
 _KEYWORD = re.compile(r"[ \t]*#\+(\S*):")
+# A "#+KEY:" line that _element would hand straight to _keyword: not an affiliated
+# keyword (the look-ahead is _AFFILIATED's alternatives; "#+CAPTION[x]:" and the like
+# are excluded by "[" in the key), not a block, dynamic block or babel call (anything
+# starting BEGIN or CALL: takes the full path).  Group 1 non-empty is what
+# _HASH_PLUS_KIND's ``\S+:`` needs; an empty one (``#+: x``) is a paragraph.
+_PLAIN_KEYWORD = re.compile(
+    r"[ \t]*#\+(?!(?:(?:CAPTION|RESULTS)(?:\[.*\])?|DATA|HEADERS?|LABEL|NAME|PLOT|RESNAME"
+    r"|RESULT|SOURCE|SRCNAME|TBLNAME|ATTR_[-_A-Za-z0-9]+):|BEGIN|CALL:)(\S*):",
+    re.I,
+)
 _FOOTNOTE_DEF = re.compile(r"\[fn:([-_\w]+)\]")
 _HR = re.compile(r"[ \t]*-{5,}[ \t]*$")
 _TABLE_EL_RULE = re.compile(r"[ \t]*\+(?:-+\+)+[ \t]*$")
@@ -323,11 +333,20 @@ class ElementScanner:
                 i = self._paragraph(i, self.starts[i], limit)
                 continue
             line = lines[i]
-            if c == "#" and _COMMENT.match(line):
-                i += 1
-                while i < limit and _COMMENT.match(lines[i]):
+            if c == "#":
+                m = _PLAIN_KEYWORD.match(line)
+                if m is not None and m.group(1) and "[" not in m.group(1):
+                    # what _element -> _hash_plus -> _keyword does for such a line
+                    self.keywords.append(
+                        Keyword(i, m.group(1).upper(), line[m.end() :].strip(" \t\r\n"))
+                    )
                     i += 1
-                continue
+                    continue
+                if _COMMENT.match(line):
+                    i += 1
+                    while i < limit and _COMMENT.match(lines[i]):
+                        i += 1
+                    continue
             if c in "Cc" and _CLOCK.match(line):
                 self.clock_lines.append(i)
                 i += 1
@@ -582,8 +601,14 @@ class ElementScanner:
                 pos += 1
                 continue
             line = lines[pos]
+            # _column, inlined for a line without tabs in its indentation
+            if line[0] == c:
+                ind = 0
+            else:
+                ind = len(line) - len(line.lstrip(" \t"))
+                if "\t" in line[:ind]:
+                    ind = _column(line)
             if c in _ITEM_FIRST and _ITEM.match(line):
-                ind = 0 if line[0] == c else _column(line)
                 while items and ind <= items[-1][1]:
                     it = items.pop()
                     it[2] = pos
@@ -591,7 +616,6 @@ class ElementScanner:
                 items.append([pos, ind, -1])
                 pos += 1
                 continue
-            ind = 0 if line[0] == c else _column(line)
             if items and ind <= items[-1][1]:
                 end = self._after_last_nonblank(pos, i)
                 while items and ind <= items[-1][1]:

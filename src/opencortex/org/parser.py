@@ -21,7 +21,7 @@ import os
 import re
 from dataclasses import fields
 from itertools import accumulate, compress, repeat
-from operator import attrgetter
+from operator import add, attrgetter
 
 from .elements import CELL, NOLB, ROW, Container, ElementScanner, property_drawer_in
 from .headline import _TAGS, headline_regexp, parse_planning_line, split_headline
@@ -70,6 +70,12 @@ if tuple(f.name for f in fields(Heading)) != _HEADING_FIELDS:  # parse() builds 
     raise ImportError("opencortex.org.model.Heading fields changed: update parser.parse")
 
 
+def _line_starts(lines: list[str]) -> list[int]:
+    """Offset of each line in the text they were split from (by "\n"): a running sum
+    of len + 1, all in C (operator.add by map is cheaper than (1).__add__)."""
+    return list(accumulate(map(add, map(len, lines[:-1]), repeat(1)), initial=0))
+
+
 class _Text:
     """The LF-normalised text, its lines (made on demand), and the map back to real offsets."""
 
@@ -92,7 +98,7 @@ class _Text:
     def lines(self) -> list[str]:
         if self._lines is None:
             self._lines = self.norm.split("\n")
-            self._starts = [0, *accumulate(map((1).__add__, map(len, self._lines[:-1])))]
+            self._starts = _line_starts(self._lines)
         return self._lines
 
     @property
@@ -214,7 +220,7 @@ def _scan(
         # (the scanner never looks at or past its limit line)
         sub = norm[:first_end]
         lines = sub.split("\n")
-        starts = [0, *accumulate(map((1).__add__, map(len, lines[:-1])))]
+        starts = _line_starts(lines)
         sc = ElementScanner(sub, lines, starts)
         sc.first_section(0, len(lines) - 1)
         pre = (0, len(sc.containers))
@@ -222,13 +228,26 @@ def _scan(
 
 
 def _lex_containers(lexer: ObjectLexer, text: str, containers: list[Container]) -> None:
-    if not containers or not lexer.may_hold(text, containers[0].beg, containers[-1].end):
+    if not containers:
         return
-    for c in containers:
+    may_hold = lexer.may_hold
+    if not may_hold(text, containers[0].beg, containers[-1].end):
+        return
+    if len(containers) == 1:  # the test above was its own
+        c = containers[0]
         if c.kind == ROW:
             lexer.lex_row(text, c.beg, c.end)
         else:
-            lexer.lex(text, c.beg, c.end, _KIND_SETS[c.kind])
+            lexer.lex_held(text, c.beg, c.end, _KIND_SETS[c.kind])
+        return
+    lex_held = lexer.lex_held
+    for c in containers:
+        # ObjectLexer.lex, inlined (a container is never empty: ElementScanner adds
+        # only beg < end)
+        if c.kind == ROW:
+            lexer.lex_row(text, c.beg, c.end)
+        elif may_hold(text, c.beg, c.end):
+            lex_held(text, c.beg, c.end, _KIND_SETS[c.kind])
 
 
 def _lex_prose(lexer: ObjectLexer, text: str, beg: int, end: int) -> None:
@@ -422,6 +441,19 @@ def _radio_targets(
     lexer = ObjectLexer(_SYNTAX, settings.link_abbrevs, None)
     cs = sc.containers if sc is not None else []
     find = norm.find
+    # every "<<<" (overlapping ones too: a run of n "<" is n - 2 of them, linear), so
+    # that a span is tested by one bisection instead of a search per container
+    opens: list[int] = []
+    i = find("<<<")
+    while i != -1:
+        opens.append(i)
+        i = find("<<<", i + 1)
+    n_opens = len(opens)
+
+    def holds(beg: int, end: int) -> bool:
+        """``find("<<<", beg, end) != -1``: the first "<<<" at or after beg ends by end."""
+        k = bisect.bisect_left(opens, beg)
+        return k < n_opens and opens[k] + 3 <= end
 
     def lex_holding(sub: list[Container]) -> None:
         # those holding "<<<" (the finds run in C, called by map)
@@ -431,13 +463,15 @@ def _radio_targets(
     lex_holding(cs[pre[0]:pre[1]])
     for sec in sections:
         cspan, body_beg, end = sec[9], sec[7], sec[8]
+        if not holds(body_beg, end):
+            continue
         if cspan is not None:
             lex_holding(cs[cspan[0]:cspan[1]])
-        elif body_beg < end and find("<<<", body_beg, end) != -1:
+        elif body_beg < end:
             _lex_prose(lexer, norm, body_beg, end)
     for sec in sections:
         off, e = sec[0], sec[1]
-        if find("<<<", off, e) != -1:
+        if holds(off, e):
             ts0, te0 = split_headline(norm[off:e], head_re)[6]
             lexer.lex(norm, off + ts0, off + te0, NO_LINE_BREAK)
     targets: list[str] = []
