@@ -36,7 +36,7 @@ class TimeRange:
 @dataclass(frozen=True)
 class Axis:
     """One way the past can be reached: ``kind`` is time, person, artifact, identifier,
-    coined (a quoted or coined term), term (a plain content word of the person's) or
+    version (a release number, :func:`version_key`), coined (a quoted or coined term), term (a plain content word of the person's) or
     synonym (a search word a configured model proposed)."""
 
     kind: str
@@ -375,6 +375,28 @@ def pr_numbers(text: str) -> list[str]:
     return list(dict.fromkeys(f"#{m.group(1)}" for m in _PR.finditer(text)))
 
 
+VERSION = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+)(?:-?((?:rc|alpha|beta|pre|b|a)\.?\d*))?"
+                     r"(?![\w.]*\d)", re.I)
+"""A version number as people and commit subjects write it: ``1.0``, ``v2.3.0``,
+``1.1.0-rc1``."""
+
+
+def version_key(number: str, suffix: str | None = None) -> str:
+    """A version number compared as releases are: trailing zero parts dropped ("1.0",
+    "v1.0.0" and "1.0.0" are one release), a pre-release suffix kept ("1.1.0-rc1" is not
+    "1.1")."""
+    parts = number.lower().lstrip("v").split(".")
+    while len(parts) > 2 and parts[-1].strip("0") == "":
+        parts.pop()
+    return ".".join(str(int(p)) for p in parts) + (f"-{suffix.lower()}" if suffix else "")
+
+
+def versions(text: str) -> list[str]:
+    """The version numbers ``text`` names, as :func:`version_key`s."""
+    return list(dict.fromkeys(version_key(m.group(1), m.group(2))
+                              for m in VERSION.finditer(text)))
+
+
 def _without_dates(text: str, now: dt.datetime) -> str:
     """``text`` without its dated phrases ("late March 2020"): they are the time axis,
     not words to search for."""
@@ -453,6 +475,8 @@ def read_cue(person_turns: list[str], now: dt.datetime) -> Cue:
                 add("person", m.group(1))
         for ref in pr_numbers(text_wo_places):
             add("identifier", ref)  # "PR number 200" is "#200" in a commit's words
+        for ver in versions(_without_dates(text_wo_places, now)):
+            add("version", ver)  # "its first 1.0" is the subject's "v1.0.0"
         for m in _IDENT.finditer(text_wo_places):
             if m.group(0).lower() not in _STOP and not _PATH.fullmatch(m.group(0)) and \
                     not any(a.kind == "artifact" and m.group(0) in a.value for a in axes):

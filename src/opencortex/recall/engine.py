@@ -13,6 +13,7 @@ import datetime as dt
 import functools
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -877,12 +878,24 @@ def _fuse(hits: list[Hit], dense: list[tuple[int, float]], index: RecordIndex) -
     return sorted(by_id.values(), key=lambda h: (-h.score, h.record.id))
 
 
+_REVERTING = re.compile(r"^\W*(?:revert|back(?:ed|s)? out|undo|roll(?:ed|s)? back)\b|"
+                        r"\b(?:revert(?:s|ed)?|back(?:ed|s)? out|undo(?:es)?|roll(?:ed|s)? "
+                        r"back)\s+(?:the|a|an|my|our|this|that|commit|change|pr|#)", re.I)
+"""A commit subject that says it takes a change back: git's 'Revert "…"', a conventional
+``revert!(scope): …`` / ``revert: …``, "Back out the …", "Undo …"."""
+
+
 def _reverts_lead(hits: list[Hit], index: RecordIndex, scope: set[int], top: int = 10
                   ) -> list[Hit]:
-    """For a cue about a change taken back: the commit that reverts one of the leading
-    commits ranks just above it (git's revert names the commit it reverts, "This reverts
-    commit <sha>", or its subject, 'Revert "<subject>"')."""
+    """For a cue about a change taken back: a leading commit whose subject says it takes
+    something back ranks first (in its order among such), and the commit that reverts one
+    of the leading commits ranks just above it (git's revert names the commit it reverts,
+    "This reverts commit <sha>", or its subject, 'Revert "<subject>"')."""
     by_id = {h.record.id: h for h in hits}
+    lead = hits[0].score
+    for n, h in enumerate(hits[:top]):  # a commit that says it takes something back
+        if h.record.kind == "commit" and _REVERTING.search(h.record.title or ""):
+            h.score = max(h.score, lead + 1e-3 - n * 1e-6)
     for h in [h for h in hits[:top] if h.record.kind == "commit"]:
         found = index._fts_ids(False, h.record.session_id) & scope
         found |= {i for (i,) in index.q("SELECT id FROM rec_records WHERE kind = 'commit' "

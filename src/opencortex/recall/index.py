@@ -46,6 +46,10 @@ _TS = re.compile(r"[<\[](\d{4}-\d{2}-\d{2})(?: [^\]>\d]+)?(?: (\d{1,2}):(\d{2}))
 _DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 
 
+_VERSION_KEY = re.compile(r"\d+(?:\.\d+)+(?:-[a-z]+\d*)?")
+"""A cue term that is a version key (``cue.version_key``): "1.0", "2.3.1", "1.1-rc1"."""
+
+
 @dataclass(frozen=True)
 class Root:
     """One place records are read from: ``kind`` is a transcript source (claude-code, codex,
@@ -474,8 +478,11 @@ class RecordIndex:
         per_rec: dict[int, dict[str, float]] = {}
         found: list[tuple[str, float, set[int], set[int]]] = []
         for term in terms:
-            strong = self._fts_ids(True, term) & scope
-            weak = self._fts_ids(False, term) & scope
+            if _VERSION_KEY.fullmatch(term):  # a release: the subjects naming that version
+                strong, weak = self._version_ids(term) & scope, set()
+            else:
+                strong = self._fts_ids(True, term) & scope
+                weak = self._fts_ids(False, term) & scope
             df = len(strong | weak)
             if df:
                 found.append((term, math.log(1 + n_docs / df), strong, weak - strong))
@@ -488,6 +495,16 @@ class RecordIndex:
         ranked = sorted(per_rec.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))[:limit]
         rows = self.get([i for i, _ in ranked])
         return [Hit(rows[i], sum(m.values()), list(m)) for i, m in ranked if i in rows]
+
+    def _version_ids(self, key: str) -> set[int]:
+        """Records whose title names the release ``key`` (``cue.version_key``): "1.0" is
+        the subject's "v1.0.0" or "1.0.0", never "1.0.2" nor "11.0"."""
+        from .cue import versions
+
+        head = key.split(".", 1)[0]
+        return {i for i, title in self.q("SELECT id, title FROM rec_records WHERE title LIKE ?",
+                                         (f"%{head}.%",))
+                if title and key in versions(title)}
 
     def _length_norm(self, ids: set[int], k1: float = 1.2, b: float = 0.75
                      ) -> dict[int, float]:
