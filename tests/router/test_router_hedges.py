@@ -59,6 +59,7 @@ def test_a_question_about_what_is_due_is_a_list_view() -> None:
 @pytest.mark.parametrize("text,carries", [
     ("gist please — the boiler service moved to thursday and the plumber needs a key", True),
     ("buy milk -- urgent", False),
+    ("I keep forgetting — please note that the boiler needs its yearly service", False),
 ])
 def test_a_spaced_dash_carries_a_text_only_when_a_text_follows(text: str, carries: bool) -> None:
     m = _PAYLOAD.match(text)

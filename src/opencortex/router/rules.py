@@ -425,7 +425,7 @@ def is_pleasantry(clause: str) -> bool:
 
 
 _HEDGE_PREFIX = re.compile(
-    r"^(?:(?:uh+|um+|uhm|erm|er|hm+|mm+)\b[\s,.…-]*"
+    r"^(?:(?:uh+|um+|uhm|erm|er|hm+|mm+|ugh+|argh+|oops|gosh|jeez)\b[\s,.…!-]*"
     r"|(?:so|oh|ok|okay|alright|right|well|anyway|anyways|like|look|listen|honestly|basically"
     r"|actually|now)\s*[,.…!-]+\s*"
     r"|(?:(?:if|when)\s+(?:it'?s|it\s+is|that'?s)\s+not\s+too\s+much\s+(?:trouble|bother|"
