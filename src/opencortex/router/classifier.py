@@ -34,6 +34,7 @@ __all__ = [
     "HAND2_FILE",
     "HAND3_FILE",
     "HAND4_FILE",
+    "HAND5_FILE",
     "HAND_FILE",
     "MULTI_FILE",
     "SHIPPED_FILE",
@@ -74,6 +75,14 @@ or projects (chat), instructions about a text they carry — reply, shorten, tra
 several languages (chat), notes questions that name dates, deadlines or tasks (notes),
 statements about a task's timing and time set aside for it, labelled captures and
 "remind me" about housekeeping on a computer (gtd), commands with two verbs (shell)."""
+HAND5_FILE = DATA_DIR / "train_hand5.jsonl"
+"""A fifth writer's utterances for the kinds a third held-out sample (bench/data/
+router-own-4.jsonl) missed, written without its wording: new skills asked for as plugins,
+extensions, integrations or "so you can …" (skill-creator), past talks with the agent named
+as chats, advice or discussions (recollect), general knowledge about days, weeks and
+calendars, advice and small talk, edits of a carried text (chat), hedged and chatty task
+requests (gtd), journal and meeting-write-up questions (notes), two-verb commands (shell),
+the world today (web), new project folders said in passing (foundry)."""
 MULTI_FILE = DATA_DIR / "train_multi.jsonl"
 """Everyday requests in Spanish, French, German, Italian and Portuguese for every target:
 MiniLM-L6 is English-centric, so other languages need rows of their own (their function words
@@ -102,7 +111,7 @@ class Source:
 
 
 SOURCES: tuple[Source, ...] = (Source(HAND_FILE), Source(HAND2_FILE), Source(HAND3_FILE),
-                               Source(HAND4_FILE), Source(MULTI_FILE),
+                               Source(HAND4_FILE), Source(HAND5_FILE), Source(MULTI_FILE),
                                Source(TRAIN_FILE, TEMPLATE_WEIGHT, TEMPLATE_PER_GROUP))
 """The bundled training set, earlier files first (a later row whose text an earlier one
 already has is dropped)."""

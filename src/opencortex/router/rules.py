@@ -237,6 +237,11 @@ _DOMAIN_RE = re.compile(r"\b[\w-]+\.(?:com|org|net|io|dev|de|fr|es|co\.uk|edu|go
                         re.IGNORECASE)
 _SLASH_RE = re.compile(r"^/(recollect|recall|notes|shell|gtd|review|web|foundry|skill|"
                        r"skill-creator|chat)\b", re.IGNORECASE)
+_TOOL_LABEL = re.compile(r"^(skill[- ]creator|foundry|recollect|shell|gtd)\s*:\s*\S",
+                         re.IGNORECASE)
+"""A request labelled with a tool's own name ("skill creator: one that …", "shell: …"): the
+label names the target as a slash command does.  Only names no everyday label shares
+("notes:", "review:", "web:" may head a text)."""
 _PROGRAMS = ("git|ls|df|du|ps|grep|rg|cat|tail|head|make|pip|npm|cargo|docker|kubectl|systemctl|"
              "journalctl|uptime|whoami|pwd|mkdir|rm|mv|cp|chmod|curl|wget|ssh|python3?|pytest|uv|"
              "wc|find|sort|uniq|sed|awk|echo|touch|tar|zip|unzip|free|top|htop|which|env|date")
@@ -359,12 +364,38 @@ _ANAPHOR = re.compile(r"\b(?:it|that|this|them|those|these|the result|le|la|es|d
                       re.IGNORECASE)
 
 
+_FUNCTION_WORDS = frozenset("""what what's whats which who whom whose when where why how
+was were is are be been do does did done have has had can could would will shall should
+might must it its it's that that's this those these them they one ones the a an of to in on
+for with about from by at again exactly then so and or but now there here you your you've
+you'd i i'm me my we us our say said saying tell told mean meant think thought call called
+suggest suggested recommend recommended answer come came up""".split())
+"""Words that carry no topic: question words, auxiliaries, pronouns, articles and the
+verbs of saying and meaning."""
+_SPOKEN = re.compile(r"\b(?:you|it|that|this|they)\s+(?:\w+\s+)?(?:say|said|tell|told|mean|"
+                     r"meant|suggest|suggested|recommend|recommended|call|called)\b|\b(?:was|"
+                     r"is)\s+(?:it|that)\b", re.IGNORECASE)
+
+
+def is_topicless_question(clause: str) -> bool:
+    """A question with no topic of its own that asks what was said or what "it" was ("what
+    did you say?", "what was it again?", "which one was that?"): it asks about the request
+    before it, never a new request.  "how are you?" asks about nothing said: not one."""
+    c = clause.strip()
+    words = re.findall(r"[\w']+", c.lower().replace("’", "'"))
+    return (bool(words) and words[0] in _QWORDS and len(words) <= 8
+            and all(w in _FUNCTION_WORDS for w in words) and bool(_SPOKEN.search(c)))
+
+
 def is_follow_up(clause: str) -> bool:
     """A clause that only works on the previous clause's result ("... and tell me the top
-    story", "how did we do it?"): it belongs to the previous intent, not a new one."""
+    story", "how did we do it?", "what did you say?"): it belongs to the previous intent, not
+    a new one."""
     c = _SOFT_OPENERS.sub("", clause.strip())
     if rule_target(c) is not None:
         return False
+    if is_topicless_question(c):
+        return True
     m = _FOLLOW_UP.match(c)
     if not m:
         return False
@@ -393,9 +424,33 @@ def is_pleasantry(clause: str) -> bool:
     return bool(_PLEASANTRY.match(clause.strip()))
 
 
+_HEDGE_PREFIX = re.compile(
+    r"^(?:(?:uh+|um+|uhm|erm|er|hm+|mm+|ugh+|argh+|oops|gosh|jeez)\b[\s,.…!-]*"
+    r"|(?:so|oh|ok|okay|alright|right|well|anyway|anyways|like|look|listen|honestly|basically"
+    r"|actually|now)\s*[,.…!-]+\s*"
+    r"|(?:(?:if|when)\s+(?:it'?s|it\s+is|that'?s)\s+not\s+too\s+much\s+(?:trouble|bother|"
+    r"work)|if\s+you\s+(?:don'?t|do\s+not)\s+mind|if\s+(?:it'?s\s+)?possible|if\s+you\s+"
+    r"(?:get|have)\s+a\s+(?:sec|second|minute|moment|chance)|when(?:ever)?\s+you\s+(?:get|have)"
+    r"\s+a\s+(?:sec|second|minute|moment|chance)|sorry\s+to\s+(?:bother|trouble)\s+you|no\s+"
+    r"rush|quick\s+(?:one|question)|one\s+more\s+thing|i\s+was\s+wondering)"
+    r"(?:\s*,\s*|\s+)(?:but\s+|if\s+)?)", re.IGNORECASE)
+"""Discourse fillers and hedges before a request ("so, uh, if it's not too much trouble,
+could you …", "no rush, but …"): they soften the request, they are not part of it.  A word
+that may also open a request ("look up …", "right now …") counts only with its comma."""
+_HEDGE_ADVERB = re.compile(r"\b((?:can|could|would|will)\s+you)\s+(?:maybe|perhaps|possibly|"
+                           r"kindly|just|please)\s+", re.IGNORECASE)
+
+
 def strip_greeting(clause: str) -> str:
-    """Drop a leading "hi," so the request after it gets classified on its own content."""
-    return _GREETING_PREFIX.sub("", clause.strip()) or clause
+    """Drop a leading "hi," and the hedges around a request ("so, uh, could you maybe …")
+    so the request gets classified on its own content."""
+    c = clause.strip()
+    while True:
+        d = _HEDGE_PREFIX.sub("", _GREETING_PREFIX.sub("", c), count=1)
+        if d == c or not d:
+            break
+        c = d
+    return _HEDGE_ADVERB.sub(r"\1 ", c) or clause
 
 
 def rule_target(clause: str) -> str | None:
@@ -406,9 +461,9 @@ def rule_target(clause: str) -> str | None:
     phrased in words is the classifier's to decide.
     """
     c = clause.strip()
-    m = _SLASH_RE.match(c)
+    m = _SLASH_RE.match(c) or _TOOL_LABEL.match(c)
     if m:
-        name = m.group(1).lower()
+        name = m.group(1).lower().replace(" ", "-")
         return {"skill": "skill-creator", "recall": "recollect"}.get(name, name)
     if _QUOTED_CMD_RE.search(c) or _COMMAND_LINE_RE.match(c) or is_command_line(c):
         return "shell"
@@ -538,8 +593,10 @@ def _shell_args(c: str) -> dict:
 
 def _gtd_args(c: str) -> dict:
     low = c.lower()
+    asks = low.rstrip().endswith("?") or _first_word(c) in _QWORDS | {"anything", "any"}
     if re.search(r"\bagenda\b|on my plate|what do i have|what'?s (?:due|overdue)|my tasks|"
-                 r"à faire aujourd|steht heute|tengo pendiente|\boverdue\b", low):
+                 r"à faire aujourd|steht heute|tengo pendiente|\boverdue\b", low) or (
+            asks and re.search(r"\bdue\b", low)):  # "anything due before friday?": a view
         op = "agenda"
     elif re.search(r"\bnext action\b|work on next|what should i do next", low):
         op = "next"
