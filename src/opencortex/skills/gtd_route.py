@@ -85,7 +85,7 @@ def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
     ``nodes``: the memex's headlines, or a function giving them (read only when needed)."""
     from .gtd_plan import _STRICT_VERBS, _verb_matches, waited_for, week_start_of
     from .gtd_questions import is_question
-    from .gtd_refs import MIN_COVER, all_nodes, named, resolve_ref
+    from .gtd_refs import MIN_COVER, all_nodes, named, resolve_context, resolve_ref
     from .gtd_slots import base_verbs, parse_clause
 
     text = " ".join(clause.split())
@@ -116,15 +116,17 @@ def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
         return (_has_slot(s, frozenset(_STRICT_VERBS)) and named(r)
                 and all(_open(n) for n in r.candidates))
     n = r.node
-    if n is None or not _open(n):
-        return False
+    if n is None or not _open(n):  # named by its outline context or body, not its title
+        return (s.past or _has_slot(s, frozenset(_STRICT_VERBS))) and not s.weak_cue and \
+            resolve_context(memex, s.ref_text).node is not None
     if s.weak_cue:  # "for X I still need to …": a new task beside an existing one
         return r.q_cover >= MIN_COVER / 2 or r.strong
     if s.state is None and not s.changes():
         # a report of the task's own verb ("watered the plants" / "Water the plants", "the
         # cleaning is booked" / "Book a dental cleaning"), or what a WAITING entry waits for
         # came ("the logs arrived")
-        return named(r) and (_verb_matches(s, n) or (s.arrived and n.todo == "WAITING"))
+        return (named(r) and (_verb_matches(s, n) or (s.arrived and n.todo == "WAITING"))) \
+            or (s.past and resolve_context(memex, s.ref_text).node is not None)
     if not _has_slot(s, frozenset(_STRICT_VERBS)):
         return False
     return named(r)

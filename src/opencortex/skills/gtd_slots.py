@@ -196,7 +196,7 @@ _HEDGE = (r"(?:(?:probably|maybe|perhaps|possibly|likely|about|around|roughly|ap
 """The hedges a person puts before an estimate ("probably", "about", "~", "maybe", "roughly",
 "say", "up to"), any number of them ("probably about an hour"): the estimate is kept, the
 hedge is dropped (Org's Effort holds one duration)."""
-_HEDGE_AFTER = (r"(?:\s*-?ish\b|\s+(?:or\s+so|or\s+thereabouts|give\s+or\s+take|tops|max|at\s+most|"
+_HEDGE_AFTER = (r"(?:\s*-?ish\b|,?\s+(?:or\s+so|or\s+thereabouts|give\s+or\s+take|tops|max|at\s+most|"
                 r"at\s+the\s+most|or\s+less|or\s+more|roughly|approx(?:imately)?|of\s+work|each))*")
 """What may follow an estimate ("or so", "tops", "-ish", "give or take")."""
 _DUR = (r"(?:half\s+an?\s+hour|an?\s+half[- ]hour|an?\s+hour\s+and\s+a\s+half|"
@@ -280,6 +280,8 @@ _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
         r"\bforget\s+about\b|\b(?:gave|give|giving|given)\s+up\s+on\b|^(?:please\s+|just\s+|oh\s+|ok(?:ay)?\s+)?forget\s+(?:the|that|this|my)\b|\btake\s+.+?\s+off\s+(?:my|the)\s+(?:list|agenda|plate)\b|"
         r"^(?:please\s+)?(?:remove|delete)\b|\bno\s+longer\s+(?:need(?:ed)?|doing|happening|relevant)\b|"
         r"\b(?:won'?t|not\s+going\s+to|not\s+gonna)\s+(?:do|happen|bother)\b|"
+        r"\bnothing\s+(?:left\s+)?to\s+\w+\s+(?:any\s*more|now)\b|"
+        r"\b(?:is|are|'s|'re)\s+(?:now\s+|all\s+)?off\s*[.!]?$|"
         r"\b(?:isn'?t|is\s+not|aren'?t|are\s+not|won'?t|will\s+not)\s+(?:going\s+to\s+|gonna\s+)?"
         r"happen(?:ing)?\b(?!\s*(?:,\s*)?(?:before|until|till|this|next|today|tomorrow|in|on|"
         r"by|yet|now|any\s*time|soon)\b)|"
