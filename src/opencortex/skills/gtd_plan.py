@@ -287,6 +287,8 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
         return _modify(memex, r.node, s, state=None)  # type: ignore[arg-type]
     if s.state is None and strong and _verb_matches(s, r.node):  # type: ignore[arg-type]
         return _modify(memex, r.node, s, state="DONE")  # type: ignore[arg-type]
+    if s.past and s.state is None and _reports_other(s):
+        s.past = False  # "noticed the tap washer drips again": no news of it done
     if s.past and s.state is None:
         if strong:
             return _modify(memex, r.node, s, state="DONE")  # type: ignore[arg-type]
@@ -315,10 +317,17 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
 
 _NOT_DONE = frozenset(stem(w) for w in (
     "noticed saw seen found forgot forgotten missed realised realized heard thought wondered "
-    "tried started began wanted needed asked failed skipped postponed broke broken lost "
+    "tried started began wanted needed failed skipped postponed broke broken lost "
     "delayed moved pushed reopened added".split()))
 """Past-tense verbs that report something other than the task's completion ("noticed the
 tap washer is leaking", "started the outline"): never read as done."""
+
+
+def _reports_other(s: Slots) -> bool:
+    """The clause's leading past verb reports something other than a completion."""
+    lead = re.match(r"\s*(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:just\s+|finally\s+|already\s+)?"
+                    r"([a-z]+)", s.title, re.I)
+    return lead is not None and (past_verb(lead.group(1)) or "") in _NOT_DONE
 
 
 def _reported_done(memex: Memex, s: Slots, r: Resolution) -> Node | None:
@@ -328,8 +337,7 @@ def _reported_done(memex: Memex, s: Slots, r: Resolution) -> Node | None:
     present for Jonas", whose body names that book): the statement names most of the title's
     words and is near it in meaning, or the task's context (outline, body) holds most of the
     statement's words.  None when the leading verb reports something else ("noticed …")."""
-    lead = re.match(r"\s*(?:i\s+)?(?:just\s+|finally\s+|already\s+)?([a-z]+)", s.title, re.I)
-    if lead is None or (past_verb(lead.group(1)) or "") in _NOT_DONE:
+    if _reports_other(s):
         return None
     node = r.node
     if node is not None and node.todo and node.todo_type != "done" and \

@@ -52,9 +52,7 @@ def _worth_a_lookup(text: str, now: dt.datetime, week_start: int) -> bool:
     from .gtd_slots import parse_clause
 
     if is_question(text):
-        from .gtd_questions import _ADVICE, _HOW_LONG, _PROGRESS, _STATUS, _WHEN
-
-        from .gtd_questions import _REPEAT_Q
+        from .gtd_questions import _ADVICE, _HOW_LONG, _PROGRESS, _REPEAT_Q, _STATUS, _WHEN
 
         return any(rx.search(text) for rx in (_ATTRIBUTE_Q, _PROGRESS, _STATUS, _WHEN,
                                                _TAG_NAMED, _HOW_LONG, _ADVICE, _REPEAT_Q))
@@ -112,13 +110,14 @@ def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
             waited_for(memex, s.ref_text, pool) is not None:
         return True  # what a WAITING entry waits for came ("the refund came through")
     r = resolve_ref(memex, base_verbs(s.ref_text), nodes=pool)  # "paid" names "Pay rent"
+    by_context = (s.past or _has_slot(s, frozenset(_STRICT_VERBS))) and not s.weak_cue and \
+        resolve_context(memex, s.ref_text).node is not None  # its outline context or body
     if r.ambiguous:  # two open tasks fit equally: the gtd skill asks which one
         return (_has_slot(s, frozenset(_STRICT_VERBS)) and named(r)
-                and all(_open(n) for n in r.candidates))
+                and all(_open(n) for n in r.candidates)) or by_context
     n = r.node
-    if n is None or not _open(n):  # named by its outline context or body, not its title
-        return (s.past or _has_slot(s, frozenset(_STRICT_VERBS))) and not s.weak_cue and \
-            resolve_context(memex, s.ref_text).node is not None
+    if n is None or not _open(n):
+        return by_context
     if s.weak_cue:  # "for X I still need to …": a new task beside an existing one
         return r.q_cover >= MIN_COVER / 2 or r.strong
     if s.state is None and not s.changes():
@@ -126,7 +125,7 @@ def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
         # cleaning is booked" / "Book a dental cleaning"), or what a WAITING entry waits for
         # came ("the logs arrived")
         return (named(r) and (_verb_matches(s, n) or (s.arrived and n.todo == "WAITING"))) \
-            or (s.past and resolve_context(memex, s.ref_text).node is not None)
+            or (s.past and by_context)
     if not _has_slot(s, frozenset(_STRICT_VERBS)):
         return False
     return named(r)

@@ -721,7 +721,9 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         lead = len(rest) - len(rest.lstrip())
         mk.take(lead, lead + m.end())
         rest = mk.rest()
-    verb = re.match(r"\s*(?:i\s+)?(?:just\s+|finally\s+)?([a-z]+)(?!['\u2019])", rest, re.I)
+    verb = re.match(r"\s*(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:just\s+|finally\s+|already\s+)?"
+                    r"([a-z]+)(?!['\u2019])(?!\s+to\b)", rest, re.I)  # "I've replaced …" too,
+    # never "I've got to …" (an obligation)
     # (a contraction is no past verb: "I won't get to X until …" is not "won")
     if verb and past_verb(verb.group(1)):
         s.past = True
