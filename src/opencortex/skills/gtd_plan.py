@@ -15,7 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import GtdSettings
 from .gtd_questions import answer, is_question
-from .gtd_refs import MIN_COVER, Resolution, all_nodes, cite, named, resolve_meaning, resolve_ref
+from .gtd_refs import (
+    MIN_COVER,
+    TITLE_COVER,
+    Resolution,
+    all_nodes,
+    cite,
+    named,
+    resolve_context,
+    resolve_meaning,
+    resolve_ref,
+)
 from .gtd_slots import _DEFER, Slots, base_verbs, parse_clause, past_verb, stem, words
 
 if TYPE_CHECKING:
@@ -262,6 +272,8 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
         if r.ambiguous:
             return _which(r, "")
         if not (good and named(r)):
+            if (c := resolve_context(memex, s.ref_text or text)).node is not None:
+                return _modify(memex, c.node, s, state=s.state, explicit=True)
             return _not_found(r, s.ref_text or text)
         return _modify(memex, r.node, s, state=s.state, explicit=True)  # type: ignore[arg-type]
     if (s.state is None and s.arrived and r.node is not None and r.node.todo == "WAITING"
@@ -275,9 +287,13 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
         return _modify(memex, r.node, s, state=None)  # type: ignore[arg-type]
     if s.state is None and strong and _verb_matches(s, r.node):  # type: ignore[arg-type]
         return _modify(memex, r.node, s, state="DONE")  # type: ignore[arg-type]
+    if s.past and s.state is None and _reports_other(s):
+        s.past = False  # "noticed the tap washer drips again": no news of it done
     if s.past and s.state is None:
         if strong:
             return _modify(memex, r.node, s, state="DONE")  # type: ignore[arg-type]
+        if (done := _reported_done(memex, s, r)) is not None:
+            return _modify(memex, done, s, state="DONE")
         if r.ambiguous:
             return _which(r, " (to mark done)")
         if not s.changes():
@@ -293,7 +309,42 @@ def plan(memex: Memex, text: str, now: dt.datetime) -> dict[str, Any]:
     if s.changes() and r.ambiguous and r.strong and r.q_cover >= MIN_COVER and all(
             c.todo and c.todo_type != "done" for c in r.candidates):
         return _which(r, "")  # its words name two open tasks alike: never a third entry
+    if s.changes() and s.state is None and not s.weak_cue and \
+            (c := resolve_context(memex, s.ref_text)).node is not None:
+        return _modify(memex, c.node, s, state=None)  # "the promo-packet write-up: 25 min"
     return _capture(memex, s, nodes)
+
+
+_NOT_DONE = frozenset(stem(w) for w in (
+    "noticed saw seen found forgot forgotten missed realised realized heard thought wondered "
+    "tried started began wanted needed failed skipped postponed broke broken lost "
+    "delayed moved pushed reopened added".split()))
+"""Past-tense verbs that report something other than the task's completion ("noticed the
+tap washer is leaking", "started the outline"): never read as done."""
+
+
+def _reports_other(s: Slots) -> bool:
+    """The clause's leading past verb reports something other than a completion."""
+    lead = re.match(r"\s*(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:just\s+|finally\s+|already\s+)?"
+                    r"([a-z]+)", s.title, re.I)
+    return lead is not None and (past_verb(lead.group(1)) or "") in _NOT_DONE
+
+
+def _reported_done(memex: Memex, s: Slots, r: Resolution) -> Node | None:
+    """The open task a past-tense statement reports finished in words of its own ("fitted
+    the new washer, the kitchen tap has stopped dripping" / "Fix the kitchen tap washer";
+    "bought the gift for Jonas, the Ottolenghi book he kept borrowing" / "Buy a Christmas
+    present for Jonas", whose body names that book): the statement names most of the title's
+    words and is near it in meaning, or the task's context (outline, body) holds most of the
+    statement's words.  None when the leading verb reports something else ("noticed …")."""
+    if _reports_other(s):
+        return None
+    node = r.node
+    if node is not None and node.todo and node.todo_type != "done" and \
+            r.t_cover >= TITLE_COVER and r.q_cover >= MIN_COVER / 2 and \
+            resolve_meaning(memex, s.ref_text, [node]).node is not None:
+        return node
+    return resolve_context(memex, s.ref_text).node
 
 
 def waited_for(memex: Memex, text: str, nodes: list[Node]) -> Node | None:

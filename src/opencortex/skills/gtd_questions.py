@@ -26,7 +26,8 @@ MAX_ROWS = 25
 
 _WH = re.compile(r"^(?:what|what's|whats|which|when|where|who|how|why|whose|wat)\b", re.I)
 _AUX = re.compile(r"^(?:did\s+(?:i|you|we|they|he|she|it|the|anything|any|someone|anyone)\b|"
-                  r"do|does|is|are|was|were|have|has|had|am|any|anything|got\s+any|"
+                  r"do|does|is|are|was|were|(?:have|has|had)(?!\s+(?:to|got\s+to)\b)|am|any|"
+                  r"anything|got\s+any|"
                   r"have\s+i\s+got|is\s+there|are\s+there|can\s+i|should\s+i)\b", re.I)
 _SHOW = re.compile(r"^(?:please\s+)?(?:show|list|give\s+me|tell\s+me|display|find|see|"
                    r"let\s+me\s+see|what\s+about|remind\s+me\s+(?:what|which|when|how)|"
@@ -387,10 +388,28 @@ where much left remaining on with""".split())
 _WEEK = re.compile(r"\b(this|next|the\s+coming)\s+week\b", re.I)
 
 
-def _date_span(text: str, now: dt.datetime,
-               week_start: int = 0) -> tuple[dt.date, dt.date, str] | None:
-    """The days a question is about ("this week", "tomorrow", "on friday"), if any; a week
-    begins on ``week_start`` (0 Monday … 6 Sunday)."""
+def _month_span(name: str, today: dt.date, past: bool) -> tuple[dt.date, dt.date, str]:
+    """A month named alone ("in november"): all of its days — the latest one not after
+    today for a question about what was done (``past``), else the next one not before."""
+    import calendar
+
+    from .gtd_dates import _month_index
+
+    mo = _month_index(name)
+    year = today.year
+    if past and mo > today.month:
+        year -= 1
+    elif not past and mo < today.month:
+        year += 1
+    last = calendar.monthrange(year, mo)[1]
+    return dt.date(year, mo, 1), dt.date(year, mo, last), f"in {dt.date(year, mo, 1):%B %Y}"
+
+
+def _date_span(text: str, now: dt.datetime, week_start: int = 0,
+               past: bool = False) -> tuple[dt.date, dt.date, str] | None:
+    """The days a question is about ("this week", "tomorrow", "on friday", "in march"), if
+    any; a week begins on ``week_start`` (0 Monday … 6 Sunday); ``past``: the question asks
+    what was done, so a month named alone is the last one of that name."""
     from .gtd_dates import DATE_RE, resolve_day, week_start_day
 
     today = now.date()
@@ -418,6 +437,8 @@ def _date_span(text: str, now: dt.datetime,
         start = week_start_day(today, week_start, 1)
         return start, start + dt.timedelta(days=6), "next week"
     for m in DATE_RE.finditer(text):
+        if m.group("month") and re.fullmatch(r"[a-z]+", m.group("month").strip(), re.I):
+            return _month_span(m.group("month").strip(), today, past)
         phrase = m.group("day") or m.group("month") or m.group("holiday")
         d = resolve_day(phrase, now, week_start)
         if d is not None:
@@ -565,7 +586,7 @@ def answer(memex: Memex, text: str, now: dt.datetime) -> str:
 
         pool = [n for n in pool if late(n)]
         desc.append("overdue")
-    elif span := _date_span(text, now, week_start):
+    elif span := _date_span(text, now, week_start, past=desc[0] in ("done", "cancelled")):
         lo, hi, label = span
         closed = desc[0] in ("done", "cancelled")
         if closed and label == "this week":  # what got done so far this week

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from ..memex import Memex
     from ..memory.nodes import Node
 
-__all__ = ["MIN_COVER", "TITLE_COVER", "Resolution", "all_nodes", "cite", "named", "resolve_meaning",
+__all__ = ["MIN_COVER", "TITLE_COVER", "Resolution", "all_nodes", "cite", "named", "resolve_context",
+           "resolve_meaning",
            "resolve_ref", "score_nodes"]
 
 AMBIGUOUS = 0.85
@@ -282,4 +283,65 @@ def resolve_meaning(memex: Memex, text: str, nodes: list[Node]) -> Resolution:
             best >= MEANING_SURE and margin >= 2 * MEANING_MARGIN):
         return Resolution(node, [node], sorted(said), why=f"nearest in meaning ({best:.2f})",
                           strong=True, q_cover=MIN_COVER, t_cover=STRONG_TITLE)
+    return Resolution(searched=sorted(said))
+
+
+CONTEXT_COVER = 0.6
+"""An open task's context (title, outline path, project file, body) must hold this share of
+a phrase's words (idf-weighted) to be what the phrase means without naming the title."""
+CONTEXT_MARGIN = 0.75
+"""…and the runner-up may reach at most this share of the best score (else no one task)."""
+CONTEXT_WORDS = 2
+"""…and at least this many of the phrase's words must be found there."""
+
+_PART_WORDS = frozenset(words("section part step piece bit stuff one project work side "
+                              "milestone chapter sub subtask fix check write-up", keep_stop=True))
+"""Words a reference uses for a piece of something ("the section 3 thing under the thesis
+project", "the clock step of the invoice work"): they place an entry, they name none."""
+
+
+def _context_words(n: Node) -> frozenset[str]:
+    """The words an entry is known by beyond its title: its outline path, its project file's
+    name, its body."""
+    base = re.sub(r"[-_/]", " ", n.file.rsplit("/", 1)[-1].removesuffix(".org"))
+    return frozenset(words(" ".join([n.title, *n.outline, base, n.body or ""])))
+
+
+def task_contexts(memex: Memex) -> list[tuple[Node, frozenset[str]]]:
+    """Every open task with its context words, read once per index generation."""
+    held: dict[str, tuple[str, list[tuple[Node, frozenset[str]]]]] = memex.derived(
+        "gtd-task-contexts", dict)
+    gen = memex.store.generation()
+    got = held.get("v")
+    if got is None or got[0] != gen:
+        rows = [n for n in memex.store.find([], with_body=True)
+                if n.todo and n.todo_type != "done"]
+        got = held["v"] = (gen, [(n, _context_words(n)) for n in rows])
+    return list(got[1])
+
+
+def resolve_context(memex: Memex, text: str) -> Resolution:
+    """The open task ``text`` names by its outline context, body or a part of it rather than
+    by its title ("the task about the 48 reallocated sectors", "the promo-packet write-up"):
+    the one whose context words hold most of the phrase's (idf-weighted, rarer words count
+    more), clearly ahead of the next.  An empty Resolution when none or two fit."""
+    said = set(words(text)) - _HEAD_NOUNS - _DO_VERBS - _PART_WORDS
+    docs = task_contexts(memex)
+    if len(said) < CONTEXT_WORDS or not docs:
+        return Resolution(searched=sorted(said))
+    df = Counter(w for _, ws in docs for w in ws)
+    said = {v for w in said for v in _compound_parts(w, df)}
+    total = len(docs)
+
+    def idf(w: str) -> float:
+        return math.log(1 + total / (1 + df.get(w, 0)))
+
+    mass = sum(idf(w) for w in said)
+    scored = sorted(((sum(idf(w) for w in said & ws) / mass, len(said & ws), n)
+                     for n, ws in docs), key=lambda x: (-x[0], x[2].file, x[2].line))
+    best, hits, node = scored[0]
+    second = scored[1][0] if len(scored) > 1 else 0.0
+    if best >= CONTEXT_COVER and hits >= CONTEXT_WORDS and second <= CONTEXT_MARGIN * best:
+        return Resolution(node, [node], sorted(said), why=f"its context holds {best:.2f} of "
+                          "the words", strong=True, q_cover=best, t_cover=STRONG_TITLE)
     return Resolution(searched=sorted(said))

@@ -52,10 +52,10 @@ def _worth_a_lookup(text: str, now: dt.datetime, week_start: int) -> bool:
     from .gtd_slots import parse_clause
 
     if is_question(text):
-        from .gtd_questions import _ADVICE, _HOW_LONG, _PROGRESS, _STATUS, _WHEN
+        from .gtd_questions import _ADVICE, _HOW_LONG, _PROGRESS, _REPEAT_Q, _STATUS, _WHEN
 
         return any(rx.search(text) for rx in (_ATTRIBUTE_Q, _PROGRESS, _STATUS, _WHEN,
-                                               _TAG_NAMED, _HOW_LONG, _ADVICE))
+                                               _TAG_NAMED, _HOW_LONG, _ADVICE, _REPEAT_Q))
     s = parse_clause(text, now, week_start=week_start)
     from .gtd_slots import past_verb
 
@@ -83,20 +83,23 @@ def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
     ``nodes``: the memex's headlines, or a function giving them (read only when needed)."""
     from .gtd_plan import _STRICT_VERBS, _verb_matches, waited_for, week_start_of
     from .gtd_questions import is_question
-    from .gtd_refs import MIN_COVER, all_nodes, named, resolve_ref
+    from .gtd_refs import MIN_COVER, all_nodes, named, resolve_context, resolve_ref
     from .gtd_slots import base_verbs, parse_clause
 
     text = " ".join(clause.split())
     if not text or text.startswith(("/", "$", "`", "!")) or "://" in text:
         return False
     week_start = week_start_of(memex.settings)
+    if not is_question(text) and dated_label(text, now, week_start):
+        return True  # "<when>: <what>": an agenda entry, whatever its words are about
     if not _worth_a_lookup(text, now, week_start):
         return False
     pool = nodes() if callable(nodes) else nodes if nodes is not None else all_nodes(memex)
     if not any(n.todo for n in pool):
         return False
     if is_question(text):
-        return _asks_about_item(memex, text, pool) or _names_task_tag(text, pool)
+        return (_asks_about_item(memex, text, pool) or _names_task_tag(text, pool)
+                or _lists_by_repeat_or_date(text, pool, now, week_start))
     tags = frozenset(t for n in pool for t in n.tags)
     s = parse_clause(text, now, known_tags=tags, week_start=week_start)
     if s.capture_cue:
@@ -107,22 +110,59 @@ def is_gtd_clause(memex: Memex, clause: str, now: dt.datetime, *,
             waited_for(memex, s.ref_text, pool) is not None:
         return True  # what a WAITING entry waits for came ("the refund came through")
     r = resolve_ref(memex, base_verbs(s.ref_text), nodes=pool)  # "paid" names "Pay rent"
+    by_context = (s.past or _has_slot(s, frozenset(_STRICT_VERBS))) and not s.weak_cue and \
+        resolve_context(memex, s.ref_text).node is not None  # its outline context or body
     if r.ambiguous:  # two open tasks fit equally: the gtd skill asks which one
         return (_has_slot(s, frozenset(_STRICT_VERBS)) and named(r)
-                and all(_open(n) for n in r.candidates))
+                and all(_open(n) for n in r.candidates)) or by_context
     n = r.node
     if n is None or not _open(n):
-        return False
+        return by_context
     if s.weak_cue:  # "for X I still need to …": a new task beside an existing one
         return r.q_cover >= MIN_COVER / 2 or r.strong
     if s.state is None and not s.changes():
         # a report of the task's own verb ("watered the plants" / "Water the plants", "the
         # cleaning is booked" / "Book a dental cleaning"), or what a WAITING entry waits for
         # came ("the logs arrived")
-        return named(r) and (_verb_matches(s, n) or (s.arrived and n.todo == "WAITING"))
+        return (named(r) and (_verb_matches(s, n) or (s.arrived and n.todo == "WAITING"))) \
+            or (s.past and by_context)
     if not _has_slot(s, frozenset(_STRICT_VERBS)):
         return False
     return named(r)
+
+
+_LABEL = re.compile(r"^(?P<head>.{3,80}?)\s*:\s+(?P<what>\S.*)$")
+
+
+def dated_label(text: str, now: dt.datetime, week_start: int = 0) -> bool:
+    """"fourth thursday of april, 6pm: book club", "every 5 days from monday: water the
+    cactus": a head made of day, time and repeat phrases only, then a colon and what
+    happens — an entry for the agenda, said in its own words."""
+    from .gtd_slots import parse_clause
+
+    m = _LABEL.match(text)
+    if m is None:
+        return False
+    s = parse_clause(m.group("head"), now, week_start=week_start)
+    dated = s.scheduled is not None or s.deadline is not None or s.repeater is not None
+    return dated and not s.title and bool(m.group("what").strip(" .!"))
+
+
+def _lists_by_repeat_or_date(text: str, nodes: list[Node], now: dt.datetime,
+                             week_start: int) -> bool:
+    """A question listing tasks by how they repeat ("what repeats every week?") or by a
+    state or due date over some days ("which tasks did I finish in november?", "what's due
+    before the end of the month?"): a question over the GTD lists, answered from them."""
+    from .gtd_questions import _REPEAT_Q, _date_span
+
+    if _REPEAT_Q.search(text):
+        from .gtd_questions import _repeater_of
+
+        return any(_repeater_of(n) for n in nodes if n.todo)
+    if not re.search(r"\b(?:done|finish\w*|complet\w*|closed|cancel\w*|due|deadlines?|"
+                     r"scheduled|overdue|tasks?|todos?)\b", text, re.I):
+        return False
+    return _date_span(text, now, week_start) is not None
 
 
 _TAG_NAMED = re.compile(r"\btagged\s+(?:as\s+|with\s+)?[#@]?(?P<t>[\w-]+)|(?<!\w)[#@](?P<u>[\w-]+)",

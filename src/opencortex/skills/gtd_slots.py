@@ -196,7 +196,7 @@ _HEDGE = (r"(?:(?:probably|maybe|perhaps|possibly|likely|about|around|roughly|ap
 """The hedges a person puts before an estimate ("probably", "about", "~", "maybe", "roughly",
 "say", "up to"), any number of them ("probably about an hour"): the estimate is kept, the
 hedge is dropped (Org's Effort holds one duration)."""
-_HEDGE_AFTER = (r"(?:\s*-?ish\b|\s+(?:or\s+so|or\s+thereabouts|give\s+or\s+take|tops|max|at\s+most|"
+_HEDGE_AFTER = (r"(?:\s*-?ish\b|,?\s+(?:or\s+so|or\s+thereabouts|give\s+or\s+take|tops|max|at\s+most|"
                 r"at\s+the\s+most|or\s+less|or\s+more|roughly|approx(?:imately)?|of\s+work|each))*")
 """What may follow an estimate ("or so", "tops", "-ish", "give or take")."""
 _DUR = (r"(?:half\s+an?\s+hour|an?\s+half[- ]hour|an?\s+hour\s+and\s+a\s+half|"
@@ -280,6 +280,8 @@ _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
         r"\bforget\s+about\b|\b(?:gave|give|giving|given)\s+up\s+on\b|^(?:please\s+|just\s+|oh\s+|ok(?:ay)?\s+)?forget\s+(?:the|that|this|my)\b|\btake\s+.+?\s+off\s+(?:my|the)\s+(?:list|agenda|plate)\b|"
         r"^(?:please\s+)?(?:remove|delete)\b|\bno\s+longer\s+(?:need(?:ed)?|doing|happening|relevant)\b|"
         r"\b(?:won'?t|not\s+going\s+to|not\s+gonna)\s+(?:do|happen|bother)\b|"
+        r"\bnothing\s+(?:left\s+)?to\s+\w+\s+(?:any\s*more|now)\b|"
+        r"\b(?:is|are|'s|'re)\s+(?:now\s+|all\s+)?off\s*[.!]?$|"
         r"\b(?:isn'?t|is\s+not|aren'?t|are\s+not|won'?t|will\s+not)\s+(?:going\s+to\s+|gonna\s+)?"
         r"happen(?:ing)?\b(?!\s*(?:,\s*)?(?:before|until|till|this|next|today|tomorrow|in|on|"
         r"by|yet|now|any\s*time|soon)\b)|"
@@ -719,7 +721,9 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
         lead = len(rest) - len(rest.lstrip())
         mk.take(lead, lead + m.end())
         rest = mk.rest()
-    verb = re.match(r"\s*(?:i\s+)?(?:just\s+|finally\s+)?([a-z]+)(?!['\u2019])", rest, re.I)
+    verb = re.match(r"\s*(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:just\s+|finally\s+|already\s+)?"
+                    r"([a-z]+)(?!['\u2019])(?!\s+to\b)", rest, re.I)  # "I've replaced …" too,
+    # never "I've got to …" (an obligation)
     # (a contraction is no past verb: "I won't get to X until …" is not "won")
     if verb and past_verb(verb.group(1)):
         s.past = True
