@@ -94,6 +94,11 @@ def config_path() -> Path:
     return Path(where).expanduser() if where else Path(_dirs().user_config_dir) / "config.toml"
 
 
+def cache_dir() -> Path:
+    """The XDG cache dir (derived files, rebuilt when missing: index, models, patterns)."""
+    return Path(_dirs().user_cache_dir)
+
+
 def state_dir() -> Path:
     """The XDG state dir (logs, pid file, the code trust store): never inside a memex."""
     return Path(_dirs().user_state_dir)
