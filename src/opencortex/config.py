@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -558,6 +557,8 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
     path = config_path()
     data: dict = {}
     if path.exists():
+        import tomllib  # here: without a config file (as in a fresh install) no TOML parser
+
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
