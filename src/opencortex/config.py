@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,6 +91,11 @@ def _dirs():  # platformdirs is cheap, but keep CLI start-up minimal anyway
 def config_path() -> Path:
     where = env("OPENCORTEX_CONFIG")
     return Path(where).expanduser() if where else Path(_dirs().user_config_dir) / "config.toml"
+
+
+def cache_dir() -> Path:
+    """The XDG cache dir (derived files, rebuilt when missing: index, models, patterns)."""
+    return Path(_dirs().user_cache_dir)
 
 
 def state_dir() -> Path:
@@ -553,6 +557,8 @@ def load_settings(memex: str | os.PathLike[str] | None = None,
     path = config_path()
     data: dict = {}
     if path.exists():
+        import tomllib  # here: without a config file (as in a fresh install) no TOML parser
+
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -239,6 +240,29 @@ def test_entry_point_skills(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     st = {s.name: s for s in reg.statuses()}
     assert st["plugged"].status == "ok" and st["plugged"].source.startswith("entry-point:")
     assert "nope" in st["broken"].status
+
+
+def test_plugin_scan_reads_what_importlib_metadata_would(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``may_declare`` (which lets a plugin-less process skip importlib.metadata) says no
+    only when no dist-info on sys.path names the group and nothing on it is unreadable."""
+    from opencortex.skills.registry import ENTRY_POINT_GROUP, may_declare
+
+    site = tmp_path / "site"
+    di = site / "other-1.0.dist-info"
+    di.mkdir(parents=True)
+    (di / "entry_points.txt").write_text("[console_scripts]\nx = other:main\n")
+    (site / "bare-2.0.egg-info").write_text("Metadata-Version: 2.1\nName: bare\n")
+    monkeypatch.setattr(sys, "path", [str(site), str(tmp_path / "missing")])
+    assert not may_declare(ENTRY_POINT_GROUP)
+    assert may_declare("console_scripts")
+    plug = site / "Plug-0.1.DIST-INFO"  # case as a filesystem may keep it
+    plug.mkdir()
+    (plug / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\np = plug:register\n")
+    assert may_declare(ENTRY_POINT_GROUP)
+    (tmp_path / "lib.zip").write_bytes(b"")  # a zip on the path: the full lookup decides
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "lib.zip")])
+    assert may_declare(ENTRY_POINT_GROUP)
 
 
 def test_skills_cli_json(memex: Path) -> None:

@@ -31,7 +31,7 @@ PUBLIC = ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "93.18
 def test_special_addresses_are_refused(ip: str) -> None:
     from opencortex.guard import Action, Guard
     from opencortex.guard.core import private_host
-    from opencortex.skills.websearch import WebError, check_url
+    from opencortex.skills.web_http import WebError, check_url
 
     assert private_host(ip), ip
     host = f"[{ip}]" if ":" in ip else ip
@@ -54,7 +54,7 @@ def test_every_resolved_address_is_checked(answer: list[str],
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A public-looking name whose DNS answer holds one special address is refused at
     connect time, before any connection is made."""
-    from opencortex.skills import websearch
+    from opencortex.skills import web_http
 
     connected: list[Any] = []
 
@@ -63,18 +63,18 @@ def test_every_resolved_address_is_checked(answer: list[str],
         return [(socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_STREAM, 6, "",
                  (ip, port)) for ip in answer]
 
-    monkeypatch.setattr(websearch.socket, "getaddrinfo", fake_getaddrinfo)
-    monkeypatch.setattr(websearch.socket, "socket",
+    monkeypatch.setattr(web_http.socket, "getaddrinfo", fake_getaddrinfo)
+    monkeypatch.setattr(web_http.socket, "socket",
                         lambda *a, **k: connected.append(a) or pytest.fail("connected"))
-    with pytest.raises(websearch.WebError, match="resolves to a local or private"):
-        websearch._connect(("cdn.example", 80))
+    with pytest.raises(web_http.WebError, match="resolves to a local or private"):
+        web_http._connect(("cdn.example", 80))
     assert not connected
 
 
 def test_redirects_are_checked_again() -> None:
     import urllib.request
 
-    from opencortex.skills.websearch import WebError, _Redirects
+    from opencortex.skills.web_http import WebError, _Redirects
 
     req = urllib.request.Request("https://example.com/start")
     for target in ("http://100.64.0.1/", "http://[::ffff:100.64.0.1]/",

@@ -15,19 +15,19 @@ import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .action import Action, Decision, GuardContext, is_untrusted_origin
 from .approvals import ApprovalQueue, Pending
 from .errors import GuardDenied, GuardError, ShellError, UnsafePathError
-from .gitrepo import configured_programs
 from .paths import CODE_DIR, confine, in_code_dir, is_inside
 from .policy import GuardPolicy, Verdict
 from .privacy import private_tags
-from .sandbox import status as sandbox_status
-from .shell import ShellResult, check_argv, normalise_command, run_shell
 from .trust import MAX_SHOWN, approval_text, sha256
+
+if TYPE_CHECKING:
+    from .shell import ShellResult
 
 __all__ = ["Guard"]
 
@@ -126,6 +126,8 @@ class Guard:
     def run_shell(self, action: Action, *, approved: Action | Decision | Pending | None = None,
                   context: GuardContext | None = None) -> ShellResult:
         """last_mile + run: the only way the agent should execute a shell action."""
+        from .shell import run_shell
+
         ctx = context or GuardContext()
         d = self.last_mile(action, approved=approved, context=ctx)
         if not d.allowed or d.action.tool != "shell":
@@ -205,6 +207,12 @@ class Guard:
     # ------------------------------------------------------------------ tools
     def _shell(self, action: Action, ctx: GuardContext,
                root: Path | None) -> tuple[Action, list[str]]:
+        # the shell policy (argument grammars, read-only tables, runner) is imported by
+        # the first command checked, not by every process that builds a Guard
+        from .gitrepo import configured_programs
+        from .sandbox import status as sandbox_status
+        from .shell import check_argv, normalise_command
+
         args = action.args
         if ("argv" in args) == ("command" in args):
             raise _Deny("refused shell: give exactly one of args.argv (a list) or "

@@ -39,8 +39,6 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-import numpy as np
-
 __all__ = ["LETTERS", "MIN_LINE", "SHINGLE", "Carried", "Prints", "StreamGate", "Taint", "Verdict",
            "check",
            "check_value", "register_remote_source", "remote_prints", "shell_read",
@@ -143,6 +141,8 @@ def _windows(s: str) -> Iterable[tuple[int, int]]:
     and only about one position in six is hashed."""
     if len(s) < LETTERS:
         return
+    import numpy as np  # here, not at import: the ask's start-up thread loads it meanwhile
+
     codes = np.frombuffer(s.encode("utf-32-le"), dtype=np.uint32)[:len(s) - LETTERS + 1]
     for i in np.flatnonzero((codes & 7) == 1).tolist():
         yield hash(s[i:i + LETTERS]), i

@@ -29,7 +29,6 @@ Unknown keys are a ConfigError: a typo in a safety setting must not silently fal
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,6 +159,8 @@ class GuardPolicy:
         p = Path(path).expanduser()
         if not p.exists():
             return cls()
+        import tomllib
+
         try:
             return cls.from_config(tomllib.loads(p.read_text(encoding="utf-8")))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:

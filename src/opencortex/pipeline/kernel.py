@@ -9,6 +9,7 @@ loop-error feedback is injected at most twice; nothing one signal does stops the
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue
 import threading
@@ -16,7 +17,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..access import Access
 from ..act.registry import ActEnv
@@ -41,6 +42,9 @@ from ..skills.save import remember
 from .agent_requests import find_requests
 from .delegation import run_intents
 from .logs import get_logger
+
+if TYPE_CHECKING:
+    from ..recall.archive import ArchiveUpkeep
 
 __all__ = ["MAX_DEPTH", "Kernel", "KernelStats"]
 
@@ -81,10 +85,6 @@ class Kernel:
                                     memex_root=memex.root, approvals=self.approvals)
         self.heartbeat_embed: int = 64
         """Nodes embedded per heartbeat in the background (0: none)."""
-        from ..recall.archive import ArchiveUpkeep
-
-        self.archive_upkeep = ArchiveUpkeep(memex)
-        """The transcript archive's pass, at most every [archive] interval, in the pool."""
         self._reminded: set[str] = set()
         self._agent_inflight: set[str] = set()
         self.approval_timeout: float = 300.0
@@ -125,6 +125,15 @@ class Kernel:
             "loop-error": lambda s: Action("reply", {"text": f"Sorry — that failed: {s.text}"},
                                            origin="loop-error")}
         """sensor → its action without reasoning (feedback the person is told about)."""
+
+    @functools.cached_property
+    def archive_upkeep(self) -> ArchiveUpkeep:
+        """The transcript archive's pass, at most every [archive] interval, in the pool
+        (built by the first heartbeat: a one-request kernel, as in ``ask``, never imports
+        recall)."""
+        from ..recall.archive import ArchiveUpkeep
+
+        return ArchiveUpkeep(self.memex)
 
     def _reply_late(self, sig: Signal, text: str, data: Any = None) -> None:
         self.reply(sig, text, data)

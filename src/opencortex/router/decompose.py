@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import regex_cache
 from .rules import (
     CAPTURE_LABEL,
     extract_args,
@@ -111,11 +112,11 @@ class Verdict:
     """Best cosine to a training utterance: low means like nothing the model was taught."""
 
 
-_QWORD_RE = re.compile(
+_QWORD_RE = regex_cache.compile(
     r"^(?:what|what's|whats|which|how|when|where|who|whose|why|is|are|am|was|were|do|does|did|"
     r"have|has|any|anything|qu'est-ce|quel|quelle|quand|où|comment|est-ce|was|wie|wann|wo|"
     r"welche|welcher|qué|que|cuál|cómo|cuándo|dónde|¿\w*)\b", re.IGNORECASE)
-_OPENERS_RE = re.compile(
+_OPENERS_RE = regex_cache.compile(
     r"^(?:(?:hey|ok|okay|so|um|please|also|then|now|quick one|let's|lets|let us)[,:]?\s+|"
     r"(?:can|could|would|will) you(?: please)?\s+|i(?:'d| would) like you to\s+|"
     r"i (?:want|need) you to\s+|go ahead and\s+|s'il te plaît\s+|bitte\s+|por favor\s+)+",
@@ -130,7 +131,7 @@ baue richte starte entwickle füge lege avvia inizia imposta creati impara aggiu
 começa começar adiciona ensina""".split())
 """Creating verbs first in a command (English, and the es/fr/de/it/pt imperatives the
 training set's other languages use)."""
-_WANT_RE = re.compile(r"^(?:i(?:'d like| would like| want| need)\s+(?:a|an|to)|quiero que|"
+_WANT_RE = regex_cache.compile(r"^(?:i(?:'d like| would like| want| need)\s+(?:a|an|to)|quiero que|"
                       r"quisiera que|je veux que|je voudrais que|ich möchte,? dass|"
                       r"ich will,? dass|voglio che|vorrei che|quero que)\b", re.IGNORECASE)
 
@@ -281,16 +282,16 @@ def is_keyword_query(clause: str) -> bool:
     return w not in _QWORDS and w not in _VERBS and not w.startswith(("/", "$", "`"))
 
 
-_NOTES_SOURCE = re.compile(
+_NOTES_SOURCE = regex_cache.compile(
     r"\b(?:my|the)\s+(?:[\w'-]+\s+)?(?:notes|note|journal|journals|diary|notebook|org\s+files|"
     r"memex|zettelkasten|log\s*book)\b|\b(?:did|have|had)\s+i\s+(?:ever\s+)?(?:write|written|"
     r"note|noted|jot|jotted|log|logged)\b|\bi\s+(?:wrote|noted|jotted)\b", re.IGNORECASE)
-_LIST_WORDS = re.compile(
+_LIST_WORDS = regex_cache.compile(
     r"\b(?:tasks?|todos?|to-dos?|agenda|inbox|due|overdue|deadlines?|scheduled|waiting|next\s+"
     r"actions?|projects?|remind(?:er)?s?)\b", re.IGNORECASE)
 
 
-_GENERAL = re.compile(
+_GENERAL = regex_cache.compile(
     r"\b(?:usually|typically|normally|generally|in\s+general|on\s+average|as\s+a\s+rule|"
     r"most\s+people|people|anyone|someone|somebody|everyone|one's|a\s+person|the\s+average|"
     r"is\s+it\s+(?:normal|common|usual|true|possible)|"
@@ -323,7 +324,7 @@ def names_the_notes(clause: str) -> bool:
         re.search(r"\b(?:notes?|journal|diary|notebook|wrote|written|jot)", clause, re.I)))
 
 
-_REMINDER = re.compile(
+_REMINDER = regex_cache.compile(
     r"^(?:[^?,;]{0,60}?(?:\s|,\s*))?(?:please\s+)?(?:can\s+you\s+|could\s+you\s+)?"
     r"(?:remind|nudge|ping|prompt)\s+me\s+(?:[^?]{0,40}?\s)?(?:to|that)\s+\w"
     r"|^(?:[^?,;]{0,60}?(?:\s|,\s*))?(?:please\s+)?don'?t\s+let\s+me\s+forget\b", re.I)
@@ -384,7 +385,7 @@ def _classify_many(clauses: Sequence[str], embed: EmbedFn | None,
     return [t or "chat" for t in out]
 
 
-_BARE_DIRECTIVE = re.compile(
+_BARE_DIRECTIVE = regex_cache.compile(
     r"^(?:and\s+|also\s+|then\s+|so\s+|just\s+|please\s+|pls\s+|can you\s+|could you\s+)*"
     r"(?:(?:check|search|look(?:\s+it)?(?:\s+up)?|google(?:\s+it)?|find out|see|verify|confirm)"
     r"(?:\s+(?:it|that|this))?(?:\s+(?:online|on the (?:web|internet|net)|the (?:web|internet)|"
@@ -399,7 +400,7 @@ def is_bare_directive(clause: str) -> bool:
     return bool(_BARE_DIRECTIVE.match(clause.strip()))
 
 
-_SOURCE_DIRECTIVE = re.compile(
+_SOURCE_DIRECTIVE = regex_cache.compile(
     r"^(?:and\s+|also\s+|just\s+|please\s+|pls\s+)*"
     r"(?:check|see|look (?:at|on|in)|consult|use|read|try|ask|search)\s+"
     r"(?:the\s+|their\s+|its\s+|his\s+|her\s+|a\s+|an\s+)?(?:[\w'’.-]+\s+){0,4}?"
@@ -409,7 +410,7 @@ _SOURCE_DIRECTIVE = re.compile(
     r"(?:\s+(?:for (?:it|that|this|me)|first|please|pls))*\s*[.!?]*$", re.IGNORECASE)
 """A clause that names only where to find the answer ("check the official docs", "see the
 project's wiki page"): after a question it says how to answer it, no request of its own."""
-_BARE_URL = re.compile(r"^(?:<)?(?:https?://|www\.)\S+?(?:>)?[.!?]*$", re.IGNORECASE)
+_BARE_URL = regex_cache.compile(r"^(?:<)?(?:https?://|www\.)\S+?(?:>)?[.!?]*$", re.IGNORECASE)
 """A clause that is nothing but a URL: the page the clause beside it is about."""
 
 
@@ -461,7 +462,7 @@ def _split_by_meaning(clause: str, embed: EmbedFn | None) -> list[str]:
 
 
 _WORDCHAR = r"(?:[^:'\"“”‘’`]|(?<=\w)['’](?=\w))"  # an apostrophe inside a word is no quote
-_PAYLOAD = re.compile(rf"^(?P<instr>{_WORDCHAR}+?)(?:\s*:|\s+(?P<dash>[—–]|--))\s+"
+_PAYLOAD = regex_cache.compile(rf"^(?P<instr>{_WORDCHAR}+?)(?:\s*:|\s+(?P<dash>[—–]|--))\s+"
                       r"(?P<payload>\S.*)$"
                       rf"|^(?P<before>{_WORDCHAR}*?)"
                       r"(?P<quote>(?<!\w)['\"“‘][^'\"“”‘’]+['\"”’](?!\w))(?P<after>.*)$")
@@ -470,7 +471,7 @@ say '…' in German"): the part after the colon or the spaced dash, or inside th
 what the instruction acts on."""
 
 
-_ABOUT_THE_RESULT = re.compile(
+_ABOUT_THE_RESULT = regex_cache.compile(
     r"(?:,\s*|\s+)(?:and\s+)?(?:then\s+)?(?P<req>(?:please\s+)?(?:remind\s+me|send|email|mail|"
     r"save|add|put|post|share|forward|schedule|file)\b[^,;]*\b(?:it|that|them|the\s+result)\b"
     r"[^,;]*)$", re.IGNORECASE)
@@ -490,14 +491,14 @@ def _after_the_text(sentence: str) -> tuple[str, str]:
     return sentence[:at.start()].rstrip(" ,"), at.group("req").strip()
 
 
-_POINTS_AT_TEXT = re.compile(
+_POINTS_AT_TEXT = regex_cache.compile(
     r"\b(?:this|these|the\s+following|below|the\s+(?:text|paragraph|passage|message|email|"
     r"e-mail|draft|lines?|sentences?)\s+below)(?:\s+(?:text|paragraph|passage|message|email|"
     r"e-mail|mail|draft|letter|note|post|tweet|snippet|lines?|sentences?|words?|list|bit|"
     r"part))?(?:\s+[\w'-]+){0,3}\s*[:?.!]*$", re.IGNORECASE)
 """An instruction that ends pointing at a text still to come ("proofread this paragraph?",
 "rewrite the following more warmly."): the sentences after it are that text."""
-_AGENT_AGAIN = re.compile(
+_AGENT_AGAIN = regex_cache.compile(
     r"^(?:and\s+)?(?:then|after\s+that|afterwards|once\s+(?:that's|that\s+is|it's|you're)\s+"
     r"done|when\s+(?:that's|you're)\s+done)\b|^(?:please\s+)?(?:remind\s+me|send|email|save|"
     r"add|put|post|share|forward|file)\b.*\b(?:it|them|the\s+(?:result|summary|"
@@ -507,7 +508,7 @@ after the instruction ("then …", "after that …") or acts on its result ("…
 Jonas")."""
 
 
-_SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|we|we're|you|you're|it|it's|that|that's|this|"
+_SUBJECT = regex_cache.compile(r"^(?:i|i'm|i've|i'd|we|we're|you|you're|it|it's|that|that's|this|"
                       r"these|those|there|he|she|they|my|our|his|her|their)\b", re.IGNORECASE)
 
 
@@ -591,7 +592,7 @@ def is_text_operation(sentence: str, embed: EmbedFn | None) -> bool:
     return target == "chat"
 
 
-_MACHINE_STATE = re.compile(
+_MACHINE_STATE = regex_cache.compile(
     r"(?:^|\s)[~/.][\w./-]|\b\w+\.(?:py|rs|go|js|ts|json|toml|ya?ml|org|md|txt|log|sh)\b|"
     r"\b(?:disk|disks|partition|ram|cpu|load|uptime|ports?|process(?:es)?|pid|installed|"
     r"running|listening|branch|branches|repo|repository|commits?|working tree|stash|"
@@ -599,14 +600,14 @@ _MACHINE_STATE = re.compile(
     r"right now|free space|space left)\b", re.IGNORECASE)
 """A question about the machine's state (a path or file, disk, memory, processes, ports, a
 repository): what a command answers, never the notes."""
-_STATE_NOW = re.compile(
+_STATE_NOW = regex_cache.compile(
     r"\b(?:left|free|used|usage|full|how (?:big|large|much space)|size of|right now|"
     r"currently|at the moment|running|listening|open|up|installed|status)\b", re.IGNORECASE)
 """Words asking how the machine is now (space left, what runs, what is installed): with a
 machine word, a command's question even when no command is named; without them a question
 that mentions a disk or a folder ("where does the nightly copy go besides the usb disk?")
 may be about what the person wrote."""
-_LIVE = re.compile(
+_LIVE = regex_cache.compile(
     r"\b(?:online|on the (?:web|internet|net)|web|internet|google|current(?:ly)?|latest|"
     r"today|tonight|tomorrow|yesterday|last night|this week|right now|news|weather|forecast|"
     r"score|exchange rate|outage|price|prices|stock)\b", re.IGNORECASE)
@@ -614,19 +615,19 @@ _LIVE = re.compile(
 notes'."""
 
 
-_GTD_WORDS = re.compile(
+_GTD_WORDS = regex_cache.compile(
     r"\b(?:tasks?|todos?|to-dos?|due|deadlines?|overdue|scheduled|agenda|next actions?|"
     r"waiting|inbox|projects?|done|finished|remind(?:er)?s?|errands?|calendar|someday|"
     r"maybe|tagged|contexts?|on my (?:plate|"
     r"list)|today|tomorrow|tonight|this week|next week|weekend)\b", re.IGNORECASE)
 """Words of a question over the task list ("what's due friday?"): GTD's, not the notes'."""
-_GTD_LISTS = re.compile(
+_GTD_LISTS = regex_cache.compile(
     r"\b(?:someday|maybe|inbox|waiting|tagged|agenda|next actions?|projects?|tasks?|todos?|"
     r"to-dos?|errands?|contexts?|on my (?:plate|list))\b|@\w", re.IGNORECASE)
 """Words naming one of the task lists ("anything in someday/maybe?"): GTD's, whatever op
 the words alone read as."""
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|mine|we|our|us)\b", re.IGNORECASE)
-_WORK_TOGETHER = re.compile(
+_FIRST_PERSON = regex_cache.compile(r"\b(?:i|i'm|i've|i'd|my|me|mine|we|our|us)\b", re.IGNORECASE)
+_WORK_TOGETHER = regex_cache.compile(
     r"\b(?:you|you've|you'd|your|together|sessions?|chats?|conversations?|transcripts?)\b|"
     r"\b(?:did|didn't|had|hadn't|have|haven't|were|weren't)\s+we\b|"
     r"\bwe(?:'ve|'d)?\s+(?:\w+ed|did|had|were|got|went|made|found|wrote|built|came|said|"
@@ -839,7 +840,7 @@ def _one_request(left: tuple[str, str], right: tuple[str, str]) -> str | None:
     return None
 
 
-_ASKS_NOTES = re.compile(
+_ASKS_NOTES = regex_cache.compile(
     r"^(?:according\s+to|in|from|based\s+on|per|going\s+by|looking\s+at)\s+(?:my|the)\b"
     r"|[,:]\s*(?:what|which|when|who|whom|where|how|why|did|do|does|is|are|was|were)\b", re.I)
 """A notes clause that asks, though it does not open with a question word: a source said
@@ -873,7 +874,7 @@ def _join_one_request(targets: list[str], bodies: list[str], clauses: list[str],
     return out_t, out_b, out_c, out_n
 
 
-_BACK_REFERENCE = re.compile(
+_BACK_REFERENCE = regex_cache.compile(
     r"^(?:(?:and|but|oh|also|btw|by the way|plus|oh and)[,:]?\s+)*(?:"
     # a statement about the item just named: "it's an errand", "that one is for work"
     r"(?:it|that|this|that one|this one)(?:'s|’s|\s+(?:is|isn't|is not|will|won't|'ll|"
@@ -920,9 +921,9 @@ def _join_back_references(items: list[tuple[str, str, str]], sentence_of: list[i
     return out, sents
 
 
-_ORG_STAMP = re.compile(r"[<\[]\d{4}-\d\d-\d\d[^>\]\n]{0,40}[>\]]|^\s*(?:SCHEDULED|DEADLINE|"
+_ORG_STAMP = regex_cache.compile(r"[<\[]\d{4}-\d\d-\d\d[^>\]\n]{0,40}[>\]]|^\s*(?:SCHEDULED|DEADLINE|"
                         r"CLOCK|CLOSED):", re.M)
-_ORDER_WORD = re.compile(
+_ORDER_WORD = regex_cache.compile(
     r"^\W*(?:please\s+)?(?:remind|add|schedule|capture|put|move|set|create|make|note|todo|mark|"
     r"cancel|plan|file|log|track|remember|reschedule|postpone|push|defer|block|reserve)\b",
     re.IGNORECASE)

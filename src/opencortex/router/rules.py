@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from .. import regex_cache
+
 # --------------------------------------------------------------------------------------------
 # splitting
 # --------------------------------------------------------------------------------------------
@@ -29,13 +31,13 @@ _STRONG = [
     r",?\s*\by después\b", r",?\s*\by luego\b", r",?\s*\bluego\b", r",?\s*\bdespués\b",
     r",?\s*\by también\b", r",?\s*\by entonces\b",
 ]
-_STRONG_RE = re.compile("|".join(f"(?:{p})" for p in _STRONG), re.IGNORECASE)
+_STRONG_RE = regex_cache.compile("|".join(f"(?:{p})" for p in _STRONG), re.IGNORECASE)
 
 # Sentence boundary: ". " / "? " / "! " followed by a new sentence.
-_SENTENCE_RE = re.compile(r"(?<=[.?!])\s+(?=[A-Za-z¿¡/$`\"'ÀÉÜÖÄ])")
+_SENTENCE_RE = regex_cache.compile(r"(?<=[.?!])\s+(?=[A-Za-z¿¡/$`\"'ÀÉÜÖÄ])")
 
 # "and" (or et/und/y) only separates when the right side is itself a request.
-_WEAK_RE = re.compile(r",?\s+\b(?:and|et|und|y|plus)\s+(?=\S)|(?P<comma>,\s+)(?=\S)",
+_WEAK_RE = regex_cache.compile(r",?\s+\b(?:and|et|und|y|plus)\s+(?=\S)|(?P<comma>,\s+)(?=\S)",
                       re.IGNORECASE)
 
 # Imperative / request-opening verbs (EN, FR, DE, ES).  A right-hand side starting with one of
@@ -64,12 +66,12 @@ _QWORDS = {"what", "what's", "whats", "which", "how", "when", "where", "who", "w
            "do", "does", "did", "can", "could", "would", "will", "qu'est-ce", "quel", "quelle",
            "comment", "was", "wie", "wann", "wo", "welche", "welcher", "qué", "que", "cuál",
            "cómo", "cuándo", "dónde", "¿qué", "¿cuál", "¿cómo", "¿cuándo"}
-_SOFT_OPENERS = re.compile(
+_SOFT_OPENERS = regex_cache.compile(
     r"^(?:please\s+|also\s+|then\s+|can you\s+|could you\s+|would you\s+|i need you to\s+|"
     r"i'd like you to\s+|i want you to\s+|go ahead and\s+|s'il te plaît\s+|bitte\s+|"
     r"por favor\s+)+", re.IGNORECASE)
 # A right side that only operates on the left side's result ("... and summarize it").
-_ANAPHORIC = re.compile(
+_ANAPHORIC = regex_cache.compile(
     r"^(?:summari[sz]e|explain|translate|read|show|tell me about|describe|save|open|print|"
     r"display|send|email|share|paste|copy|résume|fasse|zusammenfassen|resume|resúmelo)\s+"
     r"(?:it|them|this|that|those|these|the (?:result|results|output|page|answer)s?|le|la|les|"
@@ -93,7 +95,7 @@ def _is_request(s: str) -> bool:
     return bool(re.match(r"(?:/\w|\$ |`)", body))
 
 
-_PLACE_CLAUSE = re.compile(
+_PLACE_CLAUSE = regex_cache.compile(
     r"^(?:(?:please|first|just)\s+)*(?:(?:ssh|mosh)(?:\s+(?:into|onto|to|in\s+to))?|"
     r"(?:log|sign|shell|get)\s*(?:in|on)(?:to)?|connect(?:\s+(?:to|into))?|"
     r"(?:cd|change directory|chdir|hop|jump|switch)\s+(?:in)?to)\s+"
@@ -109,9 +111,9 @@ def is_place_clause(clause: str) -> bool:
     return bool(_PLACE_CLAUSE.match(clause.strip(" ,;")))
 
 
-_OPENERS_AT = re.compile(_SOFT_OPENERS.pattern.removeprefix("^"), re.IGNORECASE)
-_TOKENS = (re.compile(r"(?:\s*\S+){0,3}"), re.compile(r"(?:\s*\S+){0,10}"))
-_TWO_WORDS = re.compile(r"\S\s+\S")
+_OPENERS_AT = regex_cache.compile(_SOFT_OPENERS.pattern.removeprefix("^"), re.IGNORECASE)
+_TOKENS = (regex_cache.compile(r"(?:\s*\S+){0,3}"), regex_cache.compile(r"(?:\s*\S+){0,10}"))
+_TWO_WORDS = regex_cache.compile(r"\S\s+\S")
 
 
 def _head(s: str, lo: int, hi: int, long: bool = False) -> str:
@@ -166,7 +168,7 @@ def _split_weak(clause: str) -> list[str]:
     return parts
 
 
-_CANDIDATE_RE = re.compile(r",?\s+\b(?:and|et|und|y)\s+(?=\S)|,\s+(?=\S)", re.IGNORECASE)
+_CANDIDATE_RE = regex_cache.compile(r",?\s+\b(?:and|et|und|y)\s+(?=\S)|,\s+(?=\S)", re.IGNORECASE)
 
 
 def split_candidates(clause: str) -> list[tuple[str, str]]:
@@ -232,10 +234,10 @@ def split_clauses(text: str) -> list[str]:
 # rule classification
 # --------------------------------------------------------------------------------------------
 
-_URL_RE = re.compile(r"\b(?:https?://[^\s)>\"']+|www\.[^\s)>\"']+)", re.IGNORECASE)
-_DOMAIN_RE = re.compile(r"\b[\w-]+\.(?:com|org|net|io|dev|de|fr|es|co\.uk|edu|gov)(?:/\S*)?\b",
+_URL_RE = regex_cache.compile(r"\b(?:https?://[^\s)>\"']+|www\.[^\s)>\"']+)", re.IGNORECASE)
+_DOMAIN_RE = regex_cache.compile(r"\b[\w-]+\.(?:com|org|net|io|dev|de|fr|es|co\.uk|edu|gov)(?:/\S*)?\b",
                         re.IGNORECASE)
-_SLASH_RE = re.compile(r"^/(recollect|recall|notes|shell|gtd|review|web|foundry|skill|"
+_SLASH_RE = regex_cache.compile(r"^/(recollect|recall|notes|shell|gtd|review|web|foundry|skill|"
                        r"skill-creator|chat)\b", re.IGNORECASE)
 _TOOL_LABEL = re.compile(r"^(skill[- ]creator|foundry|recollect|shell|gtd)\s*:\s*\S",
                          re.IGNORECASE)
@@ -246,14 +248,14 @@ _PROGRAMS = ("git|ls|df|du|ps|grep|rg|cat|tail|head|make|pip|npm|cargo|docker|ku
              "journalctl|uptime|whoami|pwd|mkdir|rm|mv|cp|chmod|curl|wget|ssh|python3?|pytest|uv|"
              "wc|find|sort|uniq|sed|awk|echo|touch|tar|zip|unzip|free|top|htop|which|env|date")
 # "run X" / "execute X": the person names the act of running (a program, a script, the tests)
-_RUN_RE = re.compile(r"^(?:please\s+)?(?:run|execute|exec|lance|exécute|ejecuta|führe)\s+\S",
+_RUN_RE = regex_cache.compile(r"^(?:please\s+)?(?:run|execute|exec|lance|exécute|ejecuta|führe)\s+\S",
                      re.IGNORECASE)
 # a command line: a program name then flags, a path or a git subcommand, or the bare name alone
-_COMMAND_LINE_RE = re.compile(
+_COMMAND_LINE_RE = regex_cache.compile(
     rf"^(?:{_PROGRAMS})(?:\s*$|\s+(?:-{{1,2}}\w|[~./]\S*|\*|\w+\.\w{{1,4}}\b)|(?<=git)\s+"
     r"(?:status|log|diff|pull|push|commit|branch|stash|fetch|checkout|show|add|rebase|merge)\b)",
     re.IGNORECASE)
-_QUOTED_CMD_RE = re.compile(rf"^`[^`]+`$|^\$ |`(?:{_PROGRAMS})\b[^`]*`")
+_QUOTED_CMD_RE = regex_cache.compile(rf"^`[^`]+`$|^\$ |`(?:{_PROGRAMS})\b[^`]*`")
 
 KNOWN_PROGRAMS = frozenset("""
 git hg svn ls lsblk lscpu lsusb lspci lsof lsmod lsattr df du ps pgrep pkill pstree htop btop
@@ -299,12 +301,12 @@ build test install add remove rm init clean lint format fmt exec attach prune re
 commit stash checkout switch status-all compose container containers du free iotop list-units
 scrub snapshot snapshots mounts ports peers netcheck whoami env freeze
 """.split())
-_CMD_FILLER = re.compile(r"(?:\s+(?:please|pls|for me|now|again|quickly))+[.!?]*$|[.!?]+$",
+_CMD_FILLER = regex_cache.compile(r"(?:\s+(?:please|pls|for me|now|again|quickly))+[.!?]*$|[.!?]+$",
                          re.IGNORECASE)
-_SHOW_OUTPUT = re.compile(r"^(?:(?:please|just|now)\s+)*(?:show me|give me|print|display|check|"
+_SHOW_OUTPUT = regex_cache.compile(r"^(?:(?:please|just|now)\s+)*(?:show me|give me|print|display|check|"
                           r"what does|what's|whats)(?:\s+(?:the )?(?:output of|result of))?\s+",
                           re.IGNORECASE)
-_ARG_TOKEN = re.compile(r"^(?:--?[\w-]+(?:=\S+)?|[~./]\S*|\S+\.\w{1,4}|[\w@:%+=,-]+|"
+_ARG_TOKEN = regex_cache.compile(r"^(?:--?[\w-]+(?:=\S+)?|[~./]\S*|\S+\.\w{1,4}|[\w@:%+=,-]+|"
                         r"'[^']*'|\"[^\"]*\")$")
 _NOT_ARGS = frozenset("""the a an my your our their this that these those is are was were be
 to of about for with what why how when where who do does did i you we me it and or but not
@@ -346,21 +348,21 @@ def is_command_line(clause: str) -> bool:
         return False
     return shaped or any(a.lower() in _SUBCOMMANDS for a in args)
 
-_PLEASANTRY = re.compile(
+_PLEASANTRY = regex_cache.compile(
     r"^(?:hi|hello|hey|hiya|yo|good (?:morning|afternoon|evening)|thanks|thank you|thx|cheers|"
     r"please|ok|okay|great|cool|bonjour|salut|merci|hallo|guten (?:morgen|tag)|danke|hola|"
     r"buenos días|gracias)(?:\s+(?:there|so much|a lot|beaucoup|schön|sehr))?[\s,!.]*$",
     re.IGNORECASE)
-_GREETING_PREFIX = re.compile(
+_GREETING_PREFIX = regex_cache.compile(
     r"^(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening)|bonjour|salut|hallo|hola)"
     r"(?:\s+there)?\s*[,!.]\s*(?=\S)", re.IGNORECASE)
 
 
-_FOLLOW_UP = re.compile(
+_FOLLOW_UP = regex_cache.compile(
     r"^(?:and\s+)?(?:(?P<short>summari[sz]e|tell me|give me the gist|dis-moi|résume|fasse zusammen|"
     r"resume|dime)|explain|describe|translate|what does it say|how did we|what did we|"
     r"why did we|explique|erklär|explica)\b", re.IGNORECASE)
-_ANAPHOR = re.compile(r"\b(?:it|that|this|them|those|these|the result|le|la|es|das|lo|eso)\b",
+_ANAPHOR = regex_cache.compile(r"\b(?:it|that|this|them|those|these|the result|le|la|es|das|lo|eso)\b",
                       re.IGNORECASE)
 
 
@@ -404,14 +406,14 @@ def is_follow_up(clause: str) -> bool:
     return bool(_ANAPHOR.search(c)) or (bool(m.group("short")) and len(c.split()) <= 8)
 
 
-_OWN_OBJECT = re.compile(
+_OWN_OBJECT = regex_cache.compile(
     r"\s+(?:me\s+)?(?:a|an|some|something|anything|one|another|my|our|your|his|her|their|"
     r"un|une|des|mes|ein|eine|meine|mis|una|algo)\b", re.IGNORECASE)
 """What a follow-up verb's own object looks like: indefinite ("a joke", "something
 motivational") or someone's ("my tmux notes") — not the previous clause's result."""
 
 
-CAPTURE_LABEL = re.compile(
+CAPTURE_LABEL = regex_cache.compile(
     r"^\s*(?:/gtd\s+)?(?:capture(?:\s+this)?|inbox|todo|to-do|task|new\s+task|reminder|"
     r"note\s+to\s+self|add\s+to\s+(?:my\s+|the\s+)?(?:inbox|list|todos?|to-do\s+list))"
     r"\s*[:\u2014-]\s*\S", re.IGNORECASE)
@@ -486,7 +488,7 @@ def _tidy(s: str) -> str:
 
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
            "december")
-_WHEN_RE = re.compile(
+_WHEN_RE = regex_cache.compile(
     r"\b(?:(?:on|by|for|before|until|next|this|coming)\s+)?(?:next |this )?"
     r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|week|month)\b|"
     r"\b(?:today|tonight|tomorrow(?: morning| afternoon| evening)?|this (?:morning|afternoon|"
@@ -498,7 +500,7 @@ _WHEN_RE = re.compile(
     r"hoy|mañana|lunes|martes|miércoles|jueves|viernes|sábado|domingo)\b",
     re.IGNORECASE)
 
-_NOTES_FILLER = re.compile(
+_NOTES_FILLER = regex_cache.compile(
     r"^(?:what )?(?:do|does|did) (?:my|the) notes? (?:\w+ )?(?:say|mention|tell me)\s*"
     r"(?:about|on|regarding)?\s*|"
     r"^(?:what|anything|everything|something)?\s*(?:did|have|do) i (?:ever )?(?:write|written|note|"
@@ -534,14 +536,14 @@ def _notes_args(c: str) -> dict:
 
 
 _CMD_MAP: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\bdisk (?:space|usage)|free space|hard drive|Speicherplatz|espacio en disco|"
+    (regex_cache.compile(r"\bdisk (?:space|usage)|free space|hard drive|Speicherplatz|espacio en disco|"
                 r"espace disque", re.I), "df -h"),
-    (re.compile(r"\bmemory|\bRAM\b|Arbeitsspeicher|mémoire|memoria", re.I), "free -h"),
-    (re.compile(r"\b(?:running )?processes|processus|Prozesse|procesos", re.I), "ps aux"),
-    (re.compile(r"\buptime|been up\b", re.I), "uptime"),
-    (re.compile(r"\bcurrent (?:git )?branch\b", re.I), "git branch --show-current"),
-    (re.compile(r"\buncommitted changes\b", re.I), "git status"),
-    (re.compile(r"\bip address\b", re.I), "ip addr"),
+    (regex_cache.compile(r"\bmemory|\bRAM\b|Arbeitsspeicher|mémoire|memoria", re.I), "free -h"),
+    (regex_cache.compile(r"\b(?:running )?processes|processus|Prozesse|procesos", re.I), "ps aux"),
+    (regex_cache.compile(r"\buptime|been up\b", re.I), "uptime"),
+    (regex_cache.compile(r"\bcurrent (?:git )?branch\b", re.I), "git branch --show-current"),
+    (regex_cache.compile(r"\buncommitted changes\b", re.I), "git status"),
+    (regex_cache.compile(r"\bip address\b", re.I), "ip addr"),
 ]
 
 

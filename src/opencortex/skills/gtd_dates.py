@@ -10,6 +10,8 @@ import calendar
 import datetime as dt
 import re
 
+from .. import regex_cache
+
 __all__ = ["DATE_RE", "WD", "add_months", "coming", "parse_time", "resolve_day", "shift_date",
            "week_start_day"]
 
@@ -382,17 +384,17 @@ _OFFSET = (rf"{_NUM_RE}\s+{_OFF_UNIT}s?\s+(?:from|after|before|on)\s+(?:the\s+)?
 """A day counted from another ("a fortnight from friday", "two days before the 20th", "a
 week on monday", "a week tomorrow", "the day after the first monday of january", British
 "friday week"): any day phrase above may be the anchor."""
-_OFFSET_RE = re.compile(
+_OFFSET_RE = regex_cache.compile(
     rf"(?P<n>{_NUM_RE})\s+(?P<u>{_OFF_UNIT})s?\s+(?P<dir>from|after|before|on)\s+(?P<anchor>.+)"
     rf"|(?P<n2>{_NUM_RE})\s+(?P<u2>{_OFF_UNIT})s?\s+(?P<anchor2>today|tomorrow)"
     r"|day\s+(?P<dir3>after|before)\s+(?P<anchor3>.+)"
     rf"|(?P<anchor4>{_WD_RE})\s+(?P<u4>week|fortnight)"
     r"|this\s+time\s+next\s+(?P<u5>week|month|year)", re.I)
-_NTH_RE = re.compile(rf"(?P<ord>{_ORDW_RE})\s+(?P<kind>{_DAY_KIND})(?:\s+(?:of|in)\s+"
+_NTH_RE = regex_cache.compile(rf"(?P<ord>{_ORDW_RE})\s+(?P<kind>{_DAY_KIND})(?:\s+(?:of|in)\s+"
                      rf"(?P<month>{_MONTH_REF}))?"
                      rf"|(?:(?P<dom>\d{{1,2}})(?:st|nd|rd|th)?|(?P<edge>first|last))\s+of\s+"
                      rf"(?P<month2>{_MONTH_REF})", re.I)
-_IN_WEEK_RE = re.compile(
+_IN_WEEK_RE = regex_cache.compile(
     rf"(?P<wd>{_WD_RE})\s+(?:of\s+|in\s+|on\s+)?(?P<week>{_WEEK_REF})"
     rf"|(?P<week2>{_WEEK_REF})(?:\s+on)?\s+(?P<wd2>{_WD_RE})"
     rf"|(?P<wd3>{_WD_RE})\s+after\s+next|(?P<week3>{_WEEK_REF})", re.I)
@@ -417,7 +419,7 @@ _MONTH_ONLY = rf"(?:early\s+|beginning\s+of\s+|start\s+of\s+)?{_MON_RE}"
 _DL_CUE = r"(?:due(?:\s+(?:on|by|date\s+is))?|by|before|no\s+later\s+than|deadline(?:\s+(?:is|of|on))?|until|til|till)"
 _SC_CUE = (r"(?:on|for|at|from|starting(?:\s+from)?|beginning|start(?:ing)?\s+on|"
            r"first\s+one\s+(?:is|on)|next\s+one\s+(?:is|on)|to|into|until)")
-DATE_RE = re.compile(
+DATE_RE = regex_cache.compile(
     rf"(?:\b(?P<cue>{_DL_CUE}|{_SC_CUE})\s+)?(?:(?:the\s+)?)?\b(?P<day>{_DAY_PHRASE})\b"
     rf"|\b(?P<mcue>{_DL_CUE}|in|into|to|until)\s+(?P<month>{_MONTH_ONLY})\b(?!\s+\d)"
     rf"|\b(?P<hcue>{_DL_CUE}|{_SC_CUE}|over|around|after)\s+(?:the\s+)?(?P<holiday>{_HOLIDAY_RE})\b"
@@ -432,7 +434,7 @@ _HOURW = {w: i for i, w in enumerate("zero one two three four five six seven eig
                                      "eleven twelve".split())}
 _HOUR_RE = r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _PERIOD = r"(?:in\s+the\s+(?P<per>morning|afternoon|evening)|at\s+night|tonight)"
-_TIME_RE = re.compile(
+_TIME_RE = regex_cache.compile(
     rf"(?:\b(?:at|@|around|by)\s+)?\b(?P<h>\d{{1,2}})(?::(?P<m>\d\d))?\s*(?P<ap>a\.?m\.?|p\.?m\.?)(?!\w)"
     rf"|(?:\b(?:at|around)\s+)?\b(?P<h2>\d{{1,2}}):(?P<m2>\d\d)\b"
     rf"|(?:\b(?:at|around)\s+)?\b(?P<frac>half|quarter|\d{{1,2}}|ten|five|twenty)\s+(?:minutes\s+)?"
@@ -442,7 +444,7 @@ _TIME_RE = re.compile(
     rf"|\b(?P<h5>{_HOUR_RE})(?:\s*o'?clock)?(?=\s+(?:in\s+the\s+(?:morning|afternoon|evening)|"
     r"at\s+night|tonight))"
     r"|\b(?:at\s+)?(?P<word>noon|midday|midnight)\b", re.I)
-_PERIOD_RE = re.compile(rf"\s*,?\s*{_PERIOD}\b", re.I)
+_PERIOD_RE = regex_cache.compile(rf"\s*,?\s*{_PERIOD}\b", re.I)
 
 
 def _hour(s: str) -> int:

@@ -12,6 +12,7 @@ import datetime as dt
 import re
 from typing import TYPE_CHECKING
 
+from .. import regex_cache
 from ..router.rules import CAPTURE_LABEL
 from .gtd_refs import Resolution, all_nodes, cite, resolve_ref, score_nodes
 from .gtd_slots import STOP, place_tag, stem, words
@@ -24,15 +25,15 @@ __all__ = ["answer", "is_question"]
 
 MAX_ROWS = 25
 
-_WH = re.compile(r"^(?:what|what's|whats|which|when|where|who|how|why|whose|wat)\b", re.I)
-_AUX = re.compile(r"^(?:did\s+(?:i|you|we|they|he|she|it|the|anything|any|someone|anyone)\b|"
+_WH = regex_cache.compile(r"^(?:what|what's|whats|which|when|where|who|how|why|whose|wat)\b", re.I)
+_AUX = regex_cache.compile(r"^(?:did\s+(?:i|you|we|they|he|she|it|the|anything|any|someone|anyone)\b|"
                   r"do|does|is|are|was|were|(?:have|has|had)(?!\s+(?:to|got\s+to)\b)|am|any|"
                   r"anything|got\s+any|"
                   r"have\s+i\s+got|is\s+there|are\s+there|can\s+i|should\s+i)\b", re.I)
-_SHOW = re.compile(r"^(?:please\s+)?(?:show|list|give\s+me|tell\s+me|display|find|see|"
+_SHOW = regex_cache.compile(r"^(?:please\s+)?(?:show|list|give\s+me|tell\s+me|display|find|see|"
                    r"let\s+me\s+see|what\s+about|remind\s+me\s+(?:what|which|when|how)|"
                    r"i\s+(?:want|need|'d\s+like)\s+to\s+(?:see|know))\b", re.I)
-_POLITE = re.compile(r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?!tell|show|list|"
+_POLITE = regex_cache.compile(r"^(?:can|could|would|will)\s+you\s+(?:please\s+)?(?!tell|show|list|"
                      r"find|remind\s+me\s+(?:what|which|when))", re.I)
 
 
@@ -52,27 +53,27 @@ def is_question(text: str) -> bool:
 
 
 # -- the question's slots -----------------------------------------------------------------
-_WAITING = re.compile(r"\bwait(?:ing)?\b|\bhear(?:d)?\s+back\b|\bblocked\b|\bdelegated\b|"
+_WAITING = regex_cache.compile(r"\bwait(?:ing)?\b|\bhear(?:d)?\s+back\b|\bblocked\b|\bdelegated\b|"
                       r"\bchase\b|\bowe[sd]?\s+me\b", re.I)
-_CANCEL = re.compile(r"\bcancel\w*|\bdropped\b|\bscrapped\b|\babandoned\b|\bgave\s+up\b|"
+_CANCEL = regex_cache.compile(r"\bcancel\w*|\bdropped\b|\bscrapped\b|\babandoned\b|\bgave\s+up\b|"
                      r"\bditched\b", re.I)
-_DONE = re.compile(r"\b(?:done|finished|completed?|accomplished|closed|close\s+out|"
+_DONE = regex_cache.compile(r"\b(?:done|finished|completed?|accomplished|closed|close\s+out|"
                    r"wrapped\s+up|wrap\s+up|got\s+through|ticked\s+off|"
                    r"did\s+i\s+(?:do|finish|complete|get))\b", re.I)
-_PRIO = re.compile(r"\bpriority\s+(?P<a>[abc])\b|\b(?P<b>[abc])[- ]priorit(?:y|ies)\b|\[#(?P<c>[abc])\]|"
+_PRIO = regex_cache.compile(r"\bpriority\s+(?P<a>[abc])\b|\b(?P<b>[abc])[- ]priorit(?:y|ies)\b|\[#(?P<c>[abc])\]|"
                    r"\b(?P<d>high(?:est)?|top|urgent|important|low(?:est)?|medium)[- ]priority\b|"
                    r"\b(?P<e>urgent)\b", re.I)
 _PRIO_WORD = {"high": "A", "highest": "A", "top": "A", "urgent": "A", "important": "A",
               "low": "C", "lowest": "C", "medium": "B"}
-_NEXT = re.compile(r"\bnext\s+(?:step|action|thing|task|move)s?\b|"
+_NEXT = regex_cache.compile(r"\bnext\s+(?:step|action|thing|task|move)s?\b|"
                    r"\bwhat(?:'s|\s+is|\s+comes|\s+are)\s+(?:up\s+)?next\b|"
                    r"\b(?:do|work\s+on|tackle|start)\s+next\b", re.I)
-_PROJECTS = re.compile(r"\b(?:which|what|list|show|my|active|open|current)\b.*\bprojects\b",
+_PROJECTS = regex_cache.compile(r"\b(?:which|what|list|show|my|active|open|current)\b.*\bprojects\b",
                        re.I)
-_WHEN = re.compile(r"^\s*(?:when|by\s+when|what\s+(?:day|date|time))\b|\bwhat(?:'s|\s+is)\s+"
+_WHEN = regex_cache.compile(r"^\s*(?:when|by\s+when|what\s+(?:day|date|time))\b|\bwhat(?:'s|\s+is)\s+"
                    r"the\s+(?:deadline|due\s+date)\b|\bhow\s+long\s+(?:until|till|do\s+i\s+have)\b",
                    re.I)
-_SCOPE = re.compile(r"\b(?:in|on|for|of|under|from|about|within)\s+(?:the\s+|my\s+|our\s+)?"
+_SCOPE = regex_cache.compile(r"\b(?:in|on|for|of|under|from|about|within)\s+(?:the\s+|my\s+|our\s+)?"
                     r"(?P<s>[^?.!,]+?)(?:\s+(?:project|list|file|heading|area))?\s*"
                     r"(?:that\b.*|which\b.*|still\b.*|left\b.*)?[?.!]*$", re.I)
 _QWORDS = frozenset("""what whats which when where who how why show list give tell display find
@@ -141,7 +142,7 @@ def _scope_of(text: str, nodes: list[Node]) -> tuple[Node | None, set[str]]:
 _KIND_WORDS = frozenset("""state states status keyword keywords marked mark labelled labeled
 flagged set entries entry repeat repeats repeating recurring recur recurrence""".split())
 """Words that name what kind of entry a question lists, never where it is."""
-_REPEAT_Q = re.compile(
+_REPEAT_Q = regex_cache.compile(
     r"\b(?:repeat\w*|recurr?\w*|routines?|habits?|regular(?:ly)?|periodic\w*|"
     r"(?:come|comes|coming|came|keeps?\s+coming)\s+(?:back|a?round)(?:\s+again)?|"
     r"(?:again\s+and\s+again|over\s+and\s+over)|"
@@ -196,7 +197,7 @@ def _keywords(nodes: list[Node]) -> set[str]:
     return {n.todo for n in nodes if n.todo}
 
 
-_STATE_SAID = re.compile(
+_STATE_SAID = regex_cache.compile(
     r"\b(?:marked|flagged|labell?ed|set|tagged)\s+(?:as\s+|to\s+)?(?P<a>[a-z]+)\b"
     r"|\b(?:in|as|with)\s+(?:the\s+|a\s+)?(?P<b>[a-z]+)\s+(?:state|status|keyword|column)\b"
     r"|\b(?:state|status|keyword)\s+(?:is\s+|of\s+)?(?P<c>[a-z]+)\b", re.I)
@@ -283,7 +284,7 @@ def _progress(text: str, nodes: list[Node]) -> str | None:
                      if x)
 
 
-_HOW_LONG = re.compile(
+_HOW_LONG = regex_cache.compile(
     r"^\s*(?:and\s+|so\s+)?(?:how\s+(?:long|much\s+(?:time|work|effort))|what(?:'s|\s+is)\s+"
     r"(?:the\s+)?(?:effort|estimate|time\s+estimate)|(?:is|are)\s+there\s+(?:an?\s+)?"
     r"(?:effort|estimate))\b", re.I)
@@ -323,7 +324,7 @@ def _no_task(ref: str, searched: list[str]) -> str:
            f"{' '.join(searched)})."
 
 
-_ADVICE = re.compile(r"^\s*(?:so\s+|and\s+)?(?:should|shall|must|can)\s+(?:i|we)\s+"
+_ADVICE = regex_cache.compile(r"^\s*(?:so\s+|and\s+)?(?:should|shall|must|can)\s+(?:i|we)\s+"
                      r"(?:still\s+|just\s+|really\s+)?(?P<verb>[a-z]+)\s+(?P<ref>.+?)\s*\??\s*$",
                      re.I)
 """Advice asked about one named task ("should I cancel the X task?", "can we drop X?"): the
@@ -368,16 +369,16 @@ def _when(memex: Memex, text: str, nodes: list[Node]) -> str:
     return head + "\n".join(out)
 
 
-_OVERDUE = re.compile(r"\b(?:overdue|slip(?:ped)?\s+past|missed|late|behind\s+on|past\s+due)\b",
+_OVERDUE = regex_cache.compile(r"\b(?:overdue|slip(?:ped)?\s+past|missed|late|behind\s+on|past\s+due)\b",
                       re.I)
-_STATUS = re.compile(r"^(?:did|have|has)\s+(?:i|we|you|they|he|she)\s+(?:already\s+|ever\s+|"
+_STATUS = regex_cache.compile(r"^(?:did|have|has)\s+(?:i|we|you|they|he|she)\s+(?:already\s+|ever\s+|"
                      r"actually\s+)?(?:finish|finished|complete|completed|do|done|close|closed|"
                      r"sen[dt]|pa(?:y|id)|get|got|sort|sorted)\b"
                      r"|^(?:is|are|was|were)\s+(?!(?:there|anything|something|any|everything|all)\b)"
                      r".+?\s+(?:done|finished|complete|completed|closed|"
                      r"cancell?ed|sorted|paid|sent|bought|\w{3,}ed)\s*(?:yet|already|now)?\s*\??$|\bstatus\s+of\b|^where\s+(?:am\s+i|are\s+we)\s+with\b",
                      re.I)
-_PROGRESS = re.compile(
+_PROGRESS = regex_cache.compile(
     r"\bhow\s+far\s+(?:along|in)\b|\bhow(?:'s|\s+is|\s+are)\s+.+?\s+(?:going|coming\s+along|"
     r"progressing|getting\s+on)\b|\bprogress\b|\bstatus\s+of\b|\bwhere\s+(?:am\s+i|are\s+we|"
     r"do\s+i\s+stand|do\s+we\s+stand)\s+(?:with|on)\b|\bhow\s+much\s+(?:is\s+)?(?:left|remaining)\b",
@@ -385,7 +386,7 @@ _PROGRESS = re.compile(
 """Where a project stands: what is done there and what is still open."""
 _PROGRESS_WORDS = frozenset("""far along progress progressing going coming getting status stand
 where much left remaining on with""".split())
-_WEEK = re.compile(r"\b(this|next|the\s+coming)\s+week\b", re.I)
+_WEEK = regex_cache.compile(r"\b(this|next|the\s+coming)\s+week\b", re.I)
 
 
 def _month_span(name: str, today: dt.date, past: bool) -> tuple[dt.date, dt.date, str]:

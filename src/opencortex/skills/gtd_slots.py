@@ -16,6 +16,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from .. import regex_cache
 from ..textscan import next_of
 from .gtd_dates import (
     _DL_CUE,
@@ -161,7 +162,7 @@ def place_tag(word: str, known: frozenset[str] | set[str] | dict[str, str]) -> s
 
 
 # -- the other slots ---------------------------------------------------------------------
-_REPEAT_RE = re.compile(
+_REPEAT_RE = regex_cache.compile(
     r"\b(?:every\s+other\s+(?P<other>day|week|month|year)"
     rf"|(?:every|each)\s+(?P<n>{_NUM_RE})\s+(?P<nu>day|week|month|year)s"
     r"|(?:every|each)\s+(?P<wk>weekday|work\s*day|working\s+day|business\s+day)"
@@ -202,7 +203,7 @@ _HEDGE_AFTER = (r"(?:\s*-?ish\b|,?\s+(?:or\s+so|or\s+thereabouts|give\s+or\s+tak
 _DUR = (r"(?:half\s+an?\s+hour|an?\s+half[- ]hour|an?\s+hour\s+and\s+a\s+half|"
         rf"{_NUM_RE}\s*(?:and\s+a\s+half\s+)?(?:hours?|hrs?|h)\b(?:\s+(?:and\s+)?{_NUM_RE}\s*"
         rf"(?:minutes?|mins?|m)\b)?|{_NUM_RE}\s*(?:minutes?|mins?|m)\b)")
-_EFFORT_RE = re.compile(
+_EFFORT_RE = regex_cache.compile(
     r"(?:\b(?:should|will|would|might|may|could|it'?ll|it\s+will|going\s+to|gonna)\s+)?"
     rf"(?:{_HEDGE}*)"
     r"(?:\b(?:take|takes|taking|need|needs|last|lasts|be|is|'s)\s+(?:me\s+|us\s+)?|"
@@ -210,7 +211,7 @@ _EFFORT_RE = re.compile(
     rf"{_HEDGE}*"
     rf"(?P<dur>{_DUR}|\d+:\d\d\s*(?:hours?|h)?)"
     rf"{_HEDGE_AFTER}", re.I)
-_EFFORT_BARE = re.compile(
+_EFFORT_BARE = regex_cache.compile(
     rf"(?:^|\s*[,;(\u2014\u2013]|\s+-|\s+(?=[~≈]))\s*{_HEDGE}*"
     rf"(?P<dur>{_DUR}){_HEDGE_AFTER}\s*\)?\s*[.!]?$"
     rf"|[,;(\u2014\u2013]\s*{_HEDGE}*(?P<dur3>{_DUR}){_HEDGE_AFTER}(?:\s*\)|\s*(?=[,;\u2014\u2013]))"
@@ -221,17 +222,17 @@ _EFFORT_BARE = re.compile(
 """A duration that stands alone in the clause ("descale the kettle, twenty minutes",
 "fix the gate (~2h)", "a ten-minute job"): the effort — never a day offset, which says
 "in" ("in twenty minutes")."""
-_EFFORT_FOR = re.compile(
+_EFFORT_FOR = regex_cache.compile(
     r"(?:\b(?:set|put|make|change)\s+)?(?:the\s+|an?\s+)?\b(?:effort|estimate|time\s+estimate)\s+"
     r"(?:for|on|of)\s+(?P<ref>.+?)\s+(?:to|at|as|is|=)\s+(?:about\s+|around\s+)?"
     r"(?P<dur>half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|"
     rf"{_NUM_RE}\s*(?:hours?|hrs?|h|minutes?|mins?|m)\b(?:\s+(?:and\s+)?{_NUM_RE}\s*"
     r"(?:minutes?|mins?|m)\b)?|\d+:\d\d)", re.I)
-_EFFORT_POST = re.compile(
+_EFFORT_POST = regex_cache.compile(
     r"(?:\b(?:add|set|put|give|log)\s+)?(?:an?\s+)?(?:effort\s+of\s+)?(?P<dur>half\s+an?\s+hour|"
     rf"an?\s+hour\s+and\s+a\s+half|{_NUM_RE}\s*(?:hours?|hrs?|h|minutes?|mins?|m)\b)"
     r"\s+(?:of\s+)?(?:effort|estimated?|estimate)\b(?:\s+(?:to|on|for)\b)?", re.I)
-_PRIO_RE = re.compile(
+_PRIO_RE = regex_cache.compile(
     r"\b(?:(?:as|at|with|a|an|to)\s+)?(?P<lvl>high(?:est)?|top|urgent|important|critical|"
     r"medium|normal|mid|low(?:est)?)(?:[- ]priority|\s+prio)\b"
     r"|\bpriority\s+(?:to\s+|of\s+|is\s+)?(?P<lvl2>a|b|c|high|medium|low)\b"
@@ -241,7 +242,7 @@ _PRIO_RE = re.compile(
     r"|(?:,\s*|\b(?:it'?s|this\s+is|that'?s|is|are)\s+(?:now\s+|really\s+|very\s+)?)"
     r"(?P<urg>urgent|top\s+priority|important|critical)\b"
     r"|^(?P<urg2>urgent)\s*[:,-]?", re.I)
-_PRIO_COMPLEMENT = re.compile(
+_PRIO_COMPLEMENT = regex_cache.compile(
     r"\s(?:as\s+|to\s+)?(?:(?:more|very|really|super)\s+)?(?P<w>urgent|important|critical|"
     r"high(?:er)?|top|(?:less\s+)(?:urgent|important)|low(?:er)?|medium|normal)\s*[.!]?$", re.I)
 """"make X urgent", "mark X as important", "set X to low": the level is the verb's
@@ -250,13 +251,13 @@ _PRIO_MAP = {"high": "A", "highest": "A", "top": "A", "urgent": "A", "important"
              "critical": "A", "medium": "B", "normal": "B", "mid": "B", "low": "C",
              "lowest": "C", "a": "A", "b": "B", "c": "C", "higher": "A", "lower": "C",
              "less": "C"}
-_TAG_RE = re.compile(
+_TAG_RE = regex_cache.compile(
     r"(?:(?<=\s)|^)#(?P<hash>[A-Za-z][\w-]*)"
     r"|(?:(?<=\s)|^)(?P<at>@[A-Za-z][\w-]*)"
     r"|\b(?:and\s+)?tag(?:ged|\s+(?:it|this|that|them))?\s+(?:as\s+|with\s+)?(?P<tag>[\w@-]+"
     r"(?:\s*(?:,|and)\s*[\w@-]+)*)"
     r"|\b(?:an?|the)\s+(?P<tag2>[\w@-]+)\s+tag\b", re.I)
-_NOTE_RE = re.compile(
+_NOTE_RE = regex_cache.compile(
     r"^(?:please\s+)?(?:add|append|put|attach|write|jot)\s+(?:a\s+|this\s+|the\s+)?"
     r"(?:note|comment|remark)s?\s+(?:to|on|under|for)\s+(?P<ref>.+?)\s*(?::|—|–|\s-\s|,\s*(?:saying|that))\s*(?P<note>.+)$"
     r"|^(?:please\s+)?(?:add|append|put|attach|write|jot|leave)\s+(?:a\s+|this\s+|the\s+)?"
@@ -265,16 +266,16 @@ _NOTE_RE = re.compile(
     r"|^(?:note|comment)\s+(?:on|for)\s+(?P<ref2>.+?)\s*[:—–]\s*(?P<note2>.+)$"
     r"|^(?:please\s+)?(?:add|append)\s+to\s+(?P<ref3>.+?)\s*(?::|\bthat\b)\s*(?P<note3>.+)$",
     re.I | re.S)
-_SHIFT_RE = re.compile(
+_SHIFT_RE = regex_cache.compile(
     rf"\b(?P<dir>back|out|forward|ahead|earlier|later)?\s*by\s+(?P<n>{_NUM_RE})\s+"
     r"(?P<u>day|week|month|fortnight)s?\b(?:\s+(?P<dir2>later|earlier|back|forward))?"
     rf"|\b(?P<n2>{_NUM_RE})\s+(?P<u2>day|week|month)s?\s+(?P<dir3>later|earlier)\b", re.I)
 
 _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
-    ("WAITING", re.compile(r"\bwaiting\s+(?:on|for|to\s+hear)\b|\bon\s+hold\b|\bwaiting\s*[.!]?$|\b(?:as|to|on)\s+waiting\b|"
+    ("WAITING", regex_cache.compile(r"\bwaiting\s+(?:on|for|to\s+hear)\b|\bon\s+hold\b|\bwaiting\s*[.!]?$|\b(?:as|to|on)\s+waiting\b|"
                            r"\bblocked\s+(?:on|by)\b|\bdelegated\s+(?:it\s+)?to\b|"
                            r"\bhanded\s+(?:it\s+|this\s+|that\s+)?(?:off|over)\s+to\b", re.I)),
-    ("CANCELLED", re.compile(
+    ("CANCELLED", regex_cache.compile(
         r"^(?:please\s+)?(?:cancel|scrap|ditch|abandon|kill|nix|shelve|bin|drop)\b(?!\s+(?:off|by|in)\b)|"
         r"\b(?:cancel(?:led|ed)?|scrapped|ditched|abandoned|dropped)\b(?!\s+(?:off|by)\b)|"
         r"\bforget\s+about\b|\b(?:gave|give|giving|given)\s+up\s+on\b|^(?:please\s+|just\s+|oh\s+|ok(?:ay)?\s+)?forget\s+(?:the|that|this|my)\b|\btake\s+.+?\s+off\s+(?:my|the)\s+(?:list|agenda|plate)\b|"
@@ -289,13 +290,13 @@ _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
         r"^(?:i'?m|i\s+am|we'?re|we\s+are)\s+not\s+(?:going\s+to|gonna)\s+.+?\b(?:after\s+all|"
         r"any\s*more|at\s+all)\s*[.!]?$|^(?:i|we)\s+(?:won'?t|will\s+not|don'?t\s+need\s+to)\s+"
         r".+?\b(?:after\s+all|any\s*more|at\s+all)\s*[.!]?$", re.I)),
-    ("NEXT", re.compile(r"\b(?:as|to)\s+(?:a\s+|the\s+|my\s+)?next(?:\s+action)?\s*$|"
+    ("NEXT", regex_cache.compile(r"\b(?:as|to)\s+(?:a\s+|the\s+|my\s+)?next(?:\s+action)?\s*$|"
                         r"\b(?:is|'s|are)\s+(?:now\s+)?(?:my\s+|the\s+|a\s+)?next\s+(?:action|"
                         r"step|thing)s?\b|\b(?:is|'s|are)\s+(?:now\s+)?up\s+next\b|"
                         r"\bmake\s+.+?\s+(?:a|the|my)\s+next\s+action\b", re.I)),
-    ("TODO", re.compile(r"\breopen\b|\bnot\s+(?:actually\s+)?done\b|\bmark\s+.+?\s+(?:as\s+)?"
+    ("TODO", regex_cache.compile(r"\breopen\b|\bnot\s+(?:actually\s+)?done\b|\bmark\s+.+?\s+(?:as\s+)?"
                         r"(?:todo|open|undone|not\s+done)\b", re.I)),
-    ("DONE", re.compile(
+    ("DONE", regex_cache.compile(
         r"\b(?:is|are|'s|'m|am|was|were|got|now|all|been)\s+(?:all\s+|now\s+|finally\s+)?(?:done|"
         r"finished|completed?|sorted(?:\s+out)?|handled|dealt\s+with|taken\s+care\s+of|"
         r"over\s+with)\b|^(?:i\s+)?(?:just\s+|finally\s+|already\s+)?(?:finished|completed|"
@@ -304,12 +305,12 @@ _STATE_RULES: list[tuple[str, re.Pattern[str]]] = [
         r"\b(?:tick|check|cross)\s+(?:off\b|.+?\s+off\b)|^(?:done|finished|completed)\s*[:,-]",
         re.I)),
 ]
-_REF_VERB = re.compile(
+_REF_VERB = regex_cache.compile(
     r"^(?:please\s+|can\s+you\s+|could\s+you\s+)?(?P<v>mark|move|reschedule|postpone|push|"
     r"delay|bump|bring|pull|shift|defer|snooze|set|change|tag|untag|stick|put|label\s+it|prioriti[sz]e|"
     r"deprioriti[sz]e|make|give|schedule|cancel|scrap|ditch|drop|close|reopen|add\s+a\s+note|"
     r"append|flag)\b", re.I)
-_STRONG_CAPTURE = re.compile(
+_STRONG_CAPTURE = regex_cache.compile(
     r"^(?:please\s+|hey\s+|ok(?:ay)?\s+|oh\s+and\s+|also\s+)?(?:can\s+you\s+|could\s+you\s+)?"
     r"(?P<w>(?:remind|nudge|ping|prompt)\s+me(?:\s+(?:to|that|about)\b)?"
     r"|don'?t\s+let\s+me\s+forget(?:\s+(?:to|about)\b)?"
@@ -317,30 +318,30 @@ _STRONG_CAPTURE = re.compile(
     r"|(?:jot|write|note|put)\s+(?:this\s+|it\s+)?down\s*[:,-]?|capture(?:\s+this)?\s*[:,-]?"
     r"|(?:add|create|new)\s+(?:a\s+)?(?:task|todo|reminder|to-do)\s*(?:to|for|:)?"
     r"|to-?do\s*[:,-]|inbox\s*[:,-]|task\s*[:,-]|reminder\s*[:,-])\s*", re.I)
-_ADD_CUE = re.compile(
+_ADD_CUE = regex_cache.compile(
     r"^(?:please\s+)?(?:can\s+you\s+|could\s+you\s+)?(?:add|capture|new)\s*[:,-]?\s+"
     r"(?!(?:(?:a|an|the|my|this|some|another)\s+)?(?:note|comment|tag|label|effort|estimate|"
     r"priority|deadline|due\s+date|date|time|repeater|reminder\s+to\s+the)s?\b|to\b|"
     rf"{_NUM_RE}\s+(?:minutes?|mins?|hours?|hrs?|days?|weeks?)\b|\d)", re.I)
 """"add draft the agenda, tag it work": a new entry (a slot word after "add" acts on an
 existing one: "add a note to X", "add an hour to X")."""
-_LIST_WRAP = re.compile(
+_LIST_WRAP = regex_cache.compile(
     r"^(?:please\s+)?(?:put|add|stick|throw|pop)\s+(?P<x>.+?)\s+(?:on|to|in|onto|into)\s+"
     r"(?:my|the)\s+(?:todo\s+|to-do\s+|task\s+)?(?:list|inbox|todos?|tasks|agenda)\b", re.I)
-_TAIL_ADD = re.compile(r"\s*[,;.-]?\s*(?:please\s+)?(?:(?:add|capture|note|save|track|log)\s+"
+_TAIL_ADD = regex_cache.compile(r"\s*[,;.-]?\s*(?:please\s+)?(?:(?:add|capture|note|save|track|log)\s+"
                        r"(?:that|this|it)(?:\s+(?:for me|please|down|to my list))?|(?:put|stick|"
                        r"add|throw|pop)\s+(?:that|this|it)\s+(?:on|to|in|onto)\s+(?:my|the)\s+"
                        r"(?:todo\s+|to-do\s+|task\s+)?(?:list|inbox|todos?))\s*[.!]?\s*$", re.I)
-_WEAK = re.compile(r"^(?P<w>(?:i\s+)?(?:still\s+|really\s+|also\s+)?(?:have\s+to|need\s+to|"
+_WEAK = regex_cache.compile(r"^(?P<w>(?:i\s+)?(?:still\s+|really\s+|also\s+)?(?:have\s+to|need\s+to|"
                    r"must|should|gotta|got\s+to|'ve\s+got\s+to|ought\s+to|want\s+to|"
                    r"must\s+remember\s+to|want\s+to\s+remember\s+to))\s+", re.I)
-_ARRIVED = re.compile(
+_ARRIVED = regex_cache.compile(
     r"\b(?:arrived|(?:came|come|got)\s+(?:back|in|through)|came|has\s+come|received|"
     r"heard\s+back|got\s+back\s+to\s+me|replied|responded|answered|delivered|showed\s+up|"
     r"turned\s+up|landed|sent|returned|refunded|reimbursed|(?:gave|brought|paid)\s+"
     r"(?:it|them|me|us)\s+back|paid\s+(?:me|us)|came\s+through|finally\s+here|is\s+here|"
     r"are\s+here)\b", re.I)
-_IN_TIME = re.compile(
+_IN_TIME = regex_cache.compile(
     rf"\bin\s+(?P<d>half\s+an?\s+hour|an?\s+hour\s+and\s+a\s+half|{_NUM_RE}\s*(?:and\s+a\s+half\s+)?"
     r"(?:hours?|hrs?|minutes?|mins?))\b(?:\s+(?:from\s+now|time))?", re.I)
 """A time counted from now ("remind me in an hour"): today's date with that time."""
@@ -352,25 +353,25 @@ def _in_minutes(d: str) -> int:
     return int(h) * 60 + int(m)
 
 
-_SUBJECT_WAITS = re.compile(
+_SUBJECT_WAITS = regex_cache.compile(
     r"^(?:and\s+|so\s+|now\s+)?(?P<ref>(?:the|my|that|this|our)\s+.+?)\s+(?:is|are|'s|has\s+been|"
     r"have\s+been)\s+(?:still\s+|now\s+|currently\s+)?(?:waiting|blocked|stuck|on\s+hold)"
     r"(?:\s+(?:on|for|by|until)\s+(?P<who>.+?))?\s*[.!]?$", re.I)
 """"the error handling task is waiting on Marco": the subject names an existing entry."""
-_WAIT_LEAD = re.compile(r"^(?:i'?m\s+|i\s+am\s+|still\s+|now\s+)?(?:waiting|wait)\s+(?:on|for)\s+"
+_WAIT_LEAD = regex_cache.compile(r"^(?:i'?m\s+|i\s+am\s+|still\s+|now\s+)?(?:waiting|wait)\s+(?:on|for)\s+"
                         r"(?P<who>[A-Z][\w'-]*|the\s+[\w'-]+|my\s+[\w'-]+)"
                         r"(?:\s+(?P<link>to|for)\s+(?P<what>.+))?$", re.I)
 """"waiting for the plumber to send the quote" -> "The plumber to send the quote";
 "waiting on Sam for the logs" -> "Sam: the logs"."""
-_ON_WEEKDAY = re.compile(rf"\b(?:on\s+)?(?P<wd>{_WD_RE})s?\b", re.I)
-_NEGATED = re.compile(r"(?:\b(?:not|never|cannot|no)\b|n't\b)(?:\s+[\w'-]+){0,8}\s*$", re.I)
+_ON_WEEKDAY = regex_cache.compile(rf"\b(?:on\s+)?(?P<wd>{_WD_RE})s?\b", re.I)
+_NEGATED = regex_cache.compile(r"(?:\b(?:not|never|cannot|no)\b|n't\b)(?:\s+[\w'-]+){0,8}\s*$", re.I)
 """A negation just before "before"/"until" ("can't happen before the 20th", "won't start
 until january", "not before friday"): the date is when the task may start, not its
 deadline."""
-_CAN_WAIT = re.compile(r"\b(?:can|could|will|'ll|should|may|might)\s+wait\b", re.I)
+_CAN_WAIT = regex_cache.compile(r"\b(?:can|could|will|'ll|should|may|might)\s+wait\b", re.I)
 """"X can wait until monday": a new start date, not a deadline."""
 _DEFER = {"snooze", "defer", "postpone", "reschedule", "move", "push", "delay", "bump", "shift"}
-_PAST_TIME = re.compile(r"\b(?:some\s?time|at\s+some\s+point|last\s+(?:night|week|evening)|yesterday(?:\s+(?:morning|evening|"
+_PAST_TIME = regex_cache.compile(r"\b(?:some\s?time|at\s+some\s+point|last\s+(?:night|week|evening)|yesterday(?:\s+(?:morning|evening|"
                         r"afternoon))?|this\s+morning|earlier(?:\s+today)?|just\s+now|already)\b",
                         re.I)
 IRREGULAR_PAST = {"did": "do", "made": "make", "sent": "send", "paid": "pay", "bought": "buy",
@@ -685,7 +686,7 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     # "it's an errand" / "for work" / "at home": a context that is one of the memex's tags
     filed = False
     if known_tags:
-        rx = re.compile(r"(?:[,.;]\s*|\b)(?:(?:it'?s|its|it\s+is|this\s+is|that'?s)\s+)?"
+        rx = regex_cache.compile(r"(?:[,.;]\s*|\b)(?:(?:it'?s|its|it\s+is|this\s+is|that'?s)\s+)?"
                         r"(?:(?:an?|for|at|@|on|to|into|in|under|as)\s+)(?:the\s+)?(?P<w>[\w-]+)"
                         r"(?:\s*/\s*maybe)?\b\s*[.!]?", re.I)
         for m in rx.finditer(t):
@@ -753,13 +754,13 @@ def parse_clause(text: str, now: dt.datetime, *, known_tags: frozenset[str] = fr
     return s
 
 
-_OBLIGED = re.compile(
+_OBLIGED = regex_cache.compile(
     r"\b(?:has|have|needs?|got|ought)\s+to\s+(?:be|get)\s+\w+|\b(?:must|should|shall|will|'ll|"
     r"can|could|would|might|may)\s+(?:not\s+)?(?:be|get)\s+\w+ed\b|\bneeds?\s+\w+ing\b|"
     r"\bwants?\s+\w+ing\b|\bto\s+be\s+\w+ed\b", re.I)
 """What must still happen ("has to be bought", "needs paying", "should be sent"): the
 participle reports nothing done."""
-_SUBJECT = re.compile(
+_SUBJECT = regex_cache.compile(
     r"^(?P<subj>(?:the|my|our|that|this|those|these|his|her|their)\s+.+?|(?!(?:i|we|you|he|she|"
     r"it|they|there|this|that|let's)\b)[\w'-]+(?:\s+[\w'-]+){0,3}?)\s+(?:can'?t|cannot|"
     r"can|could(?:n'?t)?|won'?t|will|would(?:n'?t)?|needs?|has|have|had|must|should(?:n'?t)?|"
@@ -767,7 +768,7 @@ _SUBJECT = re.compile(
     r"begins?|kicks\s+off|runs?|lands?|takes?|shifts?|belongs?|waits?|stays?)\b", re.I)
 """The subject of a statement about an item ("the invoice cleanup can't happen …", "pi-hole
 and caddy need to …"): what the statement is about."""
-_ALLOT = re.compile(
+_ALLOT = regex_cache.compile(
     r"^(?:please\s+)?(?:reserve|block(?:\s+(?:out|off|in))?|set\s+aside|put\s+aside|keep|pencil"
     r"(?:\s+in)?|make\s+(?:some\s+)?time|carve\s+out|earmark|save|hold|use|spend|dedicate|"
     r"devote|slot(?:\s+in)?|allocate|allot|free\s+up|book\s+(?:out|off|in)|plan)\b"
@@ -788,10 +789,10 @@ def reference_phrases(title: str) -> list[str]:
     return [_ref_words(x) for x in out if words(x)]
 
 
-_LEAD = re.compile(r"^(?:(?:first\s+thing(?:\s+in\s+the\s+morning)?|and|then|so|also|but|oh|ok|okay|please|that|it'?s|its|it\s+is|"
+_LEAD = regex_cache.compile(r"^(?:(?:first\s+thing(?:\s+in\s+the\s+morning)?|and|then|so|also|but|oh|ok|okay|please|that|it'?s|its|it\s+is|"
                    r"is|are|to|about|on|at|by|for|in|the\s+whole\s+thing\s+is|the\s+first\s+one"
                    r"\s+is|first\s+one\s+is|starting|start(?:ing)?\s+from)\b[\s,:;-]*)+", re.I)
-_TRAIL = re.compile(r"[\s,:;-](?:(?:has|have|needs?|must|ought)\s+to\s+be(?:\s+(?:in|done|"
+_TRAIL = regex_cache.compile(r"[\s,:;-](?:(?:has|have|needs?|must|ought)\s+to\s+be(?:\s+(?:in|done|"
                     r"ready|finished|sent|submitted|handed\s+in))?|must\s+be(?:\s+(?:in|done|ready))?|"
                     r"first\s+thing(?:\s+in\s+the\s+morning)?|and|then|so|also|but|please|it'?s|its|it\s+is|is|are|has|have|"
                     r"to|on|at|by|for|in|from|the|a|an|of|with|the\s+whole\s+thing\s+is|"
@@ -806,9 +807,9 @@ _TRAIL_SPAN = 64  # longer than any phrase above: the search looks no further ba
 # (W = [\w@-]+): its lazy .*? scanned to the end from every "tag" (quadratic on
 # ":tag::tag:…"), and a W that may hold "and" made the list ambiguous (exponential on
 # "as aandaandaand…?").  _tagged_as gives the same match in linear time.
-_TAG_WORD = re.compile(r"\btag(?:ged)?\b", re.I)
-_TAG_AS_AT = re.compile(r"(?=\s(?:as|with)\s)", re.I)
-_TAG_AS_HEAD = re.compile(r"\s(?:as|with)\s+", re.I)
+_TAG_WORD = regex_cache.compile(r"\btag(?:ged)?\b", re.I)
+_TAG_AS_AT = regex_cache.compile(r"(?=\s(?:as|with)\s)", re.I)
+_TAG_AS_HEAD = regex_cache.compile(r"\s(?:as|with)\s+", re.I)
 _W, _SP, _COMMA, _A, _N, _D = range(6)  # character classes of the list
 
 
