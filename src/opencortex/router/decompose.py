@@ -648,20 +648,16 @@ _GENERIC_I = re.compile(
 "what did I write …" stay the person's)."""
 
 
+_ABOUT_NOTE = re.compile(r"\(about: [^()\n]+\)\s*$")
+"""The heading at point the Emacs package adds to a question asked from a note ("how long
+do I simmer the tomatoes? (about: Shakshuka / Method)"): the person points at their note."""
+
+
 def is_personal(clause: str) -> bool:
     """Does the clause speak of the person's own things or past ("my", "we", "what did I
-    …"), beyond the generic "I" of a how-to question?"""
-    return bool(_FIRST_PERSON.search(_GENERIC_I.sub(" ", clause)))
-
-
-SURE_CHAT = 0.80
-"""A question the classifier reads as chat at least this surely, and that says nothing of
-the person (``is_personal``), is knowledge or small talk: the notes do not take it even when
-some note shares its words ("is a tomato a fruit?" beside a recipe with tomatoes).  Chosen on
-the dev and own sets' questions (router-own-4: its odd half only): the general questions the
-notes took read as chat at 0.86-1.0 (one at 0.65 still goes to the notes); notes questions
-without a personal word, written as probes over examples/memex, that the classifier misreads
-as chat read at 0.37-0.70."""
+    …"), beyond the generic "I" of a how-to question, or point at one of their notes?"""
+    return bool(_FIRST_PERSON.search(_GENERIC_I.sub(" ", clause))
+                or _ABOUT_NOTE.search(clause))
 
 
 def _asks_notes(intent: Intent, notes: Hint, forced: set[str], hint: Hint | None,
@@ -672,11 +668,11 @@ def _asks_notes(intent: Intent, notes: Hint, forced: set[str], hint: Hint | None
     live world, a view of the task list and a question about a task it holds keep their
     target (a question is never a capture); a question about the
     person ("… my …", "what did I …") that would be chat goes to the notes even when they do
-    not answer it (they say so, and what they hold nearest); an impersonal question the
-    classifier is sure is chat (``SURE_CHAT``) stays chat; any other one goes to the notes
-    only when they answer it."""
+    not answer it (they say so, and what they hold nearest); any other one goes to the
+    notes only when they answer it."""
     t, text = intent.target, intent.text
-    if t not in ("chat", "web", "shell", "gtd", "recollect") or not is_question(text) or any(
+    asked = _ABOUT_NOTE.sub("", text).strip()  # the question before the heading it is about
+    if t not in ("chat", "web", "shell", "gtd", "recollect") or not is_question(asked) or any(
             d in text for d in forced):
         return False
     if rule_target(text) is not None or is_pleasantry(text):
@@ -694,9 +690,10 @@ def _asks_notes(intent: Intent, notes: Hint, forced: set[str], hint: Hint | None
         return False  # past work with the agent ("that session where we …"): recall's
     if t == "chat" and is_personal(text):
         return True
-    if t == "chat" and _verdicts([strip_greeting(text)], embed)[0].probs.get("chat", 0.0) \
-            >= SURE_CHAT:
-        return False  # knowledge or small talk, whatever words a note shares with it
+    # a question the notes answer goes to them however surely the classifier reads it as
+    # knowledge ("what are the two hard things in computer science?" beside the note that
+    # holds them, read as chat at 0.96; "is a tomato a fruit?" at 1.0): ask the notes
+    # first, and let the answerer's own threshold say whether a note holds the answer
     return notes(text)
 
 
@@ -759,6 +756,17 @@ def decompose(text: str, *, embed: EmbedFn | None = None,
     """
     if not text or not text.strip():
         return []
+    about = _ABOUT_NOTE.search(text)
+    if about is not None and text[:about.start()].strip():
+        # the heading the Emacs package names is where the question points, not text the
+        # request carries: route the question, ask the notes with the heading, keep it for
+        # the answer (a notes or chat reply reads it)
+        suffix = about.group(0).strip()
+        ask = None if notes is None else (lambda t: notes(f"{t} {suffix}"))
+        return [Intent(i.target, extract_args(i.target, f"{i.text} {suffix}"), f"{i.text} {suffix}")
+                if i.target in ("notes", "chat") else i
+                for i in decompose(text[:about.start()].rstrip(), embed=embed, hint=hint,
+                                   notes=ask, web=web)]
     clauses: list[str] = []
     sentence_of: list[int] = []
     text_ops: set[str] = set()

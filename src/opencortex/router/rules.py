@@ -598,7 +598,9 @@ def _gtd_args(c: str) -> dict:
     asks = low.rstrip().endswith("?") or _first_word(c) in _QWORDS | {"anything", "any"}
     if re.search(r"\bagenda\b|on my plate|what do i have|what'?s (?:due|overdue)|my tasks|"
                  r"à faire aujourd|steht heute|tengo pendiente|\boverdue\b", low) or (
-            asks and re.search(r"\bdue\b", low)):  # "anything due before friday?": a view
+            asks and re.search(r"\bdue\b", low)
+            and _first_word(c) not in ("when", "where", "why", "how", "who")):
+        # "anything due before friday?": a view; "when is <one thing> due?" asks about it
         op = "agenda"
     elif re.search(r"\bnext action\b|work on next|what should i do next", low):
         op = "next"

@@ -148,6 +148,13 @@ def dated_label(text: str, now: dt.datetime, week_start: int = 0) -> bool:
     return dated and not s.title and bool(m.group("what").strip(" .!"))
 
 
+_LISTING = re.compile(r"^(?:(?:so|and|ok(?:ay)?|hey|please)[\s,]+)*(?:what|what's|whats|which|"
+                      r"list|show|any|anything|do\s+i\s+have|have\s+i|did\s+i|how\s+many)\b",
+                      re.I)
+"""How a question that asks for a list of entries starts; where/when/how/why/who ask about
+one thing's property, whatever repeat or date words it holds."""
+
+
 def _lists_by_repeat_or_date(text: str, nodes: list[Node], now: dt.datetime,
                              week_start: int) -> bool:
     """A question listing tasks by how they repeat ("what repeats every week?") or by a
@@ -155,6 +162,8 @@ def _lists_by_repeat_or_date(text: str, nodes: list[Node], now: dt.datetime,
     before the end of the month?"): a question over the GTD lists, answered from them."""
     from .gtd_questions import _REPEAT_Q, _date_span
 
+    if not _LISTING.match(text):  # "where does the nightly job copy to?": about a thing
+        return False
     if _REPEAT_Q.search(text):
         from .gtd_questions import _repeater_of
 
