@@ -298,10 +298,11 @@ def test_decompose_with_fake_embed_end_to_end():
 # -- the real MiniLM on held-out utterances ----------------------------------------------------
 
 @pytest.fixture(scope="module")
-def minilm_embed(tmp_path_factory):
-    from opencortex.embed.minilm import MiniLMEmbedder
-
-    return MiniLMEmbedder(cache_dir=tmp_path_factory.mktemp("router-embed")).embed
+def minilm_embed():
+    """``embed=None``: the in-process MiniLM with the classifier trained for it — the shipped
+    one (tests/router/test_shipped.py proves it is what training gives), not a second
+    training here (a private embedder meant re-embedding and fitting 7,500 rows, ~40 s)."""
+    return None
 
 
 @pytest.mark.parametrize("text,expected", [
