@@ -49,7 +49,21 @@ class SearchHit:
     ``read`` and citations accept); None for a sparse-only hit."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # built field by field: dataclasses.asdict deep-copied every value through its
+        # generic machinery, a third of a /v1/search request's CPU (cProfile, 10 hits)
+        return {"id": self.id, "key": self.key, "file": self.file, "line": self.line,
+                "outline": list(self.outline), "title": self.title, "score": self.score,
+                "snippet": self.snippet, "why": _copied(self.why),
+                "match_line": self.match_line}
+
+
+def _copied(value: Any) -> Any:
+    """A copy of plain data (dicts, lists, tuples of scalars), as ``asdict`` gave."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_copied(v) for v in value)
+    return value
 
 
 @dataclass(slots=True)
